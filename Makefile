@@ -1,0 +1,33 @@
+# Two entry points for a fresh machine: `make demo` and `make test`. Both create or reuse .venv.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.curteach-installed
+DEMO_OUT ?= results/demo
+
+.PHONY: install demo test test-slow bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# The CPU build of torch must come first: a bare torch requirement would pull CUDA wheels.
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(VENV)/bin/curteach demo --out $(DEMO_OUT)
+
+test: install
+	$(PY) -m pytest -n 2 -q
+
+test-slow: install
+	$(PY) -m pytest -n 2 -q -m slow
+
+bench: install
+	for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) results .pytest_cache
