@@ -1,0 +1,50 @@
+"""curteach environments: ``CarTeach-v0`` and its tabular export.
+
+Importing ``gymnasium`` registers the ids (through the ``gymnasium.envs`` entry point); importing this package
+registers them as well.
+"""
+
+# id -> entry point. Later environments add their line here. Defined before any import of gymnasium: importing
+# gymnasium calls register_envs() through the entry point while this package may still be initialising.
+_ENTRY_POINTS = {
+    "CarTeach-v0": "curteach_envs.car:CarTeachEnv",
+}
+ENV_IDS = tuple(_ENTRY_POINTS)
+
+
+def register_envs() -> None:
+    """Register every curteach id in Gymnasium's root namespace (idempotent)."""
+    from gymnasium.envs.registration import register, registry
+
+    for env_id, entry_point in _ENTRY_POINTS.items():
+        if env_id not in registry:
+            register(id=env_id, entry_point=entry_point)
+
+
+from curteach_envs.car import (  # noqa: E402
+    CAR_ACTION_NAMES,
+    CAR_FEATURE_NAMES,
+    CAR_TRUE_WEIGHTS,
+    N_TASK_TYPES,
+    CarTeachEnv,
+    car_reward,
+    car_tabular,
+    sample_road,
+)
+from curteach_envs.tabular import TabularMDP  # noqa: E402
+
+__all__ = [
+    "CAR_ACTION_NAMES",
+    "CAR_FEATURE_NAMES",
+    "CAR_TRUE_WEIGHTS",
+    "ENV_IDS",
+    "N_TASK_TYPES",
+    "CarTeachEnv",
+    "TabularMDP",
+    "car_reward",
+    "car_tabular",
+    "register_envs",
+    "sample_road",
+]
+
+register_envs()

@@ -1,0 +1,44 @@
+"""The ``curteach`` command.
+
+Each sub-command lives in its own module under :mod:`curteach_teaching.commands` and exposes
+``add_parser(subparsers)``, which registers an ``argparse`` parser whose ``func`` default runs it. To add a command,
+write the module and list it in ``_COMMAND_MODULES``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Optional, Sequence
+
+_COMMAND_MODULES = (
+    "curteach_teaching.commands.demo",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="curteach",
+        description="Curriculum design for teaching via demonstrations (Yengera et al., NeurIPS 2021).",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    for name in _COMMAND_MODULES:
+        importlib.import_module(name).add_parser(subparsers)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result = args.func(args)
+    except ValueError as error:
+        print(f"curteach {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    return int(result or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
