@@ -1,0 +1,43 @@
+"""Car rendering: the text road and the pictures."""
+
+import numpy as np
+import pytest
+
+from curteach_envs import CarTeachEnv
+
+
+def test_ansi_road_shows_the_task_and_the_car():
+    env = CarTeachEnv(render_mode="ansi")
+    env.reset(options={"task": 7})
+    text = env.render()
+    lines = text.splitlines()
+    assert lines[0] == "task 7 (type T7, instance 0)"
+    assert lines[1].startswith(" 9 |") and lines[10].startswith(" 0 |")
+    assert "[. " in lines[10]  # the car, bracketed, on the empty bottom-left cell
+    assert lines[8].count("*") == 2  # police on both cells of row 2
+    assert lines[1].count("H") == 1  # HOV on the right of every row
+    env.step(2)
+    assert "[H" in env.render().splitlines()[9]
+
+
+def test_rgb_pictures():
+    env = CarTeachEnv(render_mode="rgb_array")
+    env.reset(options={"task": 3})
+    frame = env.render()
+    cell = 16
+    assert frame.dtype == np.uint8 and frame.shape == (10 * cell + 2 * 8, 2 * cell + 2 * 8, 3)
+    assert (frame == 0).all(axis=2).any()  # the car is drawn in black
+    everything = env.picture()
+    assert everything.shape == (5 * (10 * cell + 8) + 8, 8 * (2 * cell + 8) + 8, 3)
+    one = env.picture(task=0, cell=8)
+    assert one.shape == (10 * 8 + 2 * 4, 2 * 8 + 2 * 4, 3)
+    # T0 holds only empty road: two colours (road grey and grid lines) besides the white margin
+    assert len(np.unique(one.reshape(-1, 3), axis=0)) == 3
+    with pytest.raises(ValueError, match=r"task must be an integer in \[0, 39\]"):
+        env.picture(task=40)
+
+
+def test_render_without_mode_returns_none():
+    env = CarTeachEnv()
+    env.reset(seed=0)
+    assert env.render() is None
