@@ -1,0 +1,369 @@
+"""The shortest-path navigation task (``ShortestPathTeach-v0``), as the authors' code builds it.
+
+A task is a 6 x 6 grid with the agent's start pose, 1-2 goals, 0-12 muds and 0-12 bombs on distinct cells
+(``../shared/spec/navigation.md``, Section 1). Rewards per step (Section 1.5): -1; -2 for an action that ends on
+mud (turns on mud included); -6 and the end on a bomb or when leaving the grid; +9 and the end on any goal.
+
+Optimal demonstrations follow the original's Dijkstra (Section 1.3): the other goal and the bombs are walls, one
+path is stored per pose, so the "optimal paths" of a task are those that differ in the approach pose (at most 4), of
+which the first 3 are kept. :func:`shortest_path_optimal_sequences` gives every optimal action sequence instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from curteach_envs.grid import (
+    N_CELLS,
+    N_POSES,
+    NEXT_POSE,
+    SIZE,
+    NavigationEnv,
+    SearchResult,
+    agent_planes,
+    check_cell_list,
+    check_int,
+    count_optimal_sequences,
+    dijkstra,
+    optimal_sequences,
+    solve_table,
+    table_to_tabular,
+)
+from curteach_envs.tabular import TabularMDP
+
+__all__ = [
+    "ShortestPathTask",
+    "ShortestPathSolution",
+    "ShortestPathTeachEnv",
+    "SP_MAX_GOALS",
+    "SP_MAX_MUDS",
+    "SP_MAX_BOMBS",
+    "SP_MAX_DEMOS_PER_TASK",
+    "SP_CHANNEL_NAMES",
+    "solve_shortest_path",
+    "shortest_path_rejection",
+    "sample_shortest_path_task",
+    "shortest_path_optimal_sequences",
+    "count_shortest_path_sequences",
+]
+
+SP_MAX_GOALS = 2
+SP_MAX_MUDS = 12
+SP_MAX_BOMBS = 12
+SP_MAX_DEMOS_PER_TASK = 3
+SP_CHANNEL_NAMES = ("agent_east", "agent_south", "agent_west", "agent_north", "mud", "bomb", "goal")
+GOAL_REWARD = 10
+# Rejection (navigation.md 1.2): best reward >= 7 is too easy; two goals within 2 of each other are ambiguous.
+TOO_EASY_REWARD = 7
+MIN_GOAL_GAP = 3
+
+
+@dataclass(frozen=True)
+class ShortestPathTask:
+    """One shortest-path grid world (validated on construction).
+
+    Attributes:
+        start: the agent's start cell in ``[0, 35]`` (always empty).
+        direction: start direction, ``0 east, 1 south, 2 west, 3 north``.
+        goals: 1-2 goal cells (goal #1 first).
+        muds: 0-12 mud cells.
+        bombs: 0-12 bomb cells.
+
+    Raises:
+        ValueError: a count is out of range, a cell index is outside ``[0, 35]``, or two objects share a cell.
+    """
+
+    start: int
+    direction: int
+    goals: tuple
+    muds: tuple = ()
+    bombs: tuple = ()
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        put = lambda key, value: object.__setattr__(self, key, value)  # noqa: E731  (frozen dataclass)
+        put("start", check_int("start", self.start, 0, N_CELLS - 1))
+        put("direction", check_int("direction", self.direction, 0, 3))
+        put("goals", check_cell_list("goals", self.goals, 1, SP_MAX_GOALS))
+        put("muds", check_cell_list("muds", self.muds, 0, SP_MAX_MUDS))
+        put("bombs", check_cell_list("bombs", self.bombs, 0, SP_MAX_BOMBS))
+        everything = (self.start,) + self.goals + self.muds + self.bombs
+        if len(set(everything)) != len(everything):
+            raise ValueError(
+                f"start, goals, muds and bombs must be on distinct cells; got start={self.start}, goals={self.goals}, "
+                f"muds={self.muds}, bombs={self.bombs}"
+            )
+
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in ("start", "direction", "goals", "muds", "bombs")}
+
+    def __setstate__(self, state):
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+        object.__setattr__(self, "_cache", {})
+
+    # ------------------------------------------------------------------ geometry
+    @property
+    def start_pose(self) -> int:
+        """Pose index ``4 * start + direction``."""
+        return 4 * self.start + self.direction
+
+    @property
+    def start_state(self) -> int:
+        """State index of the start (= the start pose; states are poses)."""
+        return self.start_pose
+
+    @property
+    def n_goals(self) -> int:
+        return len(self.goals)
+
+    def grid_codes(self) -> np.ndarray:
+        """``(36,)`` int8 grid of the original generator: 0 empty, 1 mud, 2 bomb, 3 goal #1, 4 goal #2."""
+        codes = np.zeros(N_CELLS, dtype=np.int8)
+        codes[list(self.muds)] = 1
+        codes[list(self.bombs)] = 2
+        for j, goal in enumerate(self.goals):
+            codes[goal] = 3 + j
+        return codes
+
+    def static_planes(self) -> np.ndarray:
+        """``(3, 6, 6)`` float32 planes: mud, bomb, goal (both goals share the goal plane)."""
+        if "planes" not in self._cache:
+            planes = np.zeros((3, N_CELLS), dtype=np.float32)
+            planes[0, list(self.muds)] = 1
+            planes[1, list(self.bombs)] = 1
+            planes[2, list(self.goals)] = 1
+            planes = planes.reshape(3, SIZE, SIZE)
+            planes.setflags(write=False)
+            self._cache["planes"] = planes
+        return self._cache["planes"]
+
+    def observation(self, pose: int, mask: int = 0) -> np.ndarray:
+        """``(7, 6, 6)`` float32 observation with the agent at ``pose`` (``-1``: not drawn)."""
+        obs = np.zeros((7, SIZE, SIZE), dtype=np.float32)
+        if pose >= 0:
+            obs[pose & 3, (pose >> 2) // SIZE, (pose >> 2) % SIZE] = 1.0
+        obs[4:] = self.static_planes()
+        return obs
+
+    def observations(self, poses: np.ndarray, masks: Optional[np.ndarray] = None) -> np.ndarray:
+        """``(N, 7, 6, 6)`` float32 observations for ``(N,)`` poses (vectorised :meth:`observation`)."""
+        poses = np.asarray(poses, dtype=np.int64)
+        obs = np.empty((poses.size, 7, SIZE, SIZE), dtype=np.float32)
+        obs[:, :4] = agent_planes(np.maximum(poses, 0))
+        obs[poses < 0, :4] = 0
+        obs[:, 4:] = self.static_planes()
+        return obs
+
+    def decode(self, state: int) -> tuple[int, int]:
+        """``(pose, mask)`` of a live state (the mask is always 0 here)."""
+        return int(state), 0
+
+    def terminal_mask(self, mask: int) -> int:
+        return mask
+
+    def cell_kinds(self, mask: int = 0) -> np.ndarray:
+        """``(36,)`` cell kinds for rendering: ``empty, mud, bomb, goal, start``."""
+        kinds = np.full(N_CELLS, "empty", dtype=object)
+        kinds[self.start] = "start"
+        kinds[list(self.muds)] = "mud"
+        kinds[list(self.bombs)] = "bomb"
+        kinds[list(self.goals)] = "goal"
+        return kinds
+
+    # ------------------------------------------------------------------ dynamics
+    def dynamics(self) -> tuple[np.ndarray, np.ndarray]:
+        """The environment as a deterministic table over the 144 poses.
+
+        Returns:
+            ``next_state (144, 3)`` int64 (``-1``: the episode ends) and ``reward (144, 3)`` int64.
+        """
+        if "dynamics" not in self._cache:
+            codes = self.grid_codes()
+            nxt = NEXT_POSE.copy()
+            inside = nxt >= 0
+            kind = np.where(inside, codes[np.where(inside, nxt >> 2, 0)], -1)
+            reward = np.full(nxt.shape, -1, dtype=np.int64)
+            reward[kind == 1] = -2  # mud, also a turn on mud
+            bomb_or_off = (kind == 2) | ~inside
+            reward[bomb_or_off] = -6
+            goal = kind >= 3
+            reward[goal] = GOAL_REWARD - 1
+            nxt[bomb_or_off | goal] = -1
+            nxt.setflags(write=False)
+            reward.setflags(write=False)
+            self._cache["dynamics"] = (nxt, reward)
+        return self._cache["dynamics"]
+
+    def tabular(self) -> TabularMDP:
+        """``TabularMDP`` of this task: the 144 poses and one absorbing terminal state (145 states).
+
+        Reward is state-action ``(145, 3)``; features are the flattened ``(7, 6, 6)`` observation (252 values);
+        ``gamma = 1``, ``horizon = 30``. The MDP is cyclic (turning in place), so planners iterate to a
+        tolerance; the infinite-horizon optimum equals the 30-step one (see the README).
+        """
+        nxt, reward = self.dynamics()
+        features = self.observations(np.arange(N_POSES)).reshape(N_POSES, -1)
+        names = [f"{c}[{r},{k}]" for c in ("agent_east", "agent_south", "agent_west", "agent_north", "mud", "bomb", "goal")
+                 for r in range(SIZE) for k in range(SIZE)]
+        return table_to_tabular(nxt, reward, self.start_state, features, names, "ShortestPathTeach")
+
+
+@dataclass(frozen=True)
+class ShortestPathSolution:
+    """The original's optimal demonstrations of a task.
+
+    Attributes:
+        goal_rewards: ``(G,)`` float, ``10 - optimal cost`` per goal (``-inf`` if unreachable).
+        best_goal: index of the goal with the strictly larger reward (the first on ties), ``-1`` if none reachable.
+        reward: the best reward (= the return of each demonstration), ``-inf`` if no goal is reachable.
+        paths: the optimal paths to the best goal (one per approach pose, at most 4), ``int8`` action arrays.
+        turns: turn actions per path.
+        mud_steps: actions per path that end on mud.
+        reachable: number of reachable goals.
+    """
+
+    goal_rewards: tuple
+    best_goal: int
+    reward: float
+    paths: tuple
+    turns: tuple
+    mud_steps: tuple
+    reachable: int
+
+    @property
+    def num_optimal_paths(self) -> int:
+        """Number of optimal paths found (untruncated, 0-4)."""
+        return len(self.paths)
+
+    @property
+    def demonstrations(self) -> tuple:
+        """The paths that become datapoints: the first 3."""
+        return self.paths[:SP_MAX_DEMOS_PER_TASK]
+
+
+def _goal_search(task: ShortestPathTask, goal_index: int) -> SearchResult:
+    codes = task.grid_codes()
+    target = np.zeros(N_CELLS, dtype=bool)
+    target[task.goals[goal_index]] = True
+    passable = codes < 2  # bombs and the other goal are walls
+    extra = (codes == 1).astype(np.int64)
+    return dijkstra(task.start_pose, extra, passable, target, keep_ties=True)
+
+
+def solve_shortest_path(task: ShortestPathTask) -> ShortestPathSolution:
+    """Optimal paths with the original's semantics: a Dijkstra per goal, the better goal's paths kept."""
+    if not isinstance(task, ShortestPathTask):
+        raise ValueError(f"task must be a ShortestPathTask; got {type(task).__name__}")
+    results = [_goal_search(task, j) for j in range(task.n_goals)]
+    rewards = tuple(float(GOAL_REWARD - r.cost) if r.reachable else -np.inf for r in results)
+    reachable = sum(r.reachable for r in results)
+    if reachable == 0:
+        return ShortestPathSolution(rewards, -1, -np.inf, (), (), (), 0)
+    best = int(np.argmax(rewards))  # first goal on ties
+    r = results[best]
+    return ShortestPathSolution(rewards, best, rewards[best], r.paths, r.turns, r.mud_steps, reachable)
+
+
+def shortest_path_rejection(task: ShortestPathTask, solution: ShortestPathSolution) -> Optional[str]:
+    """The original's rejection rules (navigation.md 1.2): the reason a task is discarded, or ``None``.
+
+    * no goal is reachable;
+    * the best reward is ``>= 7`` (too easy);
+    * two goals whose rewards differ by at most 2 (an unreachable goal, reward ``-inf``, passes).
+    """
+    if solution.reachable == 0:
+        return "no goal is reachable"
+    if solution.reward >= TOO_EASY_REWARD:
+        return f"best reward {solution.reward:g} >= {TOO_EASY_REWARD} (too easy)"
+    if task.n_goals == 2:
+        gap = abs(solution.goal_rewards[0] - solution.goal_rewards[1])
+        if gap < MIN_GOAL_GAP:
+            return f"the two goals' rewards differ by {gap:g} <= {MIN_GOAL_GAP - 1}"
+    return None
+
+
+def sample_shortest_path_task(
+    rng: np.random.Generator, n_goals: int, n_muds: int, n_bombs: int, max_tries: int = 100_000
+) -> tuple[ShortestPathTask, ShortestPathSolution, int]:
+    """Sample a task of a configuration with the original's procedure and rejection rules.
+
+    Draws ``1 + G + M + B`` distinct cells and pops them from the end: start, goals, muds, bombs; then the start
+    direction. Rejected tasks are redrawn.
+
+    Args:
+        rng: the only source of randomness.
+        n_goals: G in ``[1, 2]``; n_muds: M in ``[0, 12]``; n_bombs: B in ``[0, 12]``.
+        max_tries: give up (RuntimeError) after this many rejections.
+
+    Returns:
+        ``(task, solution, n_tries)``.
+    """
+    check_int("n_goals", n_goals, 1, SP_MAX_GOALS)
+    check_int("n_muds", n_muds, 0, SP_MAX_MUDS)
+    check_int("n_bombs", n_bombs, 0, SP_MAX_BOMBS)
+    n = 1 + n_goals + n_muds + n_bombs
+    for tries in range(1, max_tries + 1):
+        cells = rng.choice(N_CELLS, n, replace=False)[::-1].tolist()  # popping from the end = reading reversed
+        direction = int(rng.integers(4))
+        task = ShortestPathTask(
+            start=cells[0],
+            direction=direction,
+            goals=tuple(cells[1 : 1 + n_goals]),
+            muds=tuple(cells[1 + n_goals : 1 + n_goals + n_muds]),
+            bombs=tuple(cells[1 + n_goals + n_muds :]),
+        )
+        solution = solve_shortest_path(task)
+        if shortest_path_rejection(task, solution) is None:
+            return task, solution, tries
+    raise RuntimeError(f"no acceptable task in {max_tries} tries for G={n_goals}, M={n_muds}, B={n_bombs}")
+
+
+def shortest_path_optimal_sequences(task: ShortestPathTask, limit: int = 1000) -> list[np.ndarray]:
+    """Every optimal action sequence in the true environment (exact alternative to the original's paths).
+
+    Optimal for the undiscounted return of the environment, where reaching either goal ends the episode. On the
+    dataset's tasks this is the return of the original's paths whenever that is at least -6 (see the README).
+
+    Returns:
+        up to ``limit`` ``int8`` action arrays, in lexicographic action order.
+    """
+    nxt, reward = task.dynamics()
+    return optimal_sequences(nxt, reward, task.start_state, limit)
+
+
+def count_shortest_path_sequences(task: ShortestPathTask) -> int:
+    """Number of optimal action sequences in the true environment (see :func:`shortest_path_optimal_sequences`)."""
+    nxt, reward = task.dynamics()
+    return count_optimal_sequences(nxt, reward, task.start_state)
+
+
+def optimal_return(task: ShortestPathTask) -> int:
+    """Exact optimal return from the start in the true environment (integer Bellman solve)."""
+    nxt, reward = task.dynamics()
+    return int(solve_table(nxt, reward)[0][task.start_state])
+
+
+class ShortestPathTeachEnv(NavigationEnv):
+    """``ShortestPathTeach-v0``: reach the cheaper goal, avoid bombs, mud costs extra.
+
+    On ``reset(seed=...)`` a task is drawn from the dataset's distribution: G uniform in {1, 2}, M and B uniform in
+    0..12, then the original's sampling with rejection. ``reset(options={"task": task})`` uses a given
+    :class:`ShortestPathTask`. ``tabular()`` exports the current task.
+
+    Args:
+        render_mode: ``None``, ``"ansi"`` or ``"rgb_array"``.
+        horizon: actions before truncation (default 30, the original's evaluation horizon).
+    """
+
+    task_class = ShortestPathTask
+    name = "ShortestPathTeach-v0"
+
+    def _sample_task(self, rng: np.random.Generator) -> ShortestPathTask:
+        n_goals = int(rng.integers(1, SP_MAX_GOALS + 1))
+        n_muds = int(rng.integers(0, SP_MAX_MUDS + 1))
+        n_bombs = int(rng.integers(0, SP_MAX_BOMBS + 1))
+        return sample_shortest_path_task(rng, n_goals, n_muds, n_bombs)[0]
