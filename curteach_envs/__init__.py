@@ -8,6 +8,8 @@ registers them as well.
 # gymnasium calls register_envs() through the entry point while this package may still be initialising.
 _ENTRY_POINTS = {
     "CarTeach-v0": "curteach_envs.car:CarTeachEnv",
+    "ShortestPathTeach-v0": "curteach_envs.shortest_path:ShortestPathTeachEnv",
+    "TSPTeach-v0": "curteach_envs.tsp:TSPTeachEnv",
 }
 ENV_IDS = tuple(_ENTRY_POINTS)
 
@@ -31,7 +33,15 @@ from curteach_envs.car import (  # noqa: E402
     car_tabular,
     sample_road,
 )
+from curteach_envs.shortest_path import (  # noqa: E402
+    ShortestPathSolution,
+    ShortestPathTask,
+    ShortestPathTeachEnv,
+    sample_shortest_path_task,
+    solve_shortest_path,
+)
 from curteach_envs.tabular import TabularMDP  # noqa: E402
+from curteach_envs.tsp import TSPSolution, TSPTask, TSPTeachEnv, exact_tour, greedy_tour, sample_tsp_task, solve_tsp  # noqa: E402
 
 __all__ = [
     "CAR_ACTION_NAMES",
@@ -40,7 +50,19 @@ __all__ = [
     "ENV_IDS",
     "N_TASK_TYPES",
     "CarTeachEnv",
+    "ShortestPathSolution",
+    "ShortestPathTask",
+    "ShortestPathTeachEnv",
+    "TSPSolution",
+    "TSPTask",
+    "TSPTeachEnv",
     "TabularMDP",
+    "exact_tour",
+    "greedy_tour",
+    "sample_shortest_path_task",
+    "sample_tsp_task",
+    "solve_shortest_path",
+    "solve_tsp",
     "car_reward",
     "car_tabular",
     "register_envs",
