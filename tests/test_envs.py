@@ -77,3 +77,13 @@ def test_render_modes(env_id, mode):
             assert frame.ndim == 3 and frame.shape[2] == 3 and frame.shape[0] > 0 and frame.shape[1] > 0
         env.step(env.action_space.sample())
     env.close()
+
+
+def test_registration_through_the_entry_point_alone():
+    """`gym.make` works after `import gymnasium` alone, without importing curteach_envs first."""
+    import subprocess
+    import sys
+
+    code = "import gymnasium as gym; env = gym.make('CarTeach-v0'); print(env.unwrapped.tabular().n_states)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "801"
