@@ -94,6 +94,20 @@ def _iterate(mdp: TabularMDP, backup, start: np.ndarray, tol: float, max_sweeps:
     )
 
 
+def _bellman_sweeps(mdp: TabularMDP, reward, gamma, combine, tol: float, max_sweeps: int, what: str):
+    """Iterate ``Q = R + gamma * P V``, ``V = combine(Q)`` from ``V = 0``; returns ``(V, Q, n_sweeps)``."""
+    R = _reward_sa(mdp, reward)
+    g = _gamma(mdp, gamma)
+    T = mdp.live_transitions
+    S, A = mdp.n_states, mdp.n_actions
+
+    def backup(V):
+        Q = R + g * (T @ V).reshape(S, A)
+        return combine(Q), Q
+
+    return _iterate(mdp, backup, np.zeros(S), tol, max_sweeps, what)
+
+
 def hard_value_iteration(
     mdp: TabularMDP,
     reward: Optional[np.ndarray] = None,
@@ -115,18 +129,7 @@ def hard_value_iteration(
         tie_tol: absolute tolerance for ties between optimal actions.
         tol, max_sweeps: stopping rule for cyclic MDPs (unused on acyclic ones, which are solved exactly).
     """
-    R = _reward_sa(mdp, reward)
-    g = _gamma(mdp, gamma)
-    T = mdp.live_transitions
-    S, A = mdp.n_states, mdp.n_actions
-
-    def backup(V):
-        Q = R + g * (T @ V).reshape(S, A)
-        return Q.max(axis=1), Q
-
-    V, Q, sweeps = _iterate(mdp, backup, np.zeros(S), tol, max_sweeps, "hard value iteration")
-    if Q is None:  # depth 0 cannot happen for S >= 1, kept for safety
-        _, Q = backup(V)
+    V, Q, sweeps = _bellman_sweeps(mdp, reward, gamma, lambda Q: Q.max(axis=1), tol, max_sweeps, "hard value iteration")
     optimal = (Q - V[:, None]) >= -tie_tol
     policy = optimal / optimal.sum(axis=1, keepdims=True)
     with np.errstate(divide="ignore"):
@@ -154,16 +157,7 @@ def soft_value_iteration(
 
     Args: as :func:`hard_value_iteration`.
     """
-    R = _reward_sa(mdp, reward)
-    g = _gamma(mdp, gamma)
-    T = mdp.live_transitions
-    S, A = mdp.n_states, mdp.n_actions
-
-    def backup(V):
-        Q = R + g * (T @ V).reshape(S, A)
-        return _logsumexp_rows(Q), Q
-
-    V, Q, sweeps = _iterate(mdp, backup, np.zeros(S), tol, max_sweeps, "soft value iteration")
+    V, Q, sweeps = _bellman_sweeps(mdp, reward, gamma, _logsumexp_rows, tol, max_sweeps, "soft value iteration")
     log_policy = Q - V[:, None]
     return PlanningResult(values=V, q_values=Q, policy=np.exp(log_policy), log_policy=log_policy, n_sweeps=sweeps)
 
