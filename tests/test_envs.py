@@ -68,14 +68,17 @@ def test_render_modes(env_id, mode):
     env = gym.make(env_id, render_mode=mode)
     assert mode in env.metadata["render_modes"]
     env.reset(seed=0)
-    for _ in range(2):
+    env.action_space.seed(0)
+    for _ in range(3):
         frame = env.render()
         if mode == "ansi":
             assert isinstance(frame, str) and frame.strip()
         else:
             assert isinstance(frame, np.ndarray) and frame.dtype == np.uint8
             assert frame.ndim == 3 and frame.shape[2] == 3 and frame.shape[0] > 0 and frame.shape[1] > 0
-        env.step(env.action_space.sample())
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
     env.close()
 
 
