@@ -14,6 +14,7 @@ from typing import Optional, Sequence
 
 _COMMAND_MODULES = (
     "curteach_teaching.commands.demo",
+    "curteach_teaching.commands.car_irl",
 )
 
 
