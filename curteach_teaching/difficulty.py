@@ -1,0 +1,149 @@
+"""Difficulty scores of demonstrations, in log space (``../shared/spec/teaching.md`` Section 1-2).
+
+For a demonstration ``xi = ((s_0, a_0), ..., (s_{L-1}, a_{L-1}))`` and a policy ``pi``:
+
+* ``log Psi_pi(xi) = -sum_tau log pi(a_tau | s_tau)`` (:func:`log_difficulty`): the negative log-likelihood of the
+  demonstrated actions (transitions are not included).
+* The curriculum objective of one demonstration is ``log Psi^L(xi) - log Psi^E(xi)`` (large = easy for the teacher,
+  hard for the learner).
+* Over the pool of demonstrations from one start state the scores are aggregated either by
+
+  - ``"mean"`` (the IRL original's Cur): ``log mean_j exp(x_j)``, computed with a log-sum-exp, or
+  - ``"geometric"`` (the BC original, and IRL's Cur-T and Cur-L): ``sum_j x_j``.
+
+Everything works from log-probabilities (e.g. a soft learner's ``Q - V``), never from probabilities that may
+underflow. A log-probability of ``-inf`` (probability exactly 0) is floored at :data:`MIN_LOG_PROB`, so scores stay
+finite and never NaN; finite log-probabilities are used as they are. Sums over the steps of a demonstration and over
+the pool are sequential (left to right), as in the original, so that equal multisets of per-step terms interleaved
+with exact zeros give bit-identical scores and ties resolve to the lowest start index.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "AGGREGATIONS",
+    "MIN_LOG_PROB",
+    "log_likelihood",
+    "log_difficulty",
+    "aggregate",
+    "curriculum_scores",
+    "teacher_difficulty_scores",
+    "learner_difficulty_scores",
+]
+
+AGGREGATIONS = ("mean", "geometric")
+#: Floor for log-probabilities: a probability of exactly 0 counts as ``exp(-1e6)``, far below any float64 yet finite.
+MIN_LOG_PROB = -1.0e6
+
+
+def _check_aggregation(aggregation: str) -> None:
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {AGGREGATIONS}; got {aggregation!r}")
+
+
+def _sequential_sum(values: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Left-to-right sum along ``axis`` (``cumsum`` is sequential, unlike NumPy's pairwise ``sum``)."""
+    if values.shape[axis] == 0:
+        return np.zeros(np.delete(values.shape, axis if axis >= 0 else values.ndim + axis))
+    return np.take(np.cumsum(values, axis=axis), -1, axis=axis)
+
+
+def log_likelihood(log_policy: np.ndarray, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """``sum_tau log pi(a_tau | s_tau)`` of demonstrations (log-probabilities floored at :data:`MIN_LOG_PROB`).
+
+    Args:
+        log_policy: ``(S, A)`` log action probabilities.
+        states: ``(..., L)`` int states.
+        actions: ``(..., L)`` int actions.
+
+    Returns:
+        ``(...)`` log-likelihoods.
+    """
+    log_policy = np.asarray(log_policy, dtype=np.float64)
+    states, actions = np.asarray(states), np.asarray(actions)
+    if log_policy.ndim != 2:
+        raise ValueError(f"log_policy must have shape (S, A); got {log_policy.shape}")
+    if states.shape != actions.shape:
+        raise ValueError(f"states and actions must have the same shape; got {states.shape} and {actions.shape}")
+    if np.isnan(log_policy).any():
+        raise ValueError("log_policy contains NaN")
+    steps = np.maximum(log_policy[states, actions], MIN_LOG_PROB)
+    return _sequential_sum(steps, axis=-1)
+
+
+def log_difficulty(log_policy: np.ndarray, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """``log Psi_pi(xi) = -sum_tau log pi(a_tau | s_tau)``; shapes as :func:`log_likelihood`, ``(...)`` out."""
+    return -log_likelihood(log_policy, states, actions)
+
+
+def aggregate(values: np.ndarray, aggregation: str = "mean") -> np.ndarray:
+    """Aggregate per-demonstration log-scores over a pool (the last axis).
+
+    Args:
+        values: ``(..., n)`` finite per-demonstration log-scores ``x_j``.
+        aggregation: ``"mean"``: ``log((1/n) sum_j exp(x_j))`` by a stable log-sum-exp; ``"geometric"``:
+            ``sum_j x_j`` (sequential).
+
+    Returns:
+        ``(...)`` aggregated scores.
+    """
+    _check_aggregation(aggregation)
+    values = np.asarray(values, dtype=np.float64)
+    n = values.shape[-1]
+    if n == 0:
+        raise ValueError("cannot aggregate an empty pool (n = 0)")
+    if aggregation == "geometric":
+        return _sequential_sum(values, axis=-1)
+    top = values.max(axis=-1)
+    return top + np.log(np.exp(values - top[..., None]).sum(axis=-1)) - np.log(n)
+
+
+def curriculum_scores(
+    teacher_log_policy: np.ndarray,
+    learner_log_policy: np.ndarray,
+    states: np.ndarray,
+    actions: np.ndarray,
+    aggregation: str = "mean",
+) -> np.ndarray:
+    """The Cur objective per start: ``aggregate_j(log Psi^L(xi_j) - log Psi^E(xi_j))``.
+
+    With ``"mean"`` this is the log of the IRL original's score ``sum_j prod_tau pi^E / pi^L`` divided by ``n``
+    (same ranking); with ``"geometric"`` it is the BC original's ``sum_j sum_tau (log pi^E - log pi^L)``.
+
+    Args:
+        teacher_log_policy, learner_log_policy: ``(S, A)`` log action probabilities.
+        states, actions: ``(K, n, L)`` the pool (``DemonstrationPool.states`` / ``.actions``).
+        aggregation: ``"mean"`` or ``"geometric"``.
+
+    Returns:
+        ``(K,)`` scores; larger = preferred.
+    """
+    teacher = np.maximum(np.asarray(teacher_log_policy, dtype=np.float64), MIN_LOG_PROB)
+    learner = np.maximum(np.asarray(learner_log_policy, dtype=np.float64), MIN_LOG_PROB)
+    if teacher.shape != learner.shape:
+        raise ValueError(f"teacher and learner log-policies differ in shape: {teacher.shape} vs {learner.shape}")
+    # per step log pi^E - log pi^L, summed sequentially: exact zeros where both policies agree exactly
+    per_step = teacher[states, actions] - learner[states, actions]
+    return aggregate(_sequential_sum(per_step, axis=-1), aggregation)
+
+
+def teacher_difficulty_scores(
+    teacher_log_policy: np.ndarray, states: np.ndarray, actions: np.ndarray, aggregation: str = "geometric"
+) -> np.ndarray:
+    """Cur-T's objective per start: ``aggregate_j(-log Psi^E(xi_j))`` (``Psi^L`` constant); ``(K,)``.
+
+    With ``"geometric"`` (the original) this is ``sum_j sum_tau log pi^E(a|s)``.
+    """
+    return aggregate(log_likelihood(teacher_log_policy, states, actions), aggregation)
+
+
+def learner_difficulty_scores(
+    learner_log_policy: np.ndarray, states: np.ndarray, actions: np.ndarray, aggregation: str = "geometric"
+) -> np.ndarray:
+    """Cur-L's objective per start: ``aggregate_j(log Psi^L(xi_j))`` (``Psi^E`` constant); ``(K,)``.
+
+    With ``"geometric"`` (the original) this is ``sum_j sum_tau -log pi^L(a|s)``.
+    """
+    return aggregate(log_difficulty(learner_log_policy, states, actions), aggregation)

@@ -1,0 +1,308 @@
+"""The MaxEnt-IRL experiments on the car: the paper's Fig. 2 (seven teachers) and Fig. 4 (limited observability).
+
+One run, exactly as the original ``IRL/main.py`` (``../shared/spec/car_driving.md`` Section 7.1), from one seed:
+
+1. a fresh road (``sample_road``) and its MDP (gamma = 0.99);
+2. the expert (hard VI, tie-uniform), its exact occupancy from every start;
+3. ``theta*`` for Omn: 500 steps on the expert's full occupancy from ``theta = 1`` with ``eta_i = 0.5/sqrt(i+1)``;
+4. the demonstration pool: 10 expert trajectories of 10 steps per start;
+5. the learner, pre-trained 500 steps on T0..T(k-1) with the same decaying rate, then copied once per teacher,
+   each teaching at a constant ``eta = 0.17``;
+6. 200 steps; at each step every teacher, in the order Agn, Omn, Scot, Cur, Cur-T, Cur-L, BBox, picks a start
+   state and its learner takes one step on the expert's exact occupancy from it; the metric ``R_true . rho^{pi_L}``
+   (uniform start) is recorded after each step.
+
+**Crash flag** (spec Section 9.1): before Cur scores at step ``t``, we check whether the original would have
+raised its assertion -- whether Cur's learner gives probability exactly 0.0 in float64, computed as the original
+did (``exp(Q - max Q) / sum``), to an action of Cur's demonstration pool. The first such ``t`` is the run's
+``crash_step``; our scores are computed in log space and the run continues.
+
+Randomness: the run's ``SeedSequence`` is split into independent generators for the road, the demonstration pool,
+Agn, Scot and each probed view, so a teacher subset or an extra teacher changes nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from curteach_envs.car import N_TASK_TYPES, car_tabular, sample_road
+from curteach_teaching.demonstrations import sample_demonstrations
+from curteach_teaching.difficulty import AGGREGATIONS
+from curteach_teaching.experiments.results import RunResult
+from curteach_teaching.learners.maxent_irl import REWARD_MODELS, MaxEntIRLLearner
+from curteach_teaching.observability import ProbedPolicyView
+from curteach_teaching.planning import hard_value_iteration
+from curteach_teaching.teachers import (
+    TEACHER_NAMES,
+    AgnosticTeacher,
+    BlackBoxTeacher,
+    CurriculumTeacher,
+    LearnerDifficultyTeacher,
+    OmniscientTeacher,
+    ScotTeacher,
+    TeacherDifficultyTeacher,
+)
+
+__all__ = [
+    "CarIRLExperiment",
+    "CarIRLSetup",
+    "build_setup",
+    "original_would_crash",
+    "parse_init",
+    "observability_name",
+    "INIT_CHOICES",
+]
+
+#: ``--init`` values: the task types the learner is pre-trained on.
+INIT_CHOICES = {"none": 0, "T0": 1, "T0-T1": 2, "T0-T2": 3, "T0-T3": 4, "T0-T4": 5, "T0-T5": 6, "T0-T6": 7, "T0-T7": 8}
+
+
+def parse_init(text: str) -> int:
+    """``"T0"`` -> 1, ``"T0-T3"`` -> 4 (the original's ``init_lanes``), ``"none"`` -> 0."""
+    if text not in INIT_CHOICES:
+        raise ValueError(f"init must be one of {list(INIT_CHOICES)}; got {text!r}")
+    return INIT_CHOICES[text]
+
+
+def observability_name(refresh_every: int, probes: Optional[int]) -> str:
+    """Teacher name of Cur under observability ``(B, k)``, e.g. ``"Cur B=40 k=inf"``."""
+    return f"Cur B={refresh_every} k={'inf' if probes is None else probes}"
+
+
+def original_would_crash(q_values: np.ndarray, states: np.ndarray, actions: np.ndarray) -> bool:
+    """Whether the original's Cur assertion fires: some demonstrated action has ``pi^L(a|s) == 0.0`` in float64.
+
+    The original computed ``pi = exp(Q - max_a Q) / sum_b exp(Q - max_b Q)`` from the soft Q-values.
+
+    Args:
+        q_values: ``(S, A)`` the learner's soft Q-values.
+        states, actions: ``(...)`` demonstrated pairs (Cur's whole pool).
+    """
+    q = q_values[states]  # (..., A)
+    shifted = np.exp(q - q.max(axis=-1, keepdims=True))
+    chosen = np.take_along_axis(shifted, np.asarray(actions)[..., None], axis=-1)[..., 0]
+    return bool(((chosen / shifted.sum(axis=-1)) == 0.0).any())
+
+
+@dataclass
+class CarIRLSetup:
+    """Everything a run builds before teaching (exposed for the notebook, tests and benchmarks).
+
+    Attributes: ``mdp``; ``expert`` (PlanningResult); ``expert_occupancy_per_start`` ``(K, S)``;
+    ``expert_features_per_start`` ``(K, d)``; ``target`` (the theta* learner); ``pool``; ``learner`` (pre-trained,
+    teaching rate set).
+    """
+
+    mdp: object
+    expert: object
+    expert_log_policy: np.ndarray
+    expert_occupancy_per_start: np.ndarray
+    expert_features_per_start: np.ndarray
+    target: MaxEntIRLLearner
+    pool: object
+    learner: MaxEntIRLLearner
+    rngs: dict
+
+
+def _expert_log_policy(policy: np.ndarray) -> np.ndarray:
+    """``log pi^E`` of a tie-uniform policy as ``-log(number of tied actions)``: identical bits wherever the learner
+    is exactly uniform too (so T0's ratio is exactly 1, as in the original)."""
+    ties = (policy > 0).sum(axis=1, keepdims=True)
+    return np.where(policy > 0, -np.log(ties.astype(np.float64)), -np.inf)
+
+
+@dataclass(frozen=True)
+class CarIRLExperiment:
+    """Settings of the car MaxEnt-IRL experiment; :meth:`run` performs one run.
+
+    Defaults are the original's (``init_types = 4`` is ``--init T0-T3``). ``observability`` switches to the Fig. 4
+    experiment: one Cur teacher per ``(B, k)`` setting (``k = None`` for infinity), each with its own learner.
+    """
+
+    init_types: int = 4
+    steps: int = 200
+    teachers: tuple = TEACHER_NAMES
+    gamma: float = 0.99
+    n_per_start: int = 10
+    demo_length: int = 10
+    target_steps: int = 500
+    pretrain_steps: int = 500
+    pretrain_rate: float = 0.5
+    teaching_rate: float = 0.17
+    projection_radius: Optional[float] = None
+    reward_model: str = "quadratic"
+    cur_aggregation: str = "mean"
+    cur_t_aggregation: str = "geometric"
+    cur_l_aggregation: str = "geometric"
+    observability: Optional[tuple] = None
+    smoothing: float = 0.5
+
+    def __post_init__(self):
+        _check_int("init_types", self.init_types, 0, N_TASK_TYPES)
+        for name in ("steps", "n_per_start", "demo_length"):
+            _check_int(name, getattr(self, name), 1)
+        for name in ("target_steps", "pretrain_steps"):
+            _check_int(name, getattr(self, name), 0)
+        if not 0.0 <= self.gamma <= 1.0:
+            raise ValueError(f"gamma must be in [0, 1]; got {self.gamma}")
+        if not self.teaching_rate > 0 or not self.pretrain_rate > 0:
+            raise ValueError(f"learning rates must be > 0; got {self.teaching_rate}, {self.pretrain_rate}")
+        if self.projection_radius is not None and not self.projection_radius > 0:
+            raise ValueError(f"projection_radius must be > 0 or None; got {self.projection_radius}")
+        if self.reward_model not in REWARD_MODELS:
+            raise ValueError(f"reward_model must be one of {REWARD_MODELS}; got {self.reward_model!r}")
+        for name in ("cur_aggregation", "cur_t_aggregation", "cur_l_aggregation"):
+            if getattr(self, name) not in AGGREGATIONS:
+                raise ValueError(f"{name} must be one of {AGGREGATIONS}; got {getattr(self, name)!r}")
+        if self.observability is None:
+            unknown = [t for t in self.teachers if t not in TEACHER_NAMES]
+            if unknown or not self.teachers or len(set(self.teachers)) != len(self.teachers):
+                raise ValueError(f"teachers must be distinct names from {list(TEACHER_NAMES)}; got {list(self.teachers)}")
+            # play in the original's order whatever order was given
+            object.__setattr__(self, "teachers", tuple(t for t in TEACHER_NAMES if t in self.teachers))
+        else:
+            settings = tuple((int(B), None if k is None else int(k)) for B, k in self.observability)
+            if not settings or len(set(settings)) != len(settings):
+                raise ValueError("observability needs at least one (B, k) setting, all distinct")
+            object.__setattr__(self, "observability", settings)
+            object.__setattr__(self, "teachers", tuple(observability_name(B, k) for B, k in settings))
+
+    def settings(self) -> dict:
+        """JSON-serialisable settings (fingerprinted into run files)."""
+        data = asdict(self)
+        data["teachers"] = list(self.teachers)
+        data["observability"] = None if self.observability is None else [list(s) for s in self.observability]
+        data["experiment"] = "car-irl" if self.observability is None else "car-irl-observability"
+        return data
+
+    # ----------------------------------------------------------------- setup
+    def build_setup(self, seed_sequence: np.random.SeedSequence) -> CarIRLSetup:
+        """Steps 1-5 of a run (road, expert, theta*, pool, pre-trained learner)."""
+        road_seed, pool_seed, agn_seed, scot_seed, probe_seed = seed_sequence.spawn(5)
+        rngs = {
+            "agn": np.random.default_rng(agn_seed),
+            "scot": np.random.default_rng(scot_seed),
+            "probe": probe_seed,
+        }
+        mdp = car_tabular(sample_road(np.random.default_rng(road_seed)), gamma=self.gamma)
+        expert = hard_value_iteration(mdp)
+        learner_options = dict(reward_model=self.reward_model, projection_radius=self.projection_radius)
+
+        target = MaxEntIRLLearner(mdp, learning_rate=self.pretrain_rate, **learner_options)
+        tasks = target.tasks
+        expert_occupancy = target._levelled.occupancy(expert.policy, mdp.initial_state_dist, mdp.gamma)
+        expert_per_start = tasks.per_start(expert_occupancy)  # (K, S), exact (spec Section 2.4)
+        expert_features = tasks.feature_expectations(expert_occupancy, mdp.features)
+        uniform = mdp.initial_state_dist[tasks.start_states]
+        target.fit(uniform @ expert_per_start, uniform, self.target_steps, self.pretrain_rate)
+
+        pool = sample_demonstrations(
+            mdp, expert.policy, np.random.default_rng(pool_seed), n_per_start=self.n_per_start, length=self.demo_length
+        )
+
+        learner = MaxEntIRLLearner(mdp, learning_rate=self.pretrain_rate, **learner_options)
+        if self.init_types > 0:
+            types = mdp.task_of_state[tasks.start_states]
+            weights = (types < self.init_types).astype(np.float64)
+            weights /= weights.sum()
+            learner.fit(weights @ expert_per_start, weights, self.pretrain_steps, self.pretrain_rate)
+        learner.learning_rate = self.teaching_rate
+        return CarIRLSetup(
+            mdp=mdp,
+            expert=expert,
+            expert_log_policy=_expert_log_policy(expert.policy),
+            expert_occupancy_per_start=expert_per_start,
+            expert_features_per_start=expert_features,
+            target=target,
+            pool=pool,
+            learner=learner,
+            rngs=rngs,
+        )
+
+    def make_teachers(self, setup: CarIRLSetup) -> dict:
+        """The teachers of the seven-teacher experiment, by name (in the order of play)."""
+        starts = setup.pool.start_states
+        factories = {
+            "Agn": lambda: AgnosticTeacher(starts, setup.rngs["agn"]),
+            "Omn": lambda: OmniscientTeacher(starts, setup.target.parameters, setup.expert_occupancy_per_start),
+            "Scot": lambda: ScotTeacher(starts, setup.expert_features_per_start, setup.rngs["scot"]),
+            "Cur": lambda: CurriculumTeacher(setup.pool, setup.expert_log_policy, self.cur_aggregation),
+            "Cur-T": lambda: TeacherDifficultyTeacher(setup.pool, setup.expert_log_policy, self.cur_t_aggregation),
+            "Cur-L": lambda: LearnerDifficultyTeacher(setup.pool, self.cur_l_aggregation),
+            "BBox": lambda: BlackBoxTeacher(starts, setup.mdp.reward, setup.expert_occupancy_per_start),
+        }
+        return {name: factories[name]() for name in self.teachers}
+
+    # ------------------------------------------------------------------- run
+    def run(self, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
+        """One full run; see the module docstring."""
+        setup = self.build_setup(seed_sequence)
+        mdp, pool = setup.mdp, setup.pool
+        start_index = setup.learner.tasks.start_index
+        if self.observability is None:
+            teachers = self.make_teachers(setup)
+            views = {name: None for name in teachers}
+            crash_teacher = "Cur" if "Cur" in teachers else None
+        else:
+            probe_seeds = setup.rngs["probe"].spawn(len(self.observability))
+            teachers, views = {}, {}
+            crash_teacher = None
+            for (B, k), probe_seed, name in zip(self.observability, probe_seeds, self.teachers):
+                teachers[name] = CurriculumTeacher(pool, setup.expert_log_policy, self.cur_aggregation)
+                views[name] = (B, k, np.random.default_rng(probe_seed))
+                if (B, k) == (1, None):
+                    crash_teacher = name
+        learners = {name: setup.learner.copy() for name in teachers}
+        for name, spec in views.items():
+            if spec is not None:
+                B, k, rng = spec
+                views[name] = ProbedPolicyView(learners[name], B, k, rng, smoothing=self.smoothing)
+            else:
+                views[name] = learners[name]
+
+        T = self.steps
+        curves = {name: np.empty(T + 1) for name in teachers}
+        picks = {name: np.empty(T, dtype=np.int64) for name in teachers}
+        for name in teachers:
+            curves[name][0] = learners[name].expected_reward
+        crash_step = None
+        for t in range(T):
+            for name, teacher in teachers.items():
+                learner, view = learners[name], views[name]
+                if name == crash_teacher and crash_step is None:
+                    if original_would_crash(learner.q_values, pool.states, pool.actions):
+                        crash_step = t
+                if isinstance(view, ProbedPolicyView):
+                    view.at_step(t)
+                state = teacher.select(view, t)
+                learner.update(setup.expert_occupancy_per_start[start_index[state]], state)
+                curves[name][t + 1] = learner.expected_reward
+                picks[name][t] = state
+        pick_types = {name: mdp.task_of_state[p] for name, p in picks.items()}
+        extras = {
+            "expert_reward": float(mdp.reward @ (mdp.initial_state_dist[pool.start_states] @ setup.expert_occupancy_per_start)),
+            "target_reward": setup.target.expected_reward,
+            "initial_reward": setup.learner.expected_reward,
+            "crash_checked": crash_teacher is not None,
+        }
+        return RunResult(
+            index=index, seed=0, curves=curves, picks=picks, pick_types=pick_types, crash_step=crash_step,
+            extras=extras,
+        )
+
+
+def build_setup(experiment: CarIRLExperiment, seed: int = 0, index: int = 0) -> CarIRLSetup:
+    """The setup of run ``index`` of a sweep seeded with ``seed`` (same seeds as the runner)."""
+    from curteach_teaching.experiments.runner import run_seed_sequence
+
+    return experiment.build_setup(run_seed_sequence(seed, index))
+
+
+def _check_int(name, value, minimum, maximum=None):
+    bad = isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum
+    if bad or (maximum is not None and value > maximum):
+        allowed = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise ValueError(f"{name} must be an integer {allowed}; got {value!r}")

@@ -1,0 +1,10 @@
+"""Learners taught by the teachers of :mod:`curteach_teaching.teachers`."""
+
+from curteach_teaching.learners.maxent_irl import (
+    REWARD_MODELS,
+    MaxEntIRLLearner,
+    TaskDecomposition,
+    pretraining_learning_rate,
+)
+
+__all__ = ["MaxEntIRLLearner", "REWARD_MODELS", "TaskDecomposition", "pretraining_learning_rate"]

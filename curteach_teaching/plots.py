@@ -1,0 +1,115 @@
+"""Figures: learning curves (mean +- SEM over runs) and curriculum heat maps (task type x time).
+
+Styles follow the original's plots (Cur forestgreen solid, Cur-T dodgerblue dash-dot, ...); unknown teacher names
+get matplotlib's default cycle. Matplotlib runs with the non-interactive Agg backend.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+
+__all__ = ["TEACHER_STYLES", "plot_learning_curves", "plot_curriculum_heatmap"]
+
+TEACHER_STYLES = {
+    "Cur": dict(color="forestgreen", linestyle="-"),
+    "Cur-T": dict(color="dodgerblue", linestyle="-."),
+    "Cur-L": dict(color="mediumpurple", linestyle="--", marker="^"),
+    "Scot": dict(color="dimgray", linestyle="-.", marker="v"),
+    "Agn": dict(color="orangered", linestyle=":"),
+    "Omn": dict(color="gold", linestyle="--", marker="s"),
+    "BBox": dict(color="firebrick", linestyle="--"),
+}
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_learning_curves(
+    rows: Sequence[dict],
+    path: Path,
+    teachers: Optional[Sequence[str]] = None,
+    spacing: int = 10,
+    reference: Optional[float] = None,
+    title: str = "",
+    ylabel: str = "Expected reward",
+) -> Path:
+    """Mean +- SEM learning curves from summary rows of one subset.
+
+    Args:
+        rows: dicts with ``teacher, t, mean, sem`` (one subset of :func:`~curteach_teaching.experiments.results.summarize`).
+        path: output image file.
+        teachers: which teachers, in legend order (default: all, in order of appearance).
+        spacing: markers every ``spacing`` steps (the original plotted every 10th point).
+        reference: a horizontal line (e.g. the mean expert value), or ``None``.
+        title, ylabel: labels.
+    """
+    plt = _pyplot()
+    teachers = list(dict.fromkeys(r["teacher"] for r in rows)) if teachers is None else list(teachers)
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    for name in teachers:
+        mine = sorted((r for r in rows if r["teacher"] == name), key=lambda r: r["t"])
+        if not mine:
+            continue
+        t = np.array([r["t"] for r in mine])
+        mean = np.array([r["mean"] for r in mine])
+        sem = np.nan_to_num(np.array([r["sem"] for r in mine]))
+        style = dict(TEACHER_STYLES.get(name, {}))
+        ax.plot(t, mean, label=name, markevery=max(1, spacing), markersize=4, **style)
+        ax.fill_between(t, mean - sem, mean + sem, color=style.get("color"), alpha=0.18, linewidth=0)
+    if reference is not None and np.isfinite(reference):
+        ax.axhline(reference, color="black", linewidth=0.8, linestyle=(0, (1, 3)), label="teacher (expert)")
+    ax.set_xlabel("Time t")
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path
+
+
+def plot_curriculum_heatmap(
+    pick_types: np.ndarray, path: Path, n_types: int = 8, title: str = "", type_prefix: str = "T"
+) -> Path:
+    """Heat map of the task type picked at each step: the fraction of runs (rows) that picked it.
+
+    Args:
+        pick_types: ``(R, T)`` int task types picked by one teacher in ``R`` runs (one run gives the original's
+            binary picture).
+        path: output image file.
+        n_types: number of task types (rows of the picture).
+        title: figure title.
+    """
+    plt = _pyplot()
+    pick_types = np.atleast_2d(np.asarray(pick_types, dtype=np.int64))
+    R, T = pick_types.shape
+    fraction = np.zeros((n_types, T))
+    for k in range(n_types):
+        fraction[k] = (pick_types == k).mean(axis=0)
+    fig, ax = plt.subplots(figsize=(6.4, 2.8))
+    mesh = ax.pcolormesh(np.arange(T + 1), np.arange(n_types + 1), fraction, cmap="Greys", vmin=0, vmax=1)
+    ax.set_yticks(np.arange(n_types) + 0.5)
+    ax.set_yticklabels([f"{type_prefix}{k}" for k in range(n_types)])
+    ax.set_xlabel("Time t")
+    ax.set_ylabel("Task picked")
+    fig.colorbar(mesh, ax=ax, label="fraction of runs")
+    if title:
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path
