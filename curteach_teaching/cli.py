@@ -13,6 +13,7 @@ import sys
 from typing import Optional, Sequence
 
 _COMMAND_MODULES = (
+    "curteach_teaching.commands.datasets",
     "curteach_teaching.commands.demo",
     "curteach_teaching.commands.car_irl",
 )
