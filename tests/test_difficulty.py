@@ -1,0 +1,179 @@
+"""Difficulty scores: closed forms on the car, log-space safety, Lemma 1 and Theorem 1 of the paper."""
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from curteach_envs import CarTeachEnv
+from curteach_envs.tabular import TabularMDP
+from curteach_teaching.demonstrations import sample_demonstrations
+from curteach_teaching.difficulty import (
+    MIN_LOG_PROB,
+    aggregate,
+    curriculum_scores,
+    learner_difficulty_scores,
+    log_difficulty,
+    log_likelihood,
+    teacher_difficulty_scores,
+)
+from curteach_teaching.experiments.car_irl import _expert_log_policy
+from curteach_teaching.learners import MaxEntIRLLearner
+from curteach_teaching.planning import hard_value_iteration
+
+
+@pytest.fixture(scope="module")
+def car():
+    mdp = CarTeachEnv(layout_seed=5).tabular()
+    expert = hard_value_iteration(mdp)
+    pool = sample_demonstrations(mdp, expert.policy, np.random.default_rng(0))
+    learner = MaxEntIRLLearner(mdp)  # theta = 1: R = 0 on every T0 cell, so pi^L is exactly uniform there
+    return mdp, expert, pool, learner
+
+
+def test_t0_closed_forms(car):
+    mdp, expert, pool, learner = car
+    t0 = mdp.task_of_state[pool.start_states] == 0
+    log_e = _expert_log_policy(expert.policy)
+    cur = curriculum_scores(log_e, learner.log_policy, pool.states, pool.actions, "mean")
+    # the original's sum of 10 ratios prod pi^E/pi^L is exactly 10 on T0, i.e. a log-mean of exactly 0
+    assert np.all(cur[t0] == 0.0)
+    assert np.all(10 * np.exp(cur[t0]) == 10.0)
+    cur_l = learner_difficulty_scores(learner.log_policy, pool.states, pool.actions)
+    np.testing.assert_allclose(cur_l[t0], 100 * np.log(3), rtol=1e-14)
+    cur_t = teacher_difficulty_scores(log_e, pool.states, pool.actions)
+    np.testing.assert_allclose(cur_t[t0], -100 * np.log(3), rtol=1e-14)
+    # Cur-T scores are -(number of tied steps) ln 3, and equal counts give bit-identical scores (exact ties)
+    counts = np.rint(-cur_t / np.log(3)).astype(int)
+    np.testing.assert_allclose(cur_t, -counts * np.log(3), rtol=1e-13)
+    for c in np.unique(counts):
+        assert np.unique(cur_t[counts == c]).size == 1
+
+
+def test_mean_aggregation_matches_sum_of_ratios(car):
+    mdp, expert, pool, learner = car
+    rng = np.random.default_rng(1)
+    log_l = learner.log_policy + 0.0
+    # a learner that is somewhat worse than uniform, so the ratios are moderate and the direct form is exact
+    log_l = np.log(np.exp(log_l) * rng.uniform(0.5, 1.5, log_l.shape))
+    log_e = _expert_log_policy(expert.policy)
+    log_l -= np.log(np.exp(log_l).sum(axis=1, keepdims=True))
+    ratios = np.prod(expert.policy[pool.states, pool.actions] / np.exp(log_l[pool.states, pool.actions]), axis=2)
+    scores = curriculum_scores(log_e, log_l, pool.states, pool.actions, "mean")
+    np.testing.assert_allclose(np.exp(scores) * 10, ratios.sum(axis=1), rtol=1e-10)
+    geometric = curriculum_scores(log_e, log_l, pool.states, pool.actions, "geometric")
+    np.testing.assert_allclose(geometric, np.log(ratios).sum(axis=1), rtol=1e-10, atol=1e-10)
+
+
+def test_aggregate_by_hand():
+    values = np.array([[0.0, np.log(3.0)], [1000.0, 1000.0]])
+    np.testing.assert_allclose(aggregate(values, "mean"), [np.log(2.0), 1000.0])
+    np.testing.assert_allclose(aggregate(values, "geometric"), [np.log(3.0), 2000.0])
+    assert np.isfinite(aggregate(np.array([1e5, -1e5]), "mean"))  # exp would overflow; logsumexp does not
+    with pytest.raises(ValueError, match="aggregation"):
+        aggregate(values, "median")
+    with pytest.raises(ValueError, match="empty"):
+        aggregate(np.zeros((2, 0)))
+
+
+def test_zero_probability_is_safe():
+    # 3 states, 2 actions; the learner gives action 1 in state 2 probability exactly 0
+    log_l = np.array([[np.log(0.5)] * 2, [np.log(0.5)] * 2, [0.0, -np.inf]])
+    log_e = np.log(np.full((3, 2), 0.5))
+    states = np.array([[[0, 1]], [[2, 2]], [[1, 0]]])
+    actions = np.array([[[0, 1]], [[0, 1]], [[1, 1]]])
+    for aggregation in ("mean", "geometric"):
+        scores = curriculum_scores(log_e, log_l, states, actions, aggregation)
+        assert np.all(np.isfinite(scores))
+        assert np.argmax(scores) == 1  # the demonstration the learner cannot reproduce is the hardest
+    assert log_likelihood(log_l, states, actions)[1, 0] == pytest.approx(MIN_LOG_PROB)
+    assert np.isfinite(learner_difficulty_scores(log_l, states, actions)).all()
+    with pytest.raises(ValueError, match="NaN"):
+        log_difficulty(np.full((3, 2), np.nan), states, actions)
+    with pytest.raises(ValueError, match="same shape"):
+        log_difficulty(log_l, states, actions[..., :1])
+
+
+# ------------------------------------------------------------------ theory checks (teaching.md Section 8)
+def _binary_tree_mdp(depth=3, n_features=3, seed=0):
+    """A deterministic binary tree (2 actions) of ``depth`` decisions, leaves -> an absorbing sink; gamma = 1."""
+    rng = np.random.default_rng(seed)
+    n_internal = 2**depth - 1
+    n_leaves = 2**depth
+    S = n_internal + n_leaves + 1
+    sink = S - 1
+    rows, cols = [], []
+    for s in range(S):
+        for a in range(2):
+            target = 2 * s + 1 + a if s < n_internal + n_leaves and 2 * s + 1 + a < n_internal + n_leaves else sink
+            rows.append(2 * s + a)
+            cols.append(target)
+    transitions = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(2 * S, S))
+    features = rng.normal(size=(S, n_features))
+    features[sink] = 0.0
+    init = np.zeros(S)
+    init[0] = 1.0
+    mdp = TabularMDP(transitions, np.zeros(S), features, init, gamma=1.0, horizon=depth + 1)
+    return mdp, depth + 1
+
+
+def _all_demonstrations(mdp, length):
+    """Every action sequence from the root: ``(N, length)`` states, actions and feature counts."""
+    T = mdp.transitions.toarray().argmax(axis=1)
+    states, actions = [], []
+    for seq in itertools.product(range(2), repeat=length):
+        s, visited = 0, []
+        for a in seq:
+            visited.append(s)
+            s = T[2 * s + a]
+        states.append(visited)
+        actions.append(seq)
+    states, actions = np.array(states), np.array(actions)
+    counts = mdp.features[states].sum(axis=1)
+    return states, actions, counts
+
+
+def test_lemma1_identity():
+    mdp, length = _binary_tree_mdp()
+    states, actions, mu = _all_demonstrations(mdp, length)
+    rng = np.random.default_rng(3)
+    theta_star = rng.normal(size=mdp.n_features)
+    teacher = MaxEntIRLLearner(mdp, reward_model="linear", initial_parameters=theta_star)
+    for _ in range(3):
+        theta_t = rng.normal(size=mdp.n_features)
+        learner = MaxEntIRLLearner(mdp, reward_model="linear", initial_parameters=theta_t)
+        residual = (
+            log_difficulty(learner.log_policy, states, actions)
+            - log_difficulty(teacher.log_policy, states, actions)
+            - mu @ (theta_star - theta_t)
+        )
+        log_z_t, log_z_star = learner.values[0], teacher.values[0]  # soft values of the root (sink cancels)
+        np.testing.assert_allclose(residual, log_z_t - log_z_star, atol=1e-10)
+
+
+def test_theorem1_monotonicity():
+    mdp, length = _binary_tree_mdp(seed=1)
+    states, actions, mu = _all_demonstrations(mdp, length)
+    rng = np.random.default_rng(4)
+    theta_star = rng.normal(size=mdp.n_features)
+    theta_t = rng.normal(size=mdp.n_features)
+    teacher = MaxEntIRLLearner(mdp, reward_model="linear", initial_parameters=theta_star)
+    learner = MaxEntIRLLearner(mdp, reward_model="linear", initial_parameters=theta_t)
+    objective = log_difficulty(learner.log_policy, states, actions) - log_difficulty(teacher.log_policy, states, actions)
+    eta = 1e-5
+    decrease = []
+    for visited in states:
+        demo_occupancy = np.bincount(visited, minlength=mdp.n_states).astype(float)
+        g = learner.gradient(demo_occupancy, 0)  # gradient of -log P(xi | theta)
+        step = theta_t - eta * g
+        decrease.append(np.sum((theta_star - theta_t) ** 2) - np.sum((theta_star - step) ** 2))
+    decrease = np.array(decrease)
+    # the decrease grows with the curriculum objective: same ordering, and an affine relation to first order
+    # (the last action, at a leaf, does not change the states visited: pairs of demonstrations tie exactly)
+    order = np.argsort(objective, kind="stable")
+    distinct = np.diff(objective[order]) > 1e-9
+    assert distinct.sum() >= 7
+    assert np.all(np.diff(decrease[order])[distinct] > 0)
+    slope, intercept = np.polyfit(objective, decrease / (2 * eta), 1)
+    assert slope == pytest.approx(1.0, abs=1e-3)
