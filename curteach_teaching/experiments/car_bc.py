@@ -1,0 +1,333 @@
+"""The CrossEnt-BC experiment on the car: the paper's Fig. 3 (teachers Agn, Cur, Cur-T, Cur-L).
+
+One run, as the original ``BC/main.py`` (``../shared/spec/car_driving.md`` Sections 4, 6 and 7.2), from one seed:
+
+1. a fresh road and its MDP with gamma = 0.999;
+2. the expert (hard VI, tie-uniform) and the demonstration pool: 10 expert trajectories of 10 steps per start;
+3. the learner, ``theta = 1``, pre-trained for 1000 sweeps over the starts of T0..T(k-1) (instance-major order),
+   each start's 10 stored trajectories in turn, then copied once per teacher;
+4. 400 steps; at each step every teacher, in the order Agn, Cur, Cur-T, Cur-L, picks a start state (greedy on the
+   ``geometric`` aggregation of :mod:`curteach_teaching.difficulty`, ties to the lowest start) and its learner is
+   trained on that start's 10 stored trajectories (100 state-action pairs), without entropy or L2 term; the metric
+   ``R_true . rho^{pi_L, D_init}`` (gamma = 0.999) is recorded after each step.
+
+Two learner updates (``update``):
+
+* ``"batch"`` (default; the paper's learner model): imitation's ``BC`` with :class:`QuadraticSoftmaxPolicy` takes one
+  SGD step on the 100 pairs. imitation's loss is the *mean* negative log-likelihood, so the SGD rate is
+  ``learning_rate * 100``: exactly a step of ``learning_rate`` on the *summed* log-likelihood.
+* ``"sequential"`` (the original code): 100 sequential per-pair SGD steps with ``learning_rate``
+  (:func:`~curteach_teaching.learners.bc.sequential_sgd`, a direct NumPy implementation).
+
+The original BC has no assertion, so no run is flagged (``crash_step`` is always ``None``).
+
+Randomness: the run's ``SeedSequence`` is split into independent generators for the road, the pool and Agn (and the
+BC trainers' ``rng``, which one full-batch step never draws from).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+import numpy as np
+import torch as th
+from imitation.algorithms.bc import BC
+from imitation.util import logger as imit_logger
+from stable_baselines3.common import logger as sb_logger
+
+from curteach_envs.car import N_TASK_TYPES, car_tabular, sample_road
+from curteach_teaching.demonstrations import DemonstrationPool, sample_demonstrations
+from curteach_teaching.difficulty import AGGREGATIONS
+from curteach_teaching.experiments.results import RunResult
+from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy, action_features, quadratic_log_policy, sequential_sgd
+from curteach_teaching.planning import expected_return, hard_value_iteration
+from curteach_teaching.teachers import (
+    AgnosticTeacher,
+    CurriculumTeacher,
+    LearnerDifficultyTeacher,
+    TeacherDifficultyTeacher,
+)
+
+__all__ = [
+    "BC_TEACHER_NAMES",
+    "UPDATES",
+    "CarBCExperiment",
+    "BCCarLearner",
+    "pretraining_starts",
+    "make_bc_trainer",
+    "expert_log_policy",
+]
+
+#: The BC original's teachers, in its order of play.
+BC_TEACHER_NAMES = ("Agn", "Cur", "Cur-T", "Cur-L")
+UPDATES = ("batch", "sequential")
+
+
+def expert_log_policy(policy: np.ndarray) -> np.ndarray:
+    """``log pi^E`` of a tie-uniform policy as ``-log(number of tied actions)`` (``-inf`` off the support).
+
+    Exact bits wherever a learner is exactly uniform too, so T0's per-step ratio is exactly 0 in log space.
+
+    Args:
+        policy: ``(S, A)`` tie-uniform probabilities.
+
+    Returns:
+        ``(S, A)``.
+    """
+    ties = (policy > 0).sum(axis=1, keepdims=True)
+    return np.where(policy > 0, -np.log(ties.astype(np.float64)), -np.inf)
+
+
+def pretraining_starts(start_states: np.ndarray, task_of_state: np.ndarray, init_types: int) -> np.ndarray:
+    """The original's ``states_for_tasks(k)``: starts of types ``0..k-1``, instance-major (``(K_k,)`` start indices).
+
+    Args:
+        start_states: ``(K,)`` start states, instance-major (block ``b = 8 i + type``).
+        task_of_state: ``(S,)`` task type per state.
+        init_types: k.
+
+    Returns:
+        ``(5 k,)`` indices into ``start_states`` (increasing, which is instance-major on the car).
+    """
+    return np.flatnonzero(task_of_state[start_states] < init_types)
+
+
+def _silent_logger() -> imit_logger.HierarchicalLogger:
+    # BC logs the first batch of every ``train`` call; with no output format nothing is printed or written
+    return imit_logger.HierarchicalLogger(sb_logger.Logger(folder=None, output_formats=[]), format_strs=[])
+
+
+def make_bc_trainer(policy: QuadraticSoftmaxPolicy, n_pairs: int, learning_rate: float, rng: np.random.Generator) -> BC:
+    """imitation's ``BC`` that takes one plain SGD step of ``learning_rate`` on the summed log-likelihood of a set.
+
+    Args:
+        policy: the learner's policy (trained in place).
+        n_pairs: state-action pairs per set (the batch size); BC averages over them, so SGD's rate is
+            ``learning_rate * n_pairs``.
+        learning_rate: the step size on the summed log-likelihood (the original: 0.01).
+        rng: BC's generator.
+    """
+    return BC(
+        observation_space=policy.observation_space,
+        action_space=policy.action_space,
+        rng=rng,
+        policy=policy,
+        batch_size=n_pairs,
+        optimizer_cls=th.optim.SGD,
+        optimizer_kwargs={"lr": learning_rate * n_pairs},
+        ent_weight=0.0,
+        l2_weight=0.0,
+        device="cpu",
+        custom_logger=_silent_logger(),
+    )
+
+
+class BCCarLearner:
+    """A CrossEnt-BC learner on the car; offers the teachers' :class:`~curteach_teaching.teachers.PolicyView`.
+
+    Args:
+        mdp: the car MDP.
+        update: ``"batch"`` (imitation's BC, one step on the set's summed log-likelihood) or ``"sequential"``.
+        learning_rate: the original's 0.01.
+        n_pairs: pairs per demonstration set (batch size of the BC trainer).
+        rng: the BC trainer's generator (batch mode).
+    """
+
+    def __init__(self, mdp, update: str, learning_rate: float, n_pairs: int, rng: np.random.Generator):
+        if update not in UPDATES:
+            raise ValueError(f"update must be one of {UPDATES}; got {update!r}")
+        self.mdp = mdp
+        self.update_rule = update
+        self.learning_rate = float(learning_rate)
+        self.n_pairs = int(n_pairs)
+        self.features = action_features(mdp)
+        self.policy = QuadraticSoftmaxPolicy.from_mdp(mdp)
+        self.trainer = make_bc_trainer(self.policy, self.n_pairs, self.learning_rate, rng) if update == "batch" else None
+        self._theta = self.policy.theta_numpy()
+        self._log_policy: Optional[np.ndarray] = None
+
+    @property
+    def theta(self) -> np.ndarray:
+        """``(16,)`` current parameters."""
+        return self._theta.copy()
+
+    def set_theta(self, theta: np.ndarray) -> None:
+        """Overwrite the parameters (e.g. after pre-training)."""
+        self.policy.set_theta(theta)
+        self._theta = self.policy.theta_numpy()
+        self._log_policy = None
+
+    def action_log_probabilities(self) -> np.ndarray:
+        """``(S, A)`` log-probabilities of the current policy (cached until the next update)."""
+        if self._log_policy is None:
+            self._log_policy = quadratic_log_policy(self._theta, self.features)
+        return self._log_policy
+
+    def expected_reward(self) -> float:
+        """``R_true . rho^{pi_L, D_init}`` (the plotted metric)."""
+        return float(expected_return(self.mdp, np.exp(self.action_log_probabilities())))
+
+    def train_sets(self, states: np.ndarray, actions: np.ndarray, repeats: int = 1) -> None:
+        """Train on demonstration sets in order, ``repeats`` times over the list.
+
+        Args:
+            states, actions: ``(m, n_pairs)`` the sets' pairs (one row per set, in order).
+            repeats: passes over the m sets (pre-training sweeps).
+        """
+        states, actions = np.asarray(states), np.asarray(actions)
+        # a set whose every pair has psi = 0 (a T0 set) has exactly zero gradient under both rules: skip it
+        informative = np.any(self.features[states] != 0.0, axis=(1, 2, 3))
+        states, actions = states[informative], actions[informative]
+        if states.shape[0] == 0 or repeats == 0:
+            return
+        if self.update_rule == "sequential":
+            # sets chain exactly: every pair's step starts from the previous one's parameters
+            flat_states = np.tile(states.reshape(-1), repeats)
+            flat_actions = np.tile(actions.reshape(-1), repeats)
+            self._theta = sequential_sgd(self._theta, self.features, flat_states, flat_actions, self.learning_rate)
+            self.policy.set_theta(self._theta)
+        else:
+            batches = [{"obs": s, "acts": a} for s, a in zip(states, actions)]
+            self.trainer.set_demonstrations(batches)
+            self.trainer.train(n_epochs=repeats, progress_bar=False, log_interval=10**9)
+            self._theta = self.policy.theta_numpy()
+        self._log_policy = None
+
+
+def _step_many(learners: list, states: np.ndarray, actions: np.ndarray) -> None:
+    """One teaching step of several learners at once (each on its own set); sequential learners share one call."""
+    sequential = [i for i, learner in enumerate(learners) if learner.update_rule == "sequential"]
+    if sequential:
+        first = learners[sequential[0]]
+        theta = np.stack([learners[i]._theta for i in sequential])
+        theta = sequential_sgd(theta, first.features, states[sequential], actions[sequential], first.learning_rate)
+        for row, i in enumerate(sequential):
+            learners[i]._theta = theta[row]
+            learners[i].policy.set_theta(theta[row])
+            learners[i]._log_policy = None
+    for i, learner in enumerate(learners):
+        if learner.update_rule == "batch":
+            learner.train_sets(states[i : i + 1], actions[i : i + 1])
+
+
+@dataclass(frozen=True)
+class CarBCExperiment:
+    """Settings of the car CrossEnt-BC experiment; :meth:`run` performs one run.
+
+    Defaults are the original's (``init_types = 1`` is ``--init T0``, the BC original's default), with the paper's
+    batch update.
+    """
+
+    init_types: int = 1
+    steps: int = 400
+    teachers: tuple = BC_TEACHER_NAMES
+    update: str = "batch"
+    gamma: float = 0.999
+    n_per_start: int = 10
+    demo_length: int = 10
+    learning_rate: float = 0.01
+    pretrain_sweeps: int = 1000
+    aggregation: str = "geometric"
+
+    def __post_init__(self):
+        _check_int("init_types", self.init_types, 0, N_TASK_TYPES)
+        for name in ("steps", "n_per_start", "demo_length"):
+            _check_int(name, getattr(self, name), 1)
+        _check_int("pretrain_sweeps", self.pretrain_sweeps, 0)
+        if self.update not in UPDATES:
+            raise ValueError(f"update must be one of {UPDATES}; got {self.update!r}")
+        if not 0.0 <= self.gamma <= 1.0:
+            raise ValueError(f"gamma must be in [0, 1]; got {self.gamma}")
+        if not (np.isfinite(self.learning_rate) and self.learning_rate > 0):
+            raise ValueError(f"learning_rate must be a finite number > 0; got {self.learning_rate}")
+        if self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"aggregation must be one of {AGGREGATIONS}; got {self.aggregation!r}")
+        unknown = [t for t in self.teachers if t not in BC_TEACHER_NAMES]
+        if unknown or not self.teachers or len(set(self.teachers)) != len(self.teachers):
+            raise ValueError(f"teachers must be distinct names from {list(BC_TEACHER_NAMES)}; got {list(self.teachers)}")
+        object.__setattr__(self, "teachers", tuple(t for t in BC_TEACHER_NAMES if t in self.teachers))
+
+    def settings(self) -> dict:
+        """JSON-serialisable settings (fingerprinted into run files)."""
+        data = asdict(self)
+        data["teachers"] = list(self.teachers)
+        data["experiment"] = "car-bc"
+        return data
+
+    def build(self, seed_sequence: np.random.SeedSequence):
+        """Road, expert, pool and the pre-trained learner of a run: ``(mdp, expert, pool, learner, rngs)``."""
+        road_seed, pool_seed, agn_seed, trainer_seed = seed_sequence.spawn(4)
+        mdp = car_tabular(sample_road(np.random.default_rng(road_seed)), gamma=self.gamma)
+        expert = hard_value_iteration(mdp)
+        pool = sample_demonstrations(
+            mdp, expert.policy, np.random.default_rng(pool_seed), n_per_start=self.n_per_start, length=self.demo_length
+        )
+        learner = BCCarLearner(mdp, self.update, self.learning_rate, self.n_per_start * self.demo_length,
+                               np.random.default_rng(trainer_seed))
+        starts = pretraining_starts(pool.start_states, mdp.task_of_state, self.init_types)
+        if starts.size and self.pretrain_sweeps:
+            set_states, set_actions = _sets(pool, starts)
+            learner.train_sets(set_states, set_actions, repeats=self.pretrain_sweeps)
+        rngs = {"agn": np.random.default_rng(agn_seed), "trainer": trainer_seed}
+        return mdp, expert, pool, learner, rngs
+
+    def run(self, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
+        """One full run; see the module docstring."""
+        with warnings.catch_warnings():
+            # imitation's BC logger calls float() on tensors that require grad (harmless, once per process)
+            warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
+            return self._run(index, seed_sequence)
+
+    def _run(self, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
+        mdp, expert, pool, learner, rngs = self.build(seed_sequence)
+        log_expert = expert_log_policy(expert.policy)
+        starts = pool.start_states
+        factories = {
+            "Agn": lambda: AgnosticTeacher(starts, rngs["agn"]),
+            "Cur": lambda: CurriculumTeacher(pool, log_expert, self.aggregation),
+            "Cur-T": lambda: TeacherDifficultyTeacher(pool, log_expert, self.aggregation),
+            "Cur-L": lambda: LearnerDifficultyTeacher(pool, self.aggregation),
+        }
+        teachers = {name: factories[name]() for name in self.teachers}
+        trainer_seeds = rngs["trainer"].spawn(len(teachers))
+        learners = []
+        for seed in trainer_seeds:
+            copy = BCCarLearner(mdp, self.update, self.learning_rate, learner.n_pairs, np.random.default_rng(seed))
+            copy.set_theta(learner.theta)
+            learners.append(copy)
+        start_index = {int(s): k for k, s in enumerate(starts)}
+        T = self.steps
+        curves = {name: np.empty(T + 1) for name in teachers}
+        picks = {name: np.empty(T, dtype=np.int64) for name in teachers}
+        for name, student in zip(teachers, learners):
+            curves[name][0] = student.expected_reward()
+        set_states = pool.states.reshape(pool.n_starts, -1)
+        set_actions = pool.actions.reshape(pool.n_starts, -1)
+        for t in range(T):
+            chosen = np.array([start_index[teacher.select(student, t)] for teacher, student in zip(teachers.values(), learners)])
+            _step_many(learners, set_states[chosen], set_actions[chosen])
+            for (name, student), k in zip(zip(teachers, learners), chosen):
+                curves[name][t + 1] = student.expected_reward()
+                picks[name][t] = starts[k]
+        pick_types = {name: mdp.task_of_state[p] for name, p in picks.items()}
+        extras = {
+            "expert_reward": float(expected_return(mdp, expert.policy)),
+            "initial_reward": float(curves[next(iter(teachers))][0]),
+        }
+        return RunResult(index=index, seed=0, curves=curves, picks=picks, pick_types=pick_types, crash_step=None,
+                         extras=extras)
+
+
+def _sets(pool: DemonstrationPool, start_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(m, n * L)`` states and actions of the sets of ``start_indices`` (trajectories in order)."""
+    return (pool.states[start_indices].reshape(start_indices.size, -1),
+            pool.actions[start_indices].reshape(start_indices.size, -1))
+
+
+def _check_int(name, value, minimum, maximum=None):
+    bad = isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum
+    if bad or (maximum is not None and value > maximum):
+        allowed = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise ValueError(f"{name} must be an integer {allowed}; got {value!r}")
