@@ -16,6 +16,7 @@ _COMMAND_MODULES = (
     "curteach_teaching.commands.datasets",
     "curteach_teaching.commands.demo",
     "curteach_teaching.commands.car_irl",
+    "curteach_teaching.commands.car_bc",
 )
 
 
