@@ -16,13 +16,15 @@ policy from the chosen start (:func:`occupancy_per_start`), as in the original.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
-from imitation.data.types import Trajectory
 
 from curteach_envs.tabular import TabularMDP
 from curteach_teaching.planning import occupancy
+
+if TYPE_CHECKING:  # imitation imports torch (about 1 s); only trajectories() needs it, so it is imported there
+    from imitation.data.types import Trajectory
 
 __all__ = ["DemonstrationPool", "sample_demonstrations", "occupancy_per_start", "sample_actions"]
 
@@ -78,6 +80,8 @@ class DemonstrationPool:
         ``obs`` is the ``(L + 1,)`` int64 array of state ids, ``acts`` the ``(L,)`` int64 actions, ``infos`` is
         ``None``.
         """
+        from imitation.data.types import Trajectory
+
         if not 0 <= start_index < self.n_starts:
             raise ValueError(f"start_index must be in [0, {self.n_starts - 1}]; got {start_index}")
         return [
