@@ -549,16 +549,17 @@ def load_dataset(path: Union[str, os.PathLike]) -> NavigationDataset:
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"no dataset file at {str(path)!r}")
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"cannot read dataset {str(path)!r}: not an .npz (zip) archive")
     try:
         with np.load(path, allow_pickle=False) as archive:
-            if "meta" not in archive.files:
-                raise ValueError(f"{str(path)!r} is not a curteach navigation dataset (no 'meta' entry)")
-            meta = json.loads(str(archive["meta"]))
-            arrays = {name: archive[name] for name in archive.files if name != "meta"}
-    except ValueError:
-        raise
-    except (OSError, EOFError, zipfile.BadZipFile, json.JSONDecodeError, KeyError) as error:
+            files = set(archive.files)
+            meta = json.loads(str(archive["meta"])) if "meta" in files else None
+            arrays = {name: archive[name] for name in files if name != "meta"}
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile, KeyError) as error:
         raise ValueError(f"cannot read dataset {str(path)!r}: {type(error).__name__}: {error}") from error
+    if meta is None:
+        raise ValueError(f"{str(path)!r} is not a curteach navigation dataset (no 'meta' entry)")
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{str(path)!r} is not a curteach navigation dataset (format {meta!r})")
     if meta.get("version") != VERSION:
