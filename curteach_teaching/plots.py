@@ -63,8 +63,8 @@ def plot_learning_curves(
         mean = np.array([r["mean"] for r in mine])
         sem = np.nan_to_num(np.array([r["sem"] for r in mine]))
         style = dict(TEACHER_STYLES.get(name, {}))
-        ax.plot(t, mean, label=name, markevery=max(1, spacing), markersize=4, **style)
-        ax.fill_between(t, mean - sem, mean + sem, color=style.get("color"), alpha=0.18, linewidth=0)
+        (line,) = ax.plot(t, mean, label=name, markevery=max(1, spacing), markersize=4, **style)
+        ax.fill_between(t, mean - sem, mean + sem, color=line.get_color(), alpha=0.18, linewidth=0)
     if reference is not None and np.isfinite(reference):
         ax.axhline(reference, color="black", linewidth=0.8, linestyle=(0, (1, 3)), label="teacher (expert)")
     ax.set_xlabel("Time t")
