@@ -124,7 +124,7 @@ def run_sweep(
             print(f"run {index}: existing file not used ({reason}); recomputing", file=sys.stderr)
         todo.append(index)
 
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     bar = tqdm(total=runs, initial=len(sweep.reused), desc="runs", unit="run", disable=not progress, file=sys.stderr)
     n_workers = min(len(todo), workers or os.cpu_count() or 1)
