@@ -19,6 +19,7 @@ install: $(STAMP)
 
 demo: install
 	$(VENV)/bin/curteach demo --out $(DEMO_OUT)
+	$(VENV)/bin/curteach car-irl --init T0-T3 --runs 4 --workers 2 --out $(DEMO_OUT)/car-irl
 
 test: install
 	$(PY) -m pytest -n 2 -q
