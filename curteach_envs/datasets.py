@@ -239,7 +239,7 @@ def generate_dataset(
     all_jobs = [job for _, jobs in plan for job in jobs]
     results: list[Optional[dict]] = [None] * len(all_jobs)
 
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     bar = tqdm(total=len(all_jobs), desc=f"{kind} dataset", unit="chunk", disable=not progress)
     if workers == 1:
