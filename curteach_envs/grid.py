@@ -46,6 +46,8 @@ __all__ = [
     "count_optimal_sequences",
     "optimal_sequences",
     "table_to_tabular",
+    "forbid_exits",
+    "FORBIDDEN_EXIT_REWARD",
     "agent_planes",
     "NavigationEnv",
 ]
@@ -284,6 +286,23 @@ def optimal_sequences(
     return found
 
 
+#: Reward of a losing exit in exports with ``forbid_exits=True``: worse than any path in a 6 x 6 grid.
+FORBIDDEN_EXIT_REWARD = -1000
+
+
+def forbid_exits(next_state: np.ndarray, reward: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The table with every losing exit (a terminal transition with negative reward: a bomb, leaving the grid)
+    given reward :data:`FORBIDDEN_EXIT_REWARD`.
+
+    Where a goal (or the tour) can be reached, it is then always better than an exit, so the optimal value is that
+    of the best goal (tour), which is what the original's searches compute. Exits stay terminal, so every state
+    keeps a finite value (a pocket enclosed by bombs would otherwise loop forever).
+    """
+    reward = np.array(reward)
+    reward[(np.asarray(next_state) < 0) & (reward < 0)] = FORBIDDEN_EXIT_REWARD
+    return np.asarray(next_state), reward
+
+
 def table_to_tabular(
     next_state: np.ndarray,
     reward: np.ndarray,
@@ -479,8 +498,8 @@ class NavigationEnv(gym.Env):
         return nav_render.nav_rgb(kinds, pose)
 
     # ---------------------------------------------------------------- export
-    def tabular(self) -> TabularMDP:
-        """The current task's :class:`TabularMDP` (call ``reset`` first)."""
+    def tabular(self, forbid_exits: bool = False) -> TabularMDP:
+        """The current task's :class:`TabularMDP` (call ``reset`` first); see ``task.tabular``."""
         if self.task is None:
             raise RuntimeError("call reset() before tabular()")
-        return self.task.tabular()
+        return self.task.tabular(forbid_exits=forbid_exits)

@@ -31,6 +31,7 @@ from curteach_envs.grid import (
     optimal_sequences,
     solve_table,
     table_to_tabular,
+    forbid_exits as _forbid_exits,
 )
 from curteach_envs.tabular import TabularMDP
 
@@ -198,14 +199,21 @@ class ShortestPathTask:
             self._cache["dynamics"] = (nxt, reward)
         return self._cache["dynamics"]
 
-    def tabular(self) -> TabularMDP:
+    def tabular(self, forbid_exits: bool = False) -> TabularMDP:
         """``TabularMDP`` of this task: the 144 poses and one absorbing terminal state (145 states).
 
         Reward is state-action ``(145, 3)``; features are the flattened ``(7, 6, 6)`` observation (252 values);
         ``gamma = 1``, ``horizon = 30``. The MDP is cyclic (turning in place), so planners iterate to a
         tolerance; the infinite-horizon optimum equals the 30-step one (see the README).
+
+        Args:
+            forbid_exits: ``False`` (default): the environment's rewards. ``True``: stepping on a bomb or off the
+                grid pays -1000 instead of -6, so the optimal value is the best goal's reward, the reward of the
+                original's demonstrations, also where ending on a bomb would score more (rewards below -6).
         """
         nxt, reward = self.dynamics()
+        if forbid_exits:
+            nxt, reward = _forbid_exits(nxt, reward)
         features = self.observations(np.arange(N_POSES)).reshape(N_POSES, -1)
         names = [f"{c}[{r},{k}]" for c in ("agent_east", "agent_south", "agent_west", "agent_north", "mud", "bomb", "goal")
                  for r in range(SIZE) for k in range(SIZE)]

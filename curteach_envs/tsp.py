@@ -32,6 +32,7 @@ from curteach_envs.grid import (
     optimal_sequences,
     solve_table,
     table_to_tabular,
+    forbid_exits as _forbid_exits,
 )
 from curteach_envs.tabular import TabularMDP
 
@@ -201,13 +202,20 @@ class TSPTask:
             self._cache["dynamics"] = (nxt, reward)
         return self._cache["dynamics"]
 
-    def tabular(self) -> TabularMDP:
+    def tabular(self, forbid_exits: bool = False) -> TabularMDP:
         """``TabularMDP`` over ``(visited mask, pose)`` (``144 * 2**G`` states) plus one absorbing terminal state.
 
         Reward is state-action; features are the flattened observation (252 values); ``gamma = 1``,
         ``horizon = 30``.
+
+        Args:
+            forbid_exits: ``False`` (default): the environment's rewards, where leaving the grid ends the episode
+                at -11 (better than a tour of more than 21 actions). ``True``: leaving the grid pays -1000, so the
+                optimal value is the exact optimal tour's return.
         """
         nxt, reward = self.dynamics()
+        if forbid_exits:
+            nxt, reward = _forbid_exits(nxt, reward)
         states = np.arange(self.n_states)
         features = self.observations(states % N_POSES, states // N_POSES).reshape(self.n_states, -1)
         names = [f"{c}[{r},{k}]" for c in TSP_CHANNEL_NAMES for r in range(SIZE) for k in range(SIZE)]

@@ -77,6 +77,20 @@ def test_every_demonstration_replays_to_its_reward_and_terminates(fixture, reque
                 assert ended and rewards.sum() == split["greedy_reward"][i]
 
 
+def test_planner_value_on_the_export_equals_the_stored_reward(sp_data, tsp_data):
+    from curteach_teaching.planning import hard_value_iteration
+
+    for data in (sp_data, tsp_data):
+        split = data["train"]
+        for i in range(0, split.n_demos, max(1, split.n_demos // 40)):
+            task = split.task(i)
+            value = hard_value_iteration(task.tabular(forbid_exits=True)).values[task.start_state]
+            if data.kind == "shortest_path":
+                assert value == split["reward"][i]
+            else:  # the exact optimum; the original's tour reaches it unless its legs' walls cost a detour
+                assert value == split["exact_reward"][i] >= split["reward"][i]
+
+
 def test_trajectories_carry_the_observations(sp_data, tsp_data):
     for data in (sp_data, tsp_data):
         split = next(iter(data.splits.values()))

@@ -266,3 +266,19 @@ def test_dijkstra_unreachable_target():
     target[35] = True
     result = dijkstra(0, np.zeros(36, dtype=int), passable, target)
     assert not result.reachable and result.paths == ()
+
+
+def test_walled_export_gives_the_demonstrations_reward():
+    """With exits forbidden, the planner's value is the original's best-goal reward / the exact tour."""
+    rng = np.random.default_rng(11)
+    seen_far = False
+    for _ in range(40):
+        task, solution, _ = sample_shortest_path_task(rng, int(rng.integers(1, 3)), 12, int(rng.integers(6, 13)))
+        value = hard_value_iteration(task.tabular(forbid_exits=True)).values[task.start_state]
+        assert value == solution.reward
+        seen_far |= solution.reward < -6
+    assert seen_far  # including tasks where the environment's own optimum is to end on a bomb
+    for n_goals in (2, 3, 4):
+        task, solution, _ = sample_tsp_task(rng, n_goals)
+        value = hard_value_iteration(task.tabular(forbid_exits=True)).values[task.start_state]
+        assert value == exact_tour(task)[0] >= solution.reward
