@@ -1,0 +1,215 @@
+"""The curriculum plug-in for imitation's BC: pacing, ranking, batches, peeking, determinism, a seals env."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import seals  # noqa: F401  (registers the seals/ environments)
+import torch as th
+from imitation.algorithms.bc import BC
+from imitation.data.types import Trajectory
+
+from curteach_teaching.curriculum import CurriculumBC, FullPacing, LinearPacing
+from curteach_teaching.demonstrations import sample_demonstrations
+from curteach_teaching.experiments.car_bc import _silent_logger, expert_log_policy
+from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy
+from curteach_teaching.planning import hard_value_iteration
+
+pytestmark = pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad")
+
+
+@pytest.fixture(scope="module")
+def car(car_mdp):
+    mdp = car_mdp.replace(gamma=0.999)
+    expert = hard_value_iteration(mdp)
+    pool = sample_demonstrations(mdp, expert.policy, np.random.default_rng(0), n_per_start=2)
+    return mdp, expert_log_policy(expert.policy), pool
+
+
+def car_trainer(mdp, batch_size=32, minibatch_size=None, seed=0, optimizer=th.optim.SGD, lr=0.05):
+    policy = QuadraticSoftmaxPolicy.from_mdp(mdp)
+    return BC(
+        observation_space=policy.observation_space, action_space=policy.action_space, rng=np.random.default_rng(seed),
+        policy=policy, batch_size=batch_size, minibatch_size=minibatch_size, optimizer_cls=optimizer,
+        optimizer_kwargs={"lr": lr}, ent_weight=0.0, custom_logger=_silent_logger(),
+    )
+
+
+def test_linear_pacing_values():
+    pacing = LinearPacing()  # a = 0.8, b = 0.5: X_e = int(50 + min(1, e / 8) * 50) for N = 100, E = 10
+    assert [pacing(e, 10, 100) for e in range(1, 11)] == [56, 62, 68, 75, 81, 87, 93, 100, 100, 100]
+    assert LinearPacing(a=1.0, b=0.0)(1, 40, 16900) == int(16900 / 40)
+    assert LinearPacing(b=0.0)(1, 1000, 10) == 1  # never empty
+    assert FullPacing()(3, 10, 7) == 7
+    with pytest.raises(ValueError, match="a must be"):
+        LinearPacing(a=0.0)
+    with pytest.raises(ValueError, match=r"b must be in \[0, 1\]"):
+        LinearPacing(b=1.5)
+    with pytest.raises(ValueError, match=r"epoch must be in \[1, n_epochs = 10\]"):
+        pacing(0, 10, 100)
+
+
+def test_ranking_by_variant(car):
+    mdp, log_expert, pool = car
+    demos = pool.all_trajectories()
+    N = len(demos)
+    teacher = np.arange(N, dtype=float) % 7  # given per-demonstration log Psi^E
+    trainer = car_trainer(mdp)
+    table = trainer.policy.log_policy_table()
+    learner = -np.array([table[d.obs[:-1], d.acts].sum() for d in demos])
+    pacing = lambda e, E, n: 10  # noqa: E731
+    for variant, preference in (("Cur", learner - teacher), ("Cur-L", learner), ("Cur-T", -teacher)):
+        curriculum = CurriculumBC(trainer, demos, variant=variant, teacher=teacher, pacing=pacing)
+        selected, pref, _ = curriculum.select(1, 5)
+        np.testing.assert_allclose(pref, preference, atol=1e-9)
+        assert np.array_equal(selected, np.argsort(-preference, kind="stable")[:10])
+    agn = CurriculumBC(trainer, demos, variant="Agn")
+    assert np.array_equal(agn.select(1, 5)[0], np.arange(N))
+    # a tabular teacher policy as a callable gives log Psi^E = -sum log pi^E
+    by_policy = CurriculumBC(trainer, demos, variant="Cur-T", teacher=lambda obs, acts: log_expert[obs, acts])
+    expected = -np.array([log_expert[d.obs[:-1], d.acts].sum() for d in demos])
+    np.testing.assert_allclose(by_policy.teacher_difficulty, expected)
+
+
+def test_training_logs_and_keeps_policy_and_optimizer(car):
+    mdp, log_expert, pool = car
+    demos = pool.all_trajectories()
+    trainer = car_trainer(mdp, optimizer=th.optim.Adam, lr=0.05)
+    optimizer, policy = trainer.optimizer, trainer.policy
+    curriculum = CurriculumBC(trainer, demos, teacher=lambda obs, acts: log_expert[obs, acts])
+    records = curriculum.train(5)
+    assert trainer.optimizer is optimizer and trainer.policy is policy
+    assert all(len(state["exp_avg"]) for state in optimizer.state.values())
+    N = len(demos)
+    assert [r.n_selected for r in records] == [LinearPacing()(e, 5, N) for e in range(1, 6)]
+    assert [r.fraction for r in records] == [r.n_selected / N for r in records]
+    assert records[0].learner_difficulty_all_mean > records[-1].learner_difficulty_all_mean  # it learns
+    assert curriculum.selection_matrix().sum(axis=1).tolist() == [r.n_selected for r in records]
+    table = curriculum.log_table()
+    assert table["epoch"].tolist() == [1, 2, 3, 4, 5] and "learner_difficulty_mean" in table
+    more = curriculum.train(1)
+    assert more[0].epoch == 6 and len(curriculum.history) == 6
+
+
+def count_training_pairs(trainer):
+    """Wrap the policy's evaluate_actions to record the batch sizes BC trains on (scoring uses no_grad)."""
+    seen = []
+    original = trainer.policy.evaluate_actions
+
+    def wrapped(obs, acts):
+        if th.is_grad_enabled():
+            seen.append(len(acts))
+        return original(obs, acts)
+
+    trainer.policy.evaluate_actions = wrapped
+    return seen
+
+
+@pytest.mark.parametrize("remainder", ["partial", "drop"])
+def test_batches_remainder_and_peek(car, remainder):
+    mdp, log_expert, pool = car
+    demos = pool.all_trajectories()[:7]  # 70 transitions
+    trainer = car_trainer(mdp, batch_size=32)
+    seen = count_training_pairs(trainer)
+    curriculum = CurriculumBC(trainer, demos, variant="Agn", remainder=remainder)
+    record = curriculum.train(1)[0]
+    # set_demonstrations peeks at the first batch (one extra __iter__); training still sees every batch once
+    if remainder == "partial":
+        assert seen == [32, 32, 6] and record.n_transitions == 70 and record.n_batches == 3
+    else:
+        assert seen == [32, 32] and record.n_transitions == 64 and record.n_batches == 2
+    assert trainer.batch_size == 32 and trainer.minibatch_size == 32
+
+
+def test_selection_smaller_than_batch_and_minibatches(car):
+    mdp, log_expert, pool = car
+    demos = pool.all_trajectories()[:3]  # 30 transitions < batch size 64
+    trainer = car_trainer(mdp, batch_size=64, minibatch_size=16)
+    seen = count_training_pairs(trainer)
+    record = CurriculumBC(trainer, demos, variant="Agn").train(1)[0]
+    assert seen == [30] and record.n_batches == 1
+    assert (trainer.batch_size, trainer.minibatch_size) == (64, 16)  # restored
+    seen.clear()
+    CurriculumBC(trainer, pool.all_trajectories()[:15], variant="Agn").train(1)  # 150 = 2 x 64 + 22
+    assert seen == [16] * 8 + [22]
+
+
+def test_same_seed_same_result_whatever_the_global_rng(car):
+    mdp, log_expert, pool = car
+    demos = pool.all_trajectories()
+
+    def run(global_seed):
+        th.manual_seed(global_seed)  # must not matter
+        np.random.seed(global_seed)
+        trainer = car_trainer(mdp, seed=11)
+        curriculum = CurriculumBC(trainer, demos, teacher=lambda obs, acts: log_expert[obs, acts])
+        curriculum.train(3)
+        return trainer.policy.theta_numpy(), curriculum.selection_matrix()
+
+    theta_a, sel_a = run(1)
+    theta_b, sel_b = run(2)
+    assert np.array_equal(theta_a, theta_b) and np.array_equal(sel_a, sel_b)
+
+
+def cliff_demonstrations(n, rng):
+    env = gym.make("seals/CliffWorld7x4-v0").unwrapped
+    T, R, H = env.transition_matrix, env.reward_matrix, env.horizon
+    V = np.zeros(T.shape[0])
+    policies = []
+    for _ in range(H):  # finite-horizon hard value iteration
+        Q = R[:, None] + T @ V
+        policies.append(Q.argmax(axis=1))
+        V = Q.max(axis=1)
+    policies = policies[::-1]
+    demos = []
+    for _ in range(n):
+        state = int(rng.choice(T.shape[0], p=env.initial_state_dist))
+        states, actions = [state], []
+        for t in range(H):
+            action = int(policies[t][state]) if rng.random() > 0.2 else int(rng.integers(4))  # a noisy expert
+            state = int(rng.choice(T.shape[0], p=T[state, action]))
+            states.append(state)
+            actions.append(action)
+        obs = env.observation_matrix[states].astype(np.float32)
+        demos.append(Trajectory(obs=obs, acts=np.array(actions), infos=None, terminal=True))
+    return env, demos
+
+
+@pytest.mark.parametrize("variant", ["Cur", "Cur-L", "Cur-T", "Agn"])
+def test_seals_cliff_world_with_imitations_default_policy(variant):
+    rng = np.random.default_rng(5)
+    env, demos = cliff_demonstrations(30, rng)
+    trainer = BC(
+        observation_space=gym.spaces.Box(-np.inf, np.inf, (28,), np.float32), action_space=gym.spaces.Discrete(4),
+        rng=np.random.default_rng(0), batch_size=16, custom_logger=_silent_logger(),
+    )
+    teacher = rng.random(len(demos))  # e.g. a task-specific teacher score per demonstration
+    curriculum = CurriculumBC(trainer, demos, variant=variant, teacher=None if variant in ("Cur-L", "Agn") else teacher)
+    before = curriculum.learner_difficulty().mean()
+    records = curriculum.train(8)
+    assert curriculum.learner_difficulty().mean() < before
+    assert records[-1].n_selected == 30
+    if variant != "Agn":
+        assert records[0].n_selected == LinearPacing()(1, 8, 30) < 30
+
+
+def test_bad_input(car):
+    mdp, log_expert, pool = car
+    demos = pool.all_trajectories()
+    trainer = car_trainer(mdp)
+    with pytest.raises(ValueError, match="empty"):
+        CurriculumBC(trainer, [])
+    with pytest.raises(ValueError, match="variant must be one of"):
+        CurriculumBC(trainer, demos, variant="Omn")
+    with pytest.raises(ValueError, match="needs a teacher"):
+        CurriculumBC(trainer, demos, variant="Cur")
+    with pytest.raises(ValueError, match=r"shape \(80,\)"):
+        CurriculumBC(trainer, demos, variant="Cur-T", teacher=np.zeros(3))
+    with pytest.raises(ValueError, match="remainder"):
+        CurriculumBC(trainer, demos, variant="Agn", remainder="pad")
+    bad = Trajectory(obs=np.array([0, 2]), acts=np.array([5]), infos=None, terminal=True)
+    with pytest.raises(ValueError, match=r"\[0, 2\]"):
+        CurriculumBC(trainer, [bad], variant="Agn")
+    with pytest.raises(ValueError, match="integer in"):
+        CurriculumBC(trainer, demos, variant="Cur-L", pacing=lambda e, E, n: 0).train(1)
+    with pytest.raises(ValueError, match="n_epochs"):
+        CurriculumBC(trainer, demos, variant="Agn").train(0)
