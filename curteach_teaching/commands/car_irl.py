@@ -38,7 +38,8 @@ def add_parser(subparsers) -> None:
     _common(fig2, "results/car-irl")
     fig2.add_argument("--teachers", default=",".join(TEACHER_NAMES),
                       help=f"comma-separated subset of {','.join(TEACHER_NAMES)} (default all)")
-    fig2.add_argument("--heatmap-teacher", default="Cur", help="teacher whose curriculum heat map is drawn (default Cur)")
+    fig2.add_argument("--heatmap-teacher", default=None,
+                      help="teacher whose curriculum heat map is drawn (default Cur, else the first teacher)")
     fig2.set_defaults(func=run_car_irl)
 
     fig4 = subparsers.add_parser(
@@ -84,9 +85,9 @@ def run_car_irl(args: argparse.Namespace) -> int:
 
     teachers = tuple(t.strip() for t in args.teachers.split(",") if t.strip())
     experiment = CarIRLExperiment(teachers=teachers, **_experiment_kwargs(args))
-    heatmap = args.heatmap_teacher if args.heatmap_teacher in experiment.teachers or args.heatmap_teacher != "Cur" else None
-    if args.heatmap_teacher == "Cur" and "Cur" not in experiment.teachers:
-        heatmap = experiment.teachers[0]
+    heatmap = args.heatmap_teacher
+    if heatmap is None:  # default: Cur, or the first teacher when Cur is not taught
+        heatmap = "Cur" if "Cur" in experiment.teachers else experiment.teachers[0]
     return _sweep(args, experiment, "results/car-irl", heatmap, f"MaxEnt-IRL, init {args.init}")
 
 

@@ -20,6 +20,7 @@ import json
 import multiprocessing
 import os
 import sys
+import tempfile
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -216,9 +217,14 @@ def write_outputs(
                 title=f"{chosen}: task type picked, fraction of {len(subset_runs)} {subset} runs",
             )
             report["files"].append(name)
-    with open(out_dir / "report.json", "w") as stream:
+    handle, temporary = tempfile.mkstemp(prefix=".report.json.", suffix=".tmp", dir=out_dir)
+    with os.fdopen(handle, "w") as stream:
         json.dump(report, stream, indent=1)
+    os.replace(temporary, out_dir / "report.json")
     print(f"{len(results)} runs ({len(sweep.computed)} computed, {len(sweep.reused)} reused) in {out_dir}")
+    unchecked = sum(r.extras.get("crash_checked") is False for r in results)
+    if unchecked:
+        print(f"note: the crash flag was not checked in {unchecked} run(s) (no Cur teacher); they count as finished")
     print(
         f"flagged (the original would have crashed): {len(flagged)}/{len(results)} = "
         f"{report['flagged_fraction']:.2f}"
