@@ -23,6 +23,7 @@ import tempfile
 import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Mapping, Optional, Union
 
@@ -311,7 +312,7 @@ class NavigationSplit:
         """A stored column, e.g. ``split["reward"]`` ``(N,)``."""
         return self.columns[column]
 
-    @property
+    @cached_property
     def offsets(self) -> np.ndarray:
         """``(N + 1,)`` start of each demonstration in the concatenated ``actions``."""
         return np.concatenate([[0], np.cumsum(self.columns["lengths"])])
@@ -325,9 +326,12 @@ class NavigationSplit:
         """``(L,)`` int8 actions of the greedy tour of TSP demonstration ``i``."""
         if self.kind != "tsp":
             raise ValueError("greedy tours exist only in TSP datasets")
-        lengths = self.columns["greedy_lengths"]
-        start = int(lengths[:i].sum())
-        return self.columns["greedy_actions"][start : start + int(lengths[i])]
+        o = self._greedy_offsets
+        return self.columns["greedy_actions"][o[i] : o[i + 1]]
+
+    @cached_property
+    def _greedy_offsets(self) -> np.ndarray:
+        return np.concatenate([[0], np.cumsum(self.columns["greedy_lengths"])])
 
     def task(self, i: int):
         """The task of demonstration ``i``."""

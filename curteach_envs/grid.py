@@ -372,8 +372,8 @@ def check_cell_list(name: str, cells, low: int, high: int) -> tuple:
         values = tuple(int(c) for c in cells)
     except TypeError as error:
         raise ValueError(f"{name} must be a sequence of cell indices in [0, {N_CELLS - 1}]; got {cells!r}") from error
-    for raw, value in zip(cells, values):
-        if isinstance(raw, (bool, np.bool_)) or value != raw:
+    for raw in cells:
+        if isinstance(raw, (bool, np.bool_)) or not isinstance(raw, (int, np.integer)):
             raise ValueError(f"{name} must hold integer cell indices; got {raw!r}")
     if not low <= len(values) <= high:
         raise ValueError(f"{name} must hold between {low} and {high} cells; got {len(values)}")
@@ -400,7 +400,7 @@ class NavigationEnv(gym.Env):
 
     Subclasses set ``task_class`` and implement ``_sample_task(rng)``. A task object provides ``start_state``,
     ``dynamics() -> (next_state (S, 3), reward (S, 3))``, ``decode(state) -> (pose, mask)``,
-    ``observation(pose, mask) -> (7, 6, 6)``, ``cell_kinds(mask) -> (36,)`` and ``tabular()``.
+    ``observation(pose, mask) -> (7, 6, 6)``, ``cell_kinds(mask) -> (36,)`` and ``tabular(forbid_exits)``.
 
     Observation: ``Box(0, 1, (7, 6, 6), float32)``. Actions: ``Discrete(3)`` (0 move, 1 turn_left, 2 turn_right).
     An episode terminates as the task's rules say, and is truncated after ``horizon`` (30) actions.
@@ -465,7 +465,6 @@ class NavigationEnv(gym.Env):
         if terminated:
             # Keep the agent drawn where it ended (goal, bomb, home); off the grid it is not drawn (as the original).
             self._pose = int(NEXT_POSE[self._pose, action])
-            self._mask = self.task.terminal_mask(self._mask)
         else:
             self._state = nxt
             self._pose, self._mask = self.task.decode(nxt)

@@ -119,6 +119,7 @@ class ShortestPathTask:
 
     @property
     def n_goals(self) -> int:
+        """Number of goals G."""
         return len(self.goals)
 
     def grid_codes(self) -> np.ndarray:
@@ -162,9 +163,6 @@ class ShortestPathTask:
     def decode(self, state: int) -> tuple[int, int]:
         """``(pose, mask)`` of a live state (the mask is always 0 here)."""
         return int(state), 0
-
-    def terminal_mask(self, mask: int) -> int:
-        return mask
 
     def cell_kinds(self, mask: int = 0) -> np.ndarray:
         """``(36,)`` cell kinds for rendering: ``empty, mud, bomb, goal, start``."""
@@ -215,8 +213,7 @@ class ShortestPathTask:
         if forbid_exits:
             nxt, reward = _forbid_exits(nxt, reward)
         features = self.observations(np.arange(N_POSES)).reshape(N_POSES, -1)
-        names = [f"{c}[{r},{k}]" for c in ("agent_east", "agent_south", "agent_west", "agent_north", "mud", "bomb", "goal")
-                 for r in range(SIZE) for k in range(SIZE)]
+        names = [f"{c}[{r},{k}]" for c in SP_CHANNEL_NAMES for r in range(SIZE) for k in range(SIZE)]
         return table_to_tabular(nxt, reward, self.start_state, features, names, "ShortestPathTeach")
 
 

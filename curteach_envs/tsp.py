@@ -104,10 +104,12 @@ class TSPTask:
     # ------------------------------------------------------------------ geometry
     @property
     def n_goals(self) -> int:
+        """Number of goals G."""
         return len(self.goals)
 
     @property
     def full_mask(self) -> int:
+        """The visited mask with every goal visited, ``2**G - 1``."""
         return (1 << self.n_goals) - 1
 
     @property
@@ -135,9 +137,6 @@ class TSPTask:
     def decode(self, state: int) -> tuple[int, int]:
         """``(pose, mask)`` of a live state."""
         return int(state) % N_POSES, int(state) // N_POSES
-
-    def terminal_mask(self, mask: int) -> int:
-        return mask
 
     def _goal_planes(self, masks: np.ndarray) -> np.ndarray:
         """``(N, 36)`` float32 plane of the goals not yet visited, for ``(N,)`` masks."""

@@ -6,7 +6,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from curteach_envs import ShortestPathTeachEnv, TSPTeachEnv
+from curteach_envs import ShortestPathTeachEnv, TSPTeachEnv, solve_shortest_path
 from curteach_envs.datasets import generate_dataset, load_dataset, replay, save_dataset
 from curteach_envs.nav_difficulty import (
     minmax_log,
@@ -42,9 +42,14 @@ def test_shortest_path_counts(sp_data):
         key = (task.n_goals, len(task.muds), len(task.bombs))
         per_config[key] = per_config.get(key, 0) + 1
     assert len(per_config) == 338 and min(per_config.values()) >= 2 and max(per_config.values()) <= 4
-    # every task's stored demonstrations are its first min(3, num_optimal_paths) paths
+    # every task has min(3, num_optimal_paths) demonstrations, stored consecutively and in the solver's order
     counts = np.bincount(task_index, minlength=train.n_tasks)
-    np.testing.assert_array_equal(counts, np.minimum(train["num_optimal_paths"][np.searchsorted(task_index, np.arange(train.n_tasks))], 3))
+    first_demo = np.searchsorted(task_index, np.arange(train.n_tasks))
+    np.testing.assert_array_equal(counts, np.minimum(train["num_optimal_paths"][first_demo], 3))
+    assert np.all(np.diff(task_index) >= 0)
+    solution = solve_shortest_path(train.tasks[0])
+    for k, path in enumerate(solution.demonstrations):
+        np.testing.assert_array_equal(train.actions(k), path)
     assert set(np.unique(n_goals)) == {1, 2}
     assert sp_data["val"].n_demos >= 338 and tuple(sp_data.splits) == ("train", "val")
 
