@@ -43,7 +43,9 @@ import numpy as np
 import torch as th
 from imitation.algorithms.bc import BC
 from imitation.data import rollout, types
+from imitation.util import logger as imit_logger
 from imitation.util import util
+from stable_baselines3.common import logger as sb_logger
 
 __all__ = [
     "VARIANTS",
@@ -53,6 +55,7 @@ __all__ = [
     "EpochRecord",
     "CurriculumBC",
     "demonstration_log_likelihoods",
+    "silent_logger",
 ]
 
 VARIANTS = ("Cur", "Cur-L", "Cur-T", "Agn")
@@ -129,6 +132,12 @@ class EpochRecord:
     learner_difficulty_all_mean: float
     teacher_difficulty_mean: float
     preference_min: float
+
+
+def silent_logger() -> imit_logger.HierarchicalLogger:
+    """An imitation logger with no output: pass it as ``BC(custom_logger=...)`` to stop BC printing a table at the
+    first batch of every ``train`` call (which the curriculum makes once per epoch). Writes no files."""
+    return imit_logger.HierarchicalLogger(sb_logger.Logger(folder=None, output_formats=[]), format_strs=[])
 
 
 def _to_tensor(obs: Any, device: th.device) -> Any:

@@ -8,9 +8,9 @@ import torch as th
 from imitation.algorithms.bc import BC
 from imitation.data.types import Trajectory
 
-from curteach_teaching.curriculum import CurriculumBC, FullPacing, LinearPacing
+from curteach_teaching.curriculum import CurriculumBC, FullPacing, LinearPacing, silent_logger
 from curteach_teaching.demonstrations import sample_demonstrations
-from curteach_teaching.experiments.car_bc import _silent_logger, expert_log_policy
+from curteach_teaching.experiments.car_bc import expert_log_policy
 from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy
 from curteach_teaching.planning import hard_value_iteration
 
@@ -30,7 +30,7 @@ def car_trainer(mdp, batch_size=32, minibatch_size=None, seed=0, optimizer=th.op
     return BC(
         observation_space=policy.observation_space, action_space=policy.action_space, rng=np.random.default_rng(seed),
         policy=policy, batch_size=batch_size, minibatch_size=minibatch_size, optimizer_cls=optimizer,
-        optimizer_kwargs={"lr": lr}, ent_weight=0.0, custom_logger=_silent_logger(),
+        optimizer_kwargs={"lr": lr}, ent_weight=0.0, custom_logger=silent_logger(),
     )
 
 
@@ -180,7 +180,7 @@ def test_seals_cliff_world_with_imitations_default_policy(variant):
     env, demos = cliff_demonstrations(30, rng)
     trainer = BC(
         observation_space=gym.spaces.Box(-np.inf, np.inf, (28,), np.float32), action_space=gym.spaces.Discrete(4),
-        rng=np.random.default_rng(0), batch_size=16, custom_logger=_silent_logger(),
+        rng=np.random.default_rng(0), batch_size=16, custom_logger=silent_logger(),
     )
     teacher = rng.random(len(demos))  # e.g. a task-specific teacher score per demonstration
     curriculum = CurriculumBC(trainer, demos, variant=variant, teacher=None if variant in ("Cur-L", "Agn") else teacher)

@@ -34,10 +34,9 @@ from typing import Optional
 import numpy as np
 import torch as th
 from imitation.algorithms.bc import BC
-from imitation.util import logger as imit_logger
-from stable_baselines3.common import logger as sb_logger
 
 from curteach_envs.car import N_TASK_TYPES, car_tabular, sample_road
+from curteach_teaching.curriculum import silent_logger
 from curteach_teaching.demonstrations import DemonstrationPool, sample_demonstrations
 from curteach_teaching.difficulty import AGGREGATIONS
 from curteach_teaching.experiments.results import RunResult
@@ -94,11 +93,6 @@ def pretraining_starts(start_states: np.ndarray, task_of_state: np.ndarray, init
     return np.flatnonzero(task_of_state[start_states] < init_types)
 
 
-def _silent_logger() -> imit_logger.HierarchicalLogger:
-    # BC logs the first batch of every ``train`` call; with no output format nothing is printed or written
-    return imit_logger.HierarchicalLogger(sb_logger.Logger(folder=None, output_formats=[]), format_strs=[])
-
-
 def make_bc_trainer(policy: QuadraticSoftmaxPolicy, n_pairs: int, learning_rate: float, rng: np.random.Generator) -> BC:
     """imitation's ``BC`` that takes one plain SGD step of ``learning_rate`` on the summed log-likelihood of a set.
 
@@ -120,7 +114,7 @@ def make_bc_trainer(policy: QuadraticSoftmaxPolicy, n_pairs: int, learning_rate:
         ent_weight=0.0,
         l2_weight=0.0,
         device="cpu",
-        custom_logger=_silent_logger(),
+        custom_logger=silent_logger(),
     )
 
 
