@@ -1,5 +1,6 @@
 """curteach teaching layer: planning, difficulty scores, teachers, learners and experiments."""
 
+from curteach_teaching.curriculum import CurriculumBC, FullPacing, LinearPacing
 from curteach_teaching.demonstrations import DemonstrationPool, occupancy_per_start, sample_demonstrations
 from curteach_teaching.difficulty import (
     aggregate,
@@ -9,6 +10,7 @@ from curteach_teaching.difficulty import (
     teacher_difficulty_scores,
 )
 from curteach_teaching.learners import MaxEntIRLLearner
+from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy
 from curteach_teaching.observability import ProbedPolicyView
 from curteach_teaching.planning import (
     PlanningResult,
@@ -31,6 +33,10 @@ from curteach_teaching.teachers import (
 )
 
 __all__ = [
+    "CurriculumBC",
+    "FullPacing",
+    "LinearPacing",
+    "QuadraticSoftmaxPolicy",
     "AgnosticTeacher",
     "BlackBoxTeacher",
     "CurriculumTeacher",
