@@ -72,6 +72,11 @@ def plot_learning_curves(
     if title:
         ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7, ncol=2)
+    return _save(plt, fig, path)
+
+
+def _save(plt, fig, path) -> Path:
+    """Write ``fig`` to ``path`` (creating its folder) and close it."""
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -107,9 +112,4 @@ def plot_curriculum_heatmap(
     fig.colorbar(mesh, ax=ax, label="fraction of runs")
     if title:
         ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
