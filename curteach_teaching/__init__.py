@@ -1,65 +1,58 @@
-"""curteach teaching layer: planning, difficulty scores, teachers, learners and experiments."""
+"""curteach teaching layer: planning, difficulty scores, teachers, learners and experiments.
 
-from curteach_teaching.curriculum import CurriculumBC, FullPacing, LinearPacing
-from curteach_teaching.demonstrations import DemonstrationPool, occupancy_per_start, sample_demonstrations
-from curteach_teaching.difficulty import (
-    aggregate,
-    curriculum_scores,
-    learner_difficulty_scores,
-    log_difficulty,
-    teacher_difficulty_scores,
-)
-from curteach_teaching.learners import MaxEntIRLLearner
-from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy
-from curteach_teaching.observability import ProbedPolicyView
-from curteach_teaching.planning import (
-    PlanningResult,
-    expected_return,
-    feature_expectations,
-    hard_value_iteration,
-    occupancy,
-    policy_transition_matrix,
-    soft_value_iteration,
-)
-from curteach_teaching.teachers import (
-    AgnosticTeacher,
-    BlackBoxTeacher,
-    CurriculumTeacher,
-    LearnerDifficultyTeacher,
-    OmniscientTeacher,
-    ScotTeacher,
-    Teacher,
-    TeacherDifficultyTeacher,
-)
+The public names below are imported lazily on first use, so that ``import curteach_teaching.planning`` (and the CLI,
+and the experiment workers) do not pay for importing torch and imitation unless they need them.
+"""
 
-__all__ = [
-    "CurriculumBC",
-    "FullPacing",
-    "LinearPacing",
-    "QuadraticSoftmaxPolicy",
-    "AgnosticTeacher",
-    "BlackBoxTeacher",
-    "CurriculumTeacher",
-    "DemonstrationPool",
-    "LearnerDifficultyTeacher",
-    "MaxEntIRLLearner",
-    "OmniscientTeacher",
-    "ProbedPolicyView",
-    "ScotTeacher",
-    "Teacher",
-    "TeacherDifficultyTeacher",
-    "aggregate",
-    "curriculum_scores",
-    "learner_difficulty_scores",
-    "log_difficulty",
-    "occupancy_per_start",
-    "sample_demonstrations",
-    "teacher_difficulty_scores",
-    "PlanningResult",
-    "expected_return",
-    "feature_expectations",
-    "hard_value_iteration",
-    "occupancy",
-    "policy_transition_matrix",
-    "soft_value_iteration",
-]
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "curteach_teaching.curriculum": ("CurriculumBC", "FullPacing", "LinearPacing"),
+    "curteach_teaching.demonstrations": ("DemonstrationPool", "occupancy_per_start", "sample_demonstrations"),
+    "curteach_teaching.difficulty": (
+        "aggregate",
+        "curriculum_scores",
+        "learner_difficulty_scores",
+        "log_difficulty",
+        "teacher_difficulty_scores",
+    ),
+    "curteach_teaching.learners.maxent_irl": ("MaxEntIRLLearner",),
+    "curteach_teaching.learners.bc": ("QuadraticSoftmaxPolicy",),
+    "curteach_teaching.observability": ("ProbedPolicyView",),
+    "curteach_teaching.planning": (
+        "PlanningResult",
+        "expected_return",
+        "feature_expectations",
+        "hard_value_iteration",
+        "occupancy",
+        "policy_transition_matrix",
+        "soft_value_iteration",
+    ),
+    "curteach_teaching.teachers": (
+        "AgnosticTeacher",
+        "BlackBoxTeacher",
+        "CurriculumTeacher",
+        "LearnerDifficultyTeacher",
+        "OmniscientTeacher",
+        "ScotTeacher",
+        "Teacher",
+        "TeacherDifficultyTeacher",
+    ),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str):
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'curteach_teaching' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -94,3 +94,17 @@ def test_paper_ordering_init_t0():
     final = {name: np.mean([r.curves[name][-1] for r in results]) for name in experiment.teachers}
     assert final["Cur"] > final["Agn"] and final["Cur"] > final["Cur-T"] and final["Cur-L"] < final["Agn"]
     assert all(np.mean(r.pick_types["Cur-L"] == 0) > 0.9 for r in results)
+
+
+def test_cli_constants_match_the_experiment():
+    """The CLI repeats two constants so that building the parser does not import torch."""
+    import subprocess
+    import sys
+
+    from curteach_teaching.commands import car_bc as command
+    from curteach_teaching.experiments import car_bc as experiment
+
+    assert command.BC_TEACHER_NAMES == experiment.BC_TEACHER_NAMES
+    assert command.UPDATES == experiment.UPDATES
+    code = "import sys; from curteach_teaching.cli import build_parser; build_parser(); print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"

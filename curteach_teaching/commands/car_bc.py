@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from curteach_teaching.experiments.car_bc import BC_TEACHER_NAMES, UPDATES
+# The experiment module imports torch and imitation; the parser must not (the CLI starts for every command).
+# tests/test_car_bc.py checks these equal curteach_teaching.experiments.car_bc's constants.
+BC_TEACHER_NAMES = ("Agn", "Cur", "Cur-T", "Cur-L")
+UPDATES = ("batch", "sequential")
 
 INIT_CHOICES = ("T0", "T0-T3", "none", "T0-T1", "T0-T2", "T0-T4", "T0-T5", "T0-T6", "T0-T7")
 

@@ -1,6 +1,12 @@
-"""Learners taught by the teachers of :mod:`curteach_teaching.teachers`."""
+"""Learners taught by the teachers of :mod:`curteach_teaching.teachers`.
 
-from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy, sequential_sgd
+``maxent_irl`` needs only NumPy; ``bc`` needs torch and imitation and is imported on first use of its names.
+"""
+
+from __future__ import annotations
+
+import importlib
+
 from curteach_teaching.learners.maxent_irl import (
     REWARD_MODELS,
     MaxEntIRLLearner,
@@ -8,4 +14,14 @@ from curteach_teaching.learners.maxent_irl import (
     pretraining_learning_rate,
 )
 
+_LAZY = {"QuadraticSoftmaxPolicy": "curteach_teaching.learners.bc", "sequential_sgd": "curteach_teaching.learners.bc"}
 __all__ = ["QuadraticSoftmaxPolicy", "sequential_sgd", "MaxEntIRLLearner", "REWARD_MODELS", "TaskDecomposition", "pretraining_learning_rate"]
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'curteach_teaching.learners' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
