@@ -14,8 +14,8 @@ tables ``(next_state, reward)`` used for the environments' dynamics, their tabul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, Optional, Sequence
 
 import gymnasium as gym
 import numpy as np
@@ -50,6 +50,7 @@ __all__ = [
     "FORBIDDEN_EXIT_REWARD",
     "agent_planes",
     "NavigationEnv",
+    "GridTask",
 ]
 
 SIZE = 6
@@ -502,3 +503,61 @@ class NavigationEnv(gym.Env):
         if self.task is None:
             raise RuntimeError("call reset() before tabular()")
         return self.task.tabular(forbid_exits=forbid_exits)
+
+
+@dataclass(frozen=True)
+class GridTask:
+    """What the navigation tasks share: a start pose, goals and muds on the 6 x 6 grid, validated on construction.
+
+    Subclasses set the allowed goal and mud counts and may add object fields (listed in ``OBJECT_FIELDS``, all
+    tuples of cells); every object must sit on its own cell, apart from the start. ``_cache`` holds derived arrays,
+    is excluded from comparison and is not pickled.
+
+    Raises:
+        ValueError: a count is out of range, a cell index is outside ``[0, 35]``, or two objects share a cell.
+    """
+
+    start: int
+    direction: int
+    goals: tuple
+    muds: tuple = ()
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
+
+    GOAL_COUNTS: ClassVar[tuple] = (1, N_CELLS - 1)
+    MAX_MUDS: ClassVar[int] = N_CELLS - 1
+    OBJECT_FIELDS: ClassVar[tuple] = ("goals", "muds")
+
+    def _object_limits(self) -> dict:
+        """Allowed ``(min, max)`` count of each object field; subclasses extend it."""
+        return {"goals": self.GOAL_COUNTS, "muds": (0, self.MAX_MUDS)}
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "start", check_int("start", self.start, 0, N_CELLS - 1))
+        object.__setattr__(self, "direction", check_int("direction", self.direction, 0, 3))
+        for name, (low, high) in self._object_limits().items():
+            object.__setattr__(self, name, check_cell_list(name, getattr(self, name), low, high))
+        objects = [getattr(self, name) for name in self.OBJECT_FIELDS]
+        everything = (self.start,) + sum(objects, ())
+        if len(set(everything)) != len(everything):
+            names = ("start",) + self.OBJECT_FIELDS
+            listed = ", ".join(names[:-1]) + " and " + names[-1]
+            got = ", ".join(f"{name}={getattr(self, name)}" for name in names)
+            raise ValueError(f"{listed} must be on distinct cells; got {got}")
+
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in ("start", "direction") + self.OBJECT_FIELDS}
+
+    def __setstate__(self, state):
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+        object.__setattr__(self, "_cache", {})
+
+    @property
+    def n_goals(self) -> int:
+        """Number of goals G."""
+        return len(self.goals)
+
+    @property
+    def start_pose(self) -> int:
+        """Pose index ``4 * start + direction``."""
+        return 4 * self.start + self.direction

@@ -11,12 +11,13 @@ which the first 3 are kept. :func:`shortest_path_optimal_sequences` gives every 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Optional
+from dataclasses import dataclass
+from typing import ClassVar, Optional
 
 import numpy as np
 
 from curteach_envs.grid import (
+    GridTask,
     N_CELLS,
     N_POSES,
     NEXT_POSE,
@@ -24,7 +25,6 @@ from curteach_envs.grid import (
     NavigationEnv,
     SearchResult,
     agent_planes,
-    check_cell_list,
     check_int,
     count_optimal_sequences,
     dijkstra,
@@ -63,7 +63,7 @@ MIN_GOAL_GAP = 3
 
 
 @dataclass(frozen=True)
-class ShortestPathTask:
+class ShortestPathTask(GridTask):
     """One shortest-path grid world (validated on construction).
 
     Attributes:
@@ -77,50 +77,20 @@ class ShortestPathTask:
         ValueError: a count is out of range, a cell index is outside ``[0, 35]``, or two objects share a cell.
     """
 
-    start: int
-    direction: int
-    goals: tuple
-    muds: tuple = ()
     bombs: tuple = ()
-    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
-    def __post_init__(self) -> None:
-        put = lambda key, value: object.__setattr__(self, key, value)  # noqa: E731  (frozen dataclass)
-        put("start", check_int("start", self.start, 0, N_CELLS - 1))
-        put("direction", check_int("direction", self.direction, 0, 3))
-        put("goals", check_cell_list("goals", self.goals, 1, SP_MAX_GOALS))
-        put("muds", check_cell_list("muds", self.muds, 0, SP_MAX_MUDS))
-        put("bombs", check_cell_list("bombs", self.bombs, 0, SP_MAX_BOMBS))
-        everything = (self.start,) + self.goals + self.muds + self.bombs
-        if len(set(everything)) != len(everything):
-            raise ValueError(
-                f"start, goals, muds and bombs must be on distinct cells; got start={self.start}, goals={self.goals}, "
-                f"muds={self.muds}, bombs={self.bombs}"
-            )
+    GOAL_COUNTS: ClassVar[tuple] = (1, SP_MAX_GOALS)
+    MAX_MUDS: ClassVar[int] = SP_MAX_MUDS
+    OBJECT_FIELDS: ClassVar[tuple] = ("goals", "muds", "bombs")
 
-    def __getstate__(self):
-        return {k: getattr(self, k) for k in ("start", "direction", "goals", "muds", "bombs")}
-
-    def __setstate__(self, state):
-        for key, value in state.items():
-            object.__setattr__(self, key, value)
-        object.__setattr__(self, "_cache", {})
+    def _object_limits(self) -> dict:
+        return {**super()._object_limits(), "bombs": (0, SP_MAX_BOMBS)}
 
     # ------------------------------------------------------------------ geometry
-    @property
-    def start_pose(self) -> int:
-        """Pose index ``4 * start + direction``."""
-        return 4 * self.start + self.direction
-
     @property
     def start_state(self) -> int:
         """State index of the start (= the start pose; states are poses)."""
         return self.start_pose
-
-    @property
-    def n_goals(self) -> int:
-        """Number of goals G."""
-        return len(self.goals)
 
     def grid_codes(self) -> np.ndarray:
         """``(36,)`` int8 grid of the original generator: 0 empty, 1 mud, 2 bomb, 3 goal #1, 4 goal #2."""

@@ -13,12 +13,13 @@ over ``(cell, direction, visited set)`` is :func:`exact_tour`.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
-from typing import Optional
+from dataclasses import dataclass
+from typing import ClassVar, Optional
 
 import numpy as np
 
 from curteach_envs.grid import (
+    GridTask,
     N_CELLS,
     N_POSES,
     NEXT_POSE,
@@ -26,7 +27,6 @@ from curteach_envs.grid import (
     NavigationEnv,
     SearchResult,
     agent_planes,
-    check_cell_list,
     check_int,
     dijkstra,
     optimal_sequences,
@@ -61,7 +61,7 @@ _FORBIDDEN = -1_000_000
 
 
 @dataclass(frozen=True)
-class TSPTask:
+class TSPTask(GridTask):
     """One TSP grid world (validated on construction).
 
     Attributes:
@@ -74,47 +74,14 @@ class TSPTask:
         ValueError: a count is out of range, a cell index is outside ``[0, 35]``, or two objects share a cell.
     """
 
-    start: int
-    direction: int
-    goals: tuple
-    muds: tuple = ()
-    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
-
-    def __post_init__(self) -> None:
-        put = lambda key, value: object.__setattr__(self, key, value)  # noqa: E731  (frozen dataclass)
-        put("start", check_int("start", self.start, 0, N_CELLS - 1))
-        put("direction", check_int("direction", self.direction, 0, 3))
-        put("goals", check_cell_list("goals", self.goals, TSP_MIN_GOALS, TSP_MAX_GOALS))
-        put("muds", check_cell_list("muds", self.muds, 0, TSP_MAX_MUDS))
-        everything = (self.start,) + self.goals + self.muds
-        if len(set(everything)) != len(everything):
-            raise ValueError(
-                f"start, goals and muds must be on distinct cells; got start={self.start}, goals={self.goals}, "
-                f"muds={self.muds}"
-            )
-
-    def __getstate__(self):
-        return {k: getattr(self, k) for k in ("start", "direction", "goals", "muds")}
-
-    def __setstate__(self, state):
-        for key, value in state.items():
-            object.__setattr__(self, key, value)
-        object.__setattr__(self, "_cache", {})
+    GOAL_COUNTS: ClassVar[tuple] = (TSP_MIN_GOALS, TSP_MAX_GOALS)
+    MAX_MUDS: ClassVar[int] = TSP_MAX_MUDS
 
     # ------------------------------------------------------------------ geometry
-    @property
-    def n_goals(self) -> int:
-        """Number of goals G."""
-        return len(self.goals)
-
     @property
     def full_mask(self) -> int:
         """The visited mask with every goal visited, ``2**G - 1``."""
         return (1 << self.n_goals) - 1
-
-    @property
-    def start_pose(self) -> int:
-        return 4 * self.start + self.direction
 
     @property
     def start_state(self) -> int:
