@@ -204,10 +204,13 @@ def occupancy(
     """
     g = _gamma(mdp, gamma)
     init = mdp.initial_state_dist if initial is None else np.asarray(initial, dtype=np.float64)
-    S = mdp.n_states
+    S, A = mdp.n_states, mdp.n_actions
     if init.ndim not in (1, 2) or init.shape[-1] != S:
         raise ValueError(f"initial must have shape ({S},) or (K, {S}); got {init.shape}")
-    flow_T = sp.csr_matrix(policy_transition_matrix(mdp, policy).T)
+    policy = _check_policy(mdp, policy)
+    # P_pi^T directly: (S, S*A) transposed transitions times the (S*A, S) matrix with pi(a|s) at row s*A + a, col s
+    spread = sp.csr_matrix((policy.ravel(), np.repeat(np.arange(S), A), np.arange(S * A + 1)), shape=(S * A, S))
+    flow_T = mdp.live_transitions_T @ spread
     start = init.T.copy()  # (S,) or (S, K)
 
     def backup(rho):
