@@ -29,7 +29,7 @@ from typing import Mapping, Optional, Union
 
 import numpy as np
 
-from curteach_envs.grid import N_CELLS, NEXT_POSE, N_POSES
+from curteach_envs.grid import N_CELLS, NEXT_POSE, N_POSES, check_int
 from curteach_envs.shortest_path import (
     SP_MAX_BOMBS,
     SP_MAX_GOALS,
@@ -163,9 +163,7 @@ def _resolve_sizes(kind: str, split_sizes) -> dict:
     for split, size in split_sizes.items():
         if split not in SPLITS:
             raise ValueError(f"split names must be among {SPLITS}; got {split!r}")
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 1 <= size <= 1_000_000:
-            raise ValueError(f"split size of {split!r} must be an integer in [1, 1000000]; got {size!r}")
-        sizes[split] = int(size)
+        sizes[split] = check_int(f"split size of {split!r}", size, 1, 1_000_000)
     return {s: sizes[s] for s in SPLITS if s in sizes}
 
 
@@ -233,8 +231,7 @@ def generate_dataset(
         raise ValueError(f"seed must be a non-negative integer; got {seed!r}")
     if workers is None:
         workers = os.cpu_count() or 1
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or not 1 <= workers <= 256:
-        raise ValueError(f"workers must be an integer in [1, 256]; got {workers!r}")
+    workers = check_int("workers", workers, 1, 256)
     sizes = _resolve_sizes(kind, split_sizes)
     plan = _jobs(kind, sizes, int(seed))
     all_jobs = [job for _, jobs in plan for job in jobs]
@@ -254,7 +251,7 @@ def generate_dataset(
         # dataset does not depend on the scheduling.
         order = sorted(range(len(all_jobs)), key=lambda i: -all_jobs[i][1][1])
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=int(workers), mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             futures = {pool.submit(_run_chunk, all_jobs[i]): i for i in order}
             from concurrent.futures import as_completed
 
