@@ -357,13 +357,16 @@ def table_to_tabular(
 
 
 def agent_planes(poses: np.ndarray) -> np.ndarray:
-    """``(..., 4, 6, 6)`` float32 one-hot agent planes for an array of poses (channel = direction)."""
+    """``(..., 4, 6, 6)`` float32 one-hot agent planes for an array of poses (channel = direction).
+
+    A pose of ``-1`` (the agent off the grid) gives all-zero planes.
+    """
     poses = np.asarray(poses, dtype=np.int64)
     out = np.zeros(poses.shape + (N_DIRECTIONS, N_CELLS), dtype=np.float32)
     flat = out.reshape(-1, N_DIRECTIONS, N_CELLS)
-    index = np.arange(flat.shape[0])
     p = poses.reshape(-1)
-    flat[index, p % 4, p // 4] = 1.0
+    index = np.flatnonzero(p >= 0)
+    flat[index, p[index] % 4, p[index] // 4] = 1.0
     return out.reshape(poses.shape + (N_DIRECTIONS, SIZE, SIZE))
 
 

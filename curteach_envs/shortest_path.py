@@ -125,8 +125,7 @@ class ShortestPathTask(GridTask):
         """``(N, 7, 6, 6)`` float32 observations for ``(N,)`` poses (vectorised :meth:`observation`)."""
         poses = np.asarray(poses, dtype=np.int64)
         obs = np.empty((poses.size, 7, SIZE, SIZE), dtype=np.float32)
-        obs[:, :4] = agent_planes(np.maximum(poses, 0))
-        obs[poses < 0, :4] = 0
+        obs[:, :4] = agent_planes(poses)
         obs[:, 4:] = self.static_planes()
         return obs
 

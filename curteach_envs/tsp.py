@@ -121,8 +121,7 @@ class TSPTask(GridTask):
         """``(N, 7, 6, 6)`` float32 observations for ``(N,)`` poses (``-1``: agent not drawn) and masks."""
         poses = np.asarray(poses, dtype=np.int64).ravel()
         obs = np.zeros((poses.size, 7, N_CELLS), dtype=np.float32)
-        obs[:, :4] = agent_planes(np.maximum(poses, 0)).reshape(-1, 4, N_CELLS)
-        obs[poses < 0, :4] = 0
+        obs[:, :4] = agent_planes(poses).reshape(-1, 4, N_CELLS)
         obs[:, 4, self.start] = 1
         obs[:, 5] = self._goal_planes(np.broadcast_to(masks, poses.shape))
         obs[:, 6, list(self.muds)] = 1
