@@ -38,9 +38,11 @@ AGGREGATIONS = ("mean", "geometric")
 MIN_LOG_PROB = -1.0e6
 
 
-def _check_aggregation(aggregation: str) -> None:
+def _check_aggregation(aggregation: str) -> str:
+    """``aggregation`` itself if it is one of :data:`AGGREGATIONS`, else ``ValueError``."""
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {AGGREGATIONS}; got {aggregation!r}")
+    return aggregation
 
 
 def _sequential_sum(values: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -23,7 +23,7 @@ import numpy as np
 
 from curteach_teaching.demonstrations import DemonstrationPool
 from curteach_teaching.difficulty import (
-    AGGREGATIONS,
+    _check_aggregation,
     curriculum_scores,
     learner_difficulty_scores,
     teacher_difficulty_scores,
@@ -97,12 +97,6 @@ class Teacher:
 
     def _pick(self, index: int) -> int:
         return int(self.start_states[index])
-
-
-def _check_aggregation(aggregation: str) -> str:
-    if aggregation not in AGGREGATIONS:
-        raise ValueError(f"aggregation must be one of {AGGREGATIONS}; got {aggregation!r}")
-    return aggregation
 
 
 class CurriculumTeacher(Teacher):
