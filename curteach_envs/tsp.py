@@ -56,8 +56,6 @@ TSP_MAX_MUDS = 12
 TSP_CHANNEL_NAMES = ("agent_east", "agent_south", "agent_west", "agent_north", "start", "goal", "mud")
 TOUR_REWARD = 10
 LEAVE_GRID_REWARD = -11
-# A large penalty that makes leaving the grid never optimal, for the best *completed* tour.
-_FORBIDDEN = -1_000_000
 
 
 @dataclass(frozen=True)
@@ -316,8 +314,7 @@ def exact_tour(task: TSPTask) -> tuple[float, np.ndarray]:
     Returns:
         ``(return, int8 actions)`` of the optimal tour that is first in lexicographic action order.
     """
-    nxt, reward = task.dynamics()
-    reward = np.where(reward == LEAVE_GRID_REWARD, _FORBIDDEN, reward)
+    nxt, reward = _forbid_exits(*task.dynamics())
     values, _ = solve_table(nxt, reward)
     actions = optimal_sequences(nxt, reward, task.start_state, limit=1)[0]
     return float(values[task.start_state]), actions
