@@ -18,7 +18,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence, TextIO
 
 import numpy as np
 
@@ -27,6 +27,7 @@ __all__ = [
     "SUBSETS",
     "fingerprint",
     "run_path",
+    "atomic_write",
     "save_run",
     "load_run",
     "summarize",
@@ -116,21 +117,16 @@ def run_path(out_dir: Path, index: int) -> Path:
     return Path(out_dir) / "runs" / f"run_{index:05d}.json"
 
 
-def save_run(path: Path, result: RunResult, settings_fingerprint: str) -> None:
-    """Write ``result`` atomically (temporary file + ``os.replace``) with its checksum."""
+def atomic_write(path: Path, write: Callable[[TextIO], None], newline: Optional[str] = None) -> None:
+    """Write a text file atomically: ``write(stream)`` fills a temporary file in the same folder (``.NAME.*.tmp``),
+    which is flushed, synced and then renamed over ``path`` (``os.replace``). On any error the temporary file is
+    removed and ``path`` is left as it was. Creates the folder."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = result.to_data()
-    document = {
-        "format": FORMAT,
-        "fingerprint": settings_fingerprint,
-        "checksum": hashlib.sha256(_canonical(data)).hexdigest(),
-        "data": data,
-    }
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(handle, "w") as stream:
-            json.dump(document, stream)
+        with os.fdopen(handle, "w", newline=newline) as stream:
+            write(stream)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)
@@ -138,6 +134,18 @@ def save_run(path: Path, result: RunResult, settings_fingerprint: str) -> None:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
+
+
+def save_run(path: Path, result: RunResult, settings_fingerprint: str) -> None:
+    """Write ``result`` atomically (:func:`atomic_write`) with its checksum."""
+    data = result.to_data()
+    document = {
+        "format": FORMAT,
+        "fingerprint": settings_fingerprint,
+        "checksum": hashlib.sha256(_canonical(data)).hexdigest(),
+        "data": data,
+    }
+    atomic_write(path, lambda stream: json.dump(document, stream))
 
 
 def load_run(path: Path, settings_fingerprint: str, index: int) -> tuple[Optional[RunResult], str]:
@@ -201,15 +209,14 @@ def summarize(results: Sequence[RunResult], teachers: Sequence[str]) -> list[dic
 
 def write_summary(rows: Sequence[dict], path: Path) -> None:
     """Write the summary table as CSV (columns ``teacher, subset, t, mean, sem, n``), atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(handle, "w", newline="") as stream:
+
+    def write(stream) -> None:
         writer = csv.DictWriter(stream, fieldnames=["teacher", "subset", "t", "mean", "sem", "n"])
         writer.writeheader()
         for row in rows:
             writer.writerow({**row, "mean": repr(row["mean"]), "sem": repr(row["sem"])})
-    os.replace(temporary, path)
+
+    atomic_write(path, write, newline="")
 
 
 def read_summary(path: Path) -> list[dict]:

@@ -20,7 +20,6 @@ import json
 import multiprocessing
 import os
 import sys
-import tempfile
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ import numpy as np
 
 from curteach_teaching.experiments.results import (
     RunResult,
+    atomic_write,
     fingerprint,
     flagged_fraction,
     load_run,
@@ -228,10 +228,7 @@ def write_outputs(
                 title=f"{chosen}: task type picked, fraction of {len(subset_runs)} {subset} runs",
             )
             report["files"].append(name)
-    handle, temporary = tempfile.mkstemp(prefix=".report.json.", suffix=".tmp", dir=out_dir)
-    with os.fdopen(handle, "w") as stream:
-        json.dump(report, stream, indent=1)
-    os.replace(temporary, out_dir / "report.json")
+    atomic_write(out_dir / "report.json", lambda stream: json.dump(report, stream, indent=1))
     print(f"{len(results)} runs ({len(sweep.computed)} computed, {len(sweep.reused)} reused) in {out_dir}")
     unchecked = sum(r.extras.get("crash_checked") is False for r in results)
     if unchecked:
