@@ -39,6 +39,8 @@ from curteach_envs.car import N_TASK_TYPES, car_tabular, sample_road
 from curteach_teaching.curriculum import silent_logger
 from curteach_teaching.demonstrations import DemonstrationPool, sample_demonstrations
 from curteach_teaching.difficulty import AGGREGATIONS
+# the IRL experiment's tie-uniform log pi^E (exact zeros where a learner is uniform too) and settings check
+from curteach_teaching.experiments.car_irl import _check_int, _expert_log_policy as expert_log_policy
 from curteach_teaching.experiments.results import RunResult
 from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy, action_features, quadratic_log_policy, sequential_sgd
 from curteach_teaching.planning import expected_return, hard_value_iteration
@@ -62,21 +64,6 @@ __all__ = [
 #: The BC original's teachers, in its order of play.
 BC_TEACHER_NAMES = ("Agn", "Cur", "Cur-T", "Cur-L")
 UPDATES = ("batch", "sequential")
-
-
-def expert_log_policy(policy: np.ndarray) -> np.ndarray:
-    """``log pi^E`` of a tie-uniform policy as ``-log(number of tied actions)`` (``-inf`` off the support).
-
-    Exact bits wherever a learner is exactly uniform too, so T0's per-step ratio is exactly 0 in log space.
-
-    Args:
-        policy: ``(S, A)`` tie-uniform probabilities.
-
-    Returns:
-        ``(S, A)``.
-    """
-    ties = (policy > 0).sum(axis=1, keepdims=True)
-    return np.where(policy > 0, -np.log(ties.astype(np.float64)), -np.inf)
 
 
 def pretraining_starts(start_states: np.ndarray, task_of_state: np.ndarray, init_types: int) -> np.ndarray:
@@ -318,10 +305,3 @@ def _sets(pool: DemonstrationPool, start_indices: np.ndarray) -> tuple[np.ndarra
     """``(m, n * L)`` states and actions of the sets of ``start_indices`` (trajectories in order)."""
     return (pool.states[start_indices].reshape(start_indices.size, -1),
             pool.actions[start_indices].reshape(start_indices.size, -1))
-
-
-def _check_int(name, value, minimum, maximum=None):
-    bad = isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum
-    if bad or (maximum is not None and value > maximum):
-        allowed = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
-        raise ValueError(f"{name} must be an integer {allowed}; got {value!r}")
