@@ -45,6 +45,7 @@ __all__ = [
     "optimal_action_mask",
     "count_optimal_sequences",
     "optimal_sequences",
+    "sequences_in_mask",
     "table_to_tabular",
     "forbid_exits",
     "FORBIDDEN_EXIT_REWARD",
@@ -270,6 +271,16 @@ def optimal_sequences(
     if int(limit) < 1:
         raise ValueError(f"limit must be an integer >= 1; got {limit!r}")
     _, optimal = optimal_action_mask(next_state, reward)
+    return sequences_in_mask(next_state, optimal, start, limit)
+
+
+def sequences_in_mask(next_state: np.ndarray, optimal: np.ndarray, start: int, limit: int) -> list[np.ndarray]:
+    """The action sequences from ``start`` to termination that take only actions marked in ``optimal (S, A)``, in
+    lexicographic action order (at most ``limit``).
+
+    With the mask of :func:`optimal_action_mask` these are the optimal sequences (:func:`optimal_sequences`), for a
+    caller that also needs the values; the mask must be acyclic, as an optimal-action mask is.
+    """
     next_state = np.asarray(next_state)
     found: list[np.ndarray] = []
 

@@ -29,7 +29,8 @@ from curteach_envs.grid import (
     agent_planes,
     check_int,
     dijkstra,
-    optimal_sequences,
+    optimal_action_mask,
+    sequences_in_mask,
     solve_table,
     table_to_tabular,
     forbid_exits as _forbid_exits,
@@ -315,8 +316,8 @@ def exact_tour(task: TSPTask) -> tuple[float, np.ndarray]:
         ``(return, int8 actions)`` of the optimal tour that is first in lexicographic action order.
     """
     nxt, reward = _forbid_exits(*task.dynamics())
-    values, _ = solve_table(nxt, reward)
-    actions = optimal_sequences(nxt, reward, task.start_state, limit=1)[0]
+    values, optimal = optimal_action_mask(nxt, reward)
+    actions = sequences_in_mask(nxt, optimal, task.start_state, limit=1)[0]
     return float(values[task.start_state]), actions
 
 
