@@ -244,24 +244,21 @@ class CarIRLExperiment:
         start_index = setup.learner.tasks.start_index
         if self.observability is None:
             teachers = self.make_teachers(setup)
-            views = {name: None for name in teachers}
+            learners = {name: setup.learner.copy() for name in teachers}
+            views = dict(learners)  # the teachers see their learner itself
             crash_teacher = "Cur" if "Cur" in teachers else None
         else:
             probe_seeds = setup.rngs["probe"].spawn(len(self.observability))
-            teachers, views = {}, {}
+            teachers, learners, views = {}, {}, {}
             crash_teacher = None
             for (B, k), probe_seed, name in zip(self.observability, probe_seeds, self.teachers):
                 teachers[name] = CurriculumTeacher(pool, setup.expert_log_policy, self.cur_aggregation)
-                views[name] = (B, k, np.random.default_rng(probe_seed))
+                learners[name] = setup.learner.copy()
+                views[name] = ProbedPolicyView(
+                    learners[name], B, k, np.random.default_rng(probe_seed), smoothing=self.smoothing
+                )
                 if (B, k) == (1, None):
                     crash_teacher = name
-        learners = {name: setup.learner.copy() for name in teachers}
-        for name, spec in views.items():
-            if spec is not None:
-                B, k, rng = spec
-                views[name] = ProbedPolicyView(learners[name], B, k, rng, smoothing=self.smoothing)
-            else:
-                views[name] = learners[name]
 
         T = self.steps
         curves = {name: np.empty(T + 1) for name in teachers}
