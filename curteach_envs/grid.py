@@ -46,6 +46,7 @@ __all__ = [
     "count_optimal_sequences",
     "optimal_sequences",
     "sequences_in_mask",
+    "optimal_return",
     "table_to_tabular",
     "forbid_exits",
     "FORBIDDEN_EXIT_REWARD",
@@ -296,6 +297,13 @@ def sequences_in_mask(next_state: np.ndarray, optimal: np.ndarray, start: int, l
 
     walk(int(start), [])
     return found
+
+
+def optimal_return(task) -> int:
+    """Exact optimal return from a navigation task's start in its true environment (integer Bellman solve over
+    ``task.dynamics()``; ending on a bomb or leaving the grid allowed)."""
+    nxt, reward = task.dynamics()
+    return int(solve_table(nxt, reward)[0][task.start_state])
 
 
 #: Reward of a losing exit in exports with ``forbid_exits=True``: worse than any path in a 6 x 6 grid.

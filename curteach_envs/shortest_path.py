@@ -28,8 +28,8 @@ from curteach_envs.grid import (
     check_int,
     count_optimal_sequences,
     dijkstra,
+    optimal_return,
     optimal_sequences,
-    solve_table,
     table_to_tabular,
     forbid_exits as _forbid_exits,
 )
@@ -313,12 +313,6 @@ def count_shortest_path_sequences(task: ShortestPathTask) -> int:
     """Number of optimal action sequences in the true environment (see :func:`shortest_path_optimal_sequences`)."""
     nxt, reward = task.dynamics()
     return count_optimal_sequences(nxt, reward, task.start_state)
-
-
-def optimal_return(task: ShortestPathTask) -> int:
-    """Exact optimal return from the start in the true environment (integer Bellman solve)."""
-    nxt, reward = task.dynamics()
-    return int(solve_table(nxt, reward)[0][task.start_state])
 
 
 class ShortestPathTeachEnv(NavigationEnv):

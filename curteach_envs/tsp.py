@@ -30,8 +30,8 @@ from curteach_envs.grid import (
     check_int,
     dijkstra,
     optimal_action_mask,
+    optimal_return,
     sequences_in_mask,
-    solve_table,
     table_to_tabular,
     forbid_exits as _forbid_exits,
 )
@@ -319,12 +319,6 @@ def exact_tour(task: TSPTask) -> tuple[float, np.ndarray]:
     values, optimal = optimal_action_mask(nxt, reward)
     actions = sequences_in_mask(nxt, optimal, task.start_state, limit=1)[0]
     return float(values[task.start_state]), actions
-
-
-def optimal_return(task: TSPTask) -> int:
-    """Exact optimal return from the start in the true environment (leaving the grid allowed)."""
-    nxt, reward = task.dynamics()
-    return int(solve_table(nxt, reward)[0][task.start_state])
 
 
 def sample_tsp_task(
