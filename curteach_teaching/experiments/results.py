@@ -190,13 +190,13 @@ def summarize(results: Sequence[RunResult], teachers: Sequence[str]) -> list[dic
 
     ``subset`` is ``"all"`` or ``"finished"`` (runs whose ``crash_step`` is ``None``).
     """
+    if not results:
+        return []
+    runs = {subset: [r for r in results if subset == "all" or r.finished] for subset in SUBSETS}
     rows = []
     for teacher in teachers:
-        for subset in SUBSETS:
-            chosen = [r for r in results if subset == "all" or r.finished]
-            if not results:
-                continue
-            length = results[0].curves[teacher].shape[0]
+        length = results[0].curves[teacher].shape[0]
+        for subset, chosen in runs.items():
             stack = np.array([r.curves[teacher] for r in chosen]).reshape(len(chosen), length)
             mean, sem = _mean_sem(stack)
             for t in range(length):
