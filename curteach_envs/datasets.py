@@ -29,7 +29,7 @@ from typing import Mapping, Optional, Union
 
 import numpy as np
 
-from curteach_envs.grid import N_CELLS, NEXT_POSE, N_POSES, check_int
+from curteach_envs.grid import NEXT_POSE, check_int
 from curteach_envs.shortest_path import (
     SP_MAX_BOMBS,
     SP_MAX_GOALS,
@@ -356,11 +356,10 @@ class NavigationSplit:
         """
         from imitation.data.types import Trajectory
 
-        offsets = self.offsets
         out = []
         for i in range(self.n_demos):
             task = self.task(i)
-            acts = self.columns["actions"][offsets[i] : offsets[i + 1]].astype(np.int64)
+            acts = self.actions(i).astype(np.int64)
             poses, masks, _, _ = replay(task, acts)
             obs = task.observations(poses, masks).astype(dtype, copy=False)
             out.append(Trajectory(obs=obs, acts=acts, infos=None, terminal=True))
@@ -385,7 +384,7 @@ def replay(task, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     poses = np.empty(actions.size + 1, dtype=np.int64)
     masks = np.zeros(actions.size + 1, dtype=np.int64)
     rewards = np.empty(actions.size, dtype=np.int64)
-    poses[0], masks[0] = state % N_POSES, state // N_POSES
+    poses[0], masks[0] = task.decode(state)
     ended = False
     for t, a in enumerate(actions.tolist()):
         if ended:
@@ -397,7 +396,7 @@ def replay(task, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
             poses[t + 1], masks[t + 1] = NEXT_POSE[poses[t], a], masks[t]
         else:
             state = following
-            poses[t + 1], masks[t + 1] = state % N_POSES, state // N_POSES
+            poses[t + 1], masks[t + 1] = task.decode(state)
     return poses, masks, rewards, ended
 
 
