@@ -97,8 +97,6 @@ class _LevelledMDP:
         """Discounted occupancy ``(S,)`` from ``initial`` (absorbing states visited once, pass nothing on)."""
         rho = np.array(initial, dtype=np.float64)
         for states, flat_succ, prob in zip(self.levels[::-1], self.flat_succ[::-1], self.prob[::-1]):
-            if states.size == 0 or prob.size == 0:
-                continue
             flow = (gamma * rho[states])[:, None, None] * policy[states][:, :, None] * prob
             rho += np.bincount(flat_succ.ravel(), weights=flow.ravel(), minlength=self.n_states)
         return rho
