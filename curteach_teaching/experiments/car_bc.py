@@ -126,24 +126,22 @@ class BCCarLearner:
         self.features = action_features(mdp)
         self.policy = QuadraticSoftmaxPolicy.from_mdp(mdp)
         self.trainer = make_bc_trainer(self.policy, self.n_pairs, self.learning_rate, rng) if update == "batch" else None
-        self._theta = self.policy.theta_numpy()
         self._log_policy: Optional[np.ndarray] = None
 
     @property
     def theta(self) -> np.ndarray:
-        """``(16,)`` current parameters."""
-        return self._theta.copy()
+        """``(16,)`` current parameters (a copy of the policy's)."""
+        return self.policy.theta_numpy()
 
     def set_theta(self, theta: np.ndarray) -> None:
         """Overwrite the parameters (e.g. after pre-training)."""
         self.policy.set_theta(theta)
-        self._theta = self.policy.theta_numpy()
         self._log_policy = None
 
     def action_log_probabilities(self) -> np.ndarray:
         """``(S, A)`` log-probabilities of the current policy (cached until the next update)."""
         if self._log_policy is None:
-            self._log_policy = quadratic_log_policy(self._theta, self.features)
+            self._log_policy = quadratic_log_policy(self.theta, self.features)
         return self._log_policy
 
     def expected_reward(self) -> float:
@@ -167,13 +165,11 @@ class BCCarLearner:
             # sets chain exactly: every pair's step starts from the previous one's parameters
             flat_states = np.tile(states.reshape(-1), repeats)
             flat_actions = np.tile(actions.reshape(-1), repeats)
-            self._theta = sequential_sgd(self._theta, self.features, flat_states, flat_actions, self.learning_rate)
-            self.policy.set_theta(self._theta)
+            self.policy.set_theta(sequential_sgd(self.theta, self.features, flat_states, flat_actions, self.learning_rate))
         else:
             batches = [{"obs": s, "acts": a} for s, a in zip(states, actions)]
             self.trainer.set_demonstrations(batches)
             self.trainer.train(n_epochs=repeats, progress_bar=False, log_interval=10**9)
-            self._theta = self.policy.theta_numpy()
         self._log_policy = None
 
 
@@ -182,12 +178,10 @@ def _step_many(learners: list, states: np.ndarray, actions: np.ndarray) -> None:
     sequential = [i for i, learner in enumerate(learners) if learner.update_rule == "sequential"]
     if sequential:
         first = learners[sequential[0]]
-        theta = np.stack([learners[i]._theta for i in sequential])
+        theta = np.stack([learners[i].theta for i in sequential])
         theta = sequential_sgd(theta, first.features, states[sequential], actions[sequential], first.learning_rate)
         for row, i in enumerate(sequential):
-            learners[i]._theta = theta[row]
-            learners[i].policy.set_theta(theta[row])
-            learners[i]._log_policy = None
+            learners[i].set_theta(theta[row])
     for i, learner in enumerate(learners):
         if learner.update_rule == "batch":
             learner.train_sets(states[i : i + 1], actions[i : i + 1])
