@@ -243,8 +243,8 @@ class CarBCExperiment:
                                np.random.default_rng(trainer_seed))
         starts = pretraining_starts(pool.start_states, mdp.task_of_state, self.init_types)
         if starts.size and self.pretrain_sweeps:
-            set_states, set_actions = _sets(pool, starts)
-            learner.train_sets(set_states, set_actions, repeats=self.pretrain_sweeps)
+            set_states, set_actions = _sets(pool)
+            learner.train_sets(set_states[starts], set_actions[starts], repeats=self.pretrain_sweeps)
         rngs = {"agn": np.random.default_rng(agn_seed), "trainer": trainer_seed}
         return mdp, expert, pool, learner, rngs
 
@@ -278,8 +278,7 @@ class CarBCExperiment:
         picks = {name: np.empty(T, dtype=np.int64) for name in teachers}
         for name, student in zip(teachers, learners):
             curves[name][0] = student.expected_reward()
-        set_states = pool.states.reshape(pool.n_starts, -1)
-        set_actions = pool.actions.reshape(pool.n_starts, -1)
+        set_states, set_actions = _sets(pool)
         for t in range(T):
             chosen = np.array([start_index[teacher.select(student, t)] for teacher, student in zip(teachers.values(), learners)])
             _step_many(learners, set_states[chosen], set_actions[chosen])
@@ -295,7 +294,6 @@ class CarBCExperiment:
                          extras=extras)
 
 
-def _sets(pool: DemonstrationPool, start_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(m, n * L)`` states and actions of the sets of ``start_indices`` (trajectories in order)."""
-    return (pool.states[start_indices].reshape(start_indices.size, -1),
-            pool.actions[start_indices].reshape(start_indices.size, -1))
+def _sets(pool: DemonstrationPool) -> tuple[np.ndarray, np.ndarray]:
+    """``(K, n * L)`` states and actions of every start's demonstration set (trajectories in order)."""
+    return pool.states.reshape(pool.n_starts, -1), pool.actions.reshape(pool.n_starts, -1)
