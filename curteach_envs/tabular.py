@@ -207,29 +207,45 @@ class TabularMDP:
         return sp.csr_matrix(self.live_transitions.T)
 
     @cached_property
-    def depth(self) -> Optional[int]:
-        """Number of levels of the live transition graph if it is acyclic, else ``None``.
-
-        Level 0 holds the states with no live successor (absorbing states); a state is on level k if its deepest
-        successor is on level k - 1. Backward induction over an acyclic MDP is exact after ``depth`` sweeps.
-        """
+    def adjacency(self) -> sp.csr_matrix:
+        """``(S, S)`` CSR 0/1 matrix: 1 where some action moves ``s`` to ``s'`` along :attr:`live_transitions`."""
         S, A = self.n_states, self.n_actions
         live = self.live_transitions
-        # adjacency s -> s' if any action moves there
         rows = np.repeat(np.arange(S * A), np.diff(live.indptr)) // A
         adjacency = sp.csr_matrix((np.ones(rows.size), (rows, live.indices)), shape=(S, S))
         adjacency.data[:] = 1.0
-        remaining = np.ones(S, dtype=bool)
+        return adjacency
+
+    @cached_property
+    def state_levels(self) -> Optional[np.ndarray]:
+        """``(S,)`` level of each state if the live transition graph is acyclic, else ``None``.
+
+        Level 0 holds the states with no live successor (absorbing states); a state is on level k if its deepest
+        successor is on level k - 1.
+        """
+        adjacency = self.adjacency
+        level = np.full(self.n_states, -1, dtype=np.int64)
+        remaining = np.ones(self.n_states, dtype=bool)
         out_degree = np.asarray(adjacency.sum(axis=1)).ravel()
-        levels = 0
+        current = 0
         while remaining.any():
             leaves = remaining & (out_degree == 0)
             if not leaves.any():
                 return None
+            level[leaves] = current
             remaining &= ~leaves
             out_degree = out_degree - adjacency @ leaves.astype(np.float64)
-            levels += 1
-        return levels
+            current += 1
+        return _readonly(level)
+
+    @property
+    def depth(self) -> Optional[int]:
+        """Number of levels of the live transition graph if it is acyclic, else ``None``.
+
+        Backward induction over an acyclic MDP is exact after ``depth`` sweeps (see :attr:`state_levels`).
+        """
+        levels = self.state_levels
+        return None if levels is None else int(levels.max()) + 1
 
     # ------------------------------------------------------------- conversions
     def replace(self, **changes: Any) -> "TabularMDP":

@@ -20,6 +20,8 @@ def test_registered_and_default_shapes():
     np.testing.assert_array_equal(mdp.start_states, np.arange(40) * 20)
     np.testing.assert_allclose(mdp.initial_state_dist[mdp.start_states], 1 / 40)
     assert mdp.horizon == 10 and mdp.gamma == 0.99 and mdp.depth == 11
+    rows = (np.arange(800) % 20) // 2
+    np.testing.assert_array_equal(mdp.state_levels, np.append(10 - rows, 0))  # row r is r steps from the start
     assert mdp.absorbing.tolist() == [False] * 800 + [True]
     assert mdp.task_of_state[-1] == -1
     np.testing.assert_array_equal(mdp.task_of_state[:800], (np.arange(800) // 20) % 8)

@@ -28,6 +28,8 @@ def test_derived_views():
     np.testing.assert_array_equal(mdp.transition_matrix.reshape(8, 4), mdp.transitions.toarray())
     np.testing.assert_array_equal(mdp.absorbing, [False, False, False, True])
     assert mdp.depth == 4
+    np.testing.assert_array_equal(mdp.state_levels, [3, 2, 1, 0])
+    np.testing.assert_array_equal(mdp.adjacency.toarray(), np.eye(4, k=1))
     assert mdp.live_transitions[6:].nnz == 0  # rows of the absorbing state are cut
     assert mdp.reward_sa.shape == (4, 2)
     np.testing.assert_array_equal(mdp.start_states, [0])
@@ -47,7 +49,7 @@ def test_cyclic_graph_has_no_depth():
     T = np.array([[0, 1.0], [0, 1.0], [1.0, 0], [0, 1.0]])  # state 1 can go back to 0
     mdp = TabularMDP(transitions=T, reward=np.zeros(2), features=np.zeros((2, 1)),
                      initial_state_dist=[1.0, 0.0], gamma=0.5, horizon=None)
-    assert mdp.depth is None
+    assert mdp.depth is None and mdp.state_levels is None
     assert not mdp.absorbing.any()
 
 

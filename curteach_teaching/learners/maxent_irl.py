@@ -59,18 +59,8 @@ class _LevelledMDP:
         prob[rows, position] = live.data
         succ, prob = succ.reshape(S, A, m), prob.reshape(S, A, m)
 
-        has_live = (prob.sum(axis=(1, 2)) > 0)
-        level = np.full(S, -1, dtype=np.int64)
-        level[~has_live] = 0
-        for current in range(1, S + 1):
-            pending = np.flatnonzero(level < 0)
-            if pending.size == 0:
-                break
-            succ_level = np.where(prob[pending] > 0, level[succ[pending]], 0)
-            succ_unknown = ((prob[pending] > 0) & (level[succ[pending]] < 0)).any(axis=(1, 2))
-            ready = pending[~succ_unknown & (succ_level.max(axis=(1, 2)) == current - 1)]
-            level[ready] = current
-        if (level < 0).any():
+        level = mdp.state_levels
+        if level is None:
             raise ValueError("the MDP is not acyclic; use the generic planners")
         self.n_states, self.n_actions = S, A
         self.levels = [np.flatnonzero(level == l) for l in range(level.max() + 1)]
@@ -115,11 +105,7 @@ class TaskDecomposition:
 
     def __init__(self, mdp: TabularMDP):
         S = mdp.n_states
-        live = mdp.live_transitions
-        adjacency = sp.csr_matrix(
-            (np.ones(live.nnz), (np.repeat(np.arange(live.shape[0]) // mdp.n_actions, np.diff(live.indptr)), live.indices)),
-            shape=(S, S),
-        )
+        adjacency = mdp.adjacency
         starts = mdp.start_states
         K = starts.size
         reach = sp.csr_matrix((np.ones(K), (np.arange(K), starts)), shape=(K, S))
