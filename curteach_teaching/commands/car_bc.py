@@ -10,8 +10,6 @@ from pathlib import Path
 BC_TEACHER_NAMES = ("Agn", "Cur", "Cur-T", "Cur-L")
 UPDATES = ("batch", "sequential")
 
-INIT_CHOICES = ("T0", "T0-T3", "none", "T0-T1", "T0-T2", "T0-T4", "T0-T5", "T0-T6", "T0-T7")
-
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -41,7 +39,7 @@ def add_parser(subparsers) -> None:
 
 def run_car_bc(args: argparse.Namespace) -> int:
     from curteach_teaching.experiments.car_bc import CarBCExperiment
-    from curteach_teaching.experiments.car_irl import parse_init
+    from curteach_teaching.experiments.car_irl import INIT_CHOICES, parse_init
     from curteach_teaching.experiments.runner import check_sweep_arguments, run_sweep, write_outputs
 
     if args.init not in INIT_CHOICES:
