@@ -47,6 +47,8 @@ from imitation.util import logger as imit_logger
 from imitation.util import util
 from stable_baselines3.common import logger as sb_logger
 
+from curteach_teaching.difficulty import MIN_LOG_PROB
+
 __all__ = [
     "VARIANTS",
     "REMAINDERS",
@@ -208,7 +210,8 @@ class CurriculumBC:
         pacing: ``(epoch, n_epochs, n_items) -> int``; default :class:`LinearPacing` ``(0.8, 0.5)``. Agn ignores it.
         rng: the generator that shuffles each epoch's transitions; default ``trainer.rng``.
         remainder: ``"partial"`` (default) or ``"drop"``, see the module docstring.
-        min_log_prob: floor of a per-step log-probability, so that a probability of 0 gives a finite score.
+        min_log_prob: floor of a per-step log-probability, so that a probability of 0 gives a finite score (default
+            :data:`~curteach_teaching.difficulty.MIN_LOG_PROB`, as the teachers' scores).
 
     Raises:
         ValueError: empty demonstrations, an unknown variant or remainder, a missing or mis-shaped teacher
@@ -225,7 +228,7 @@ class CurriculumBC:
         pacing: Optional[PacingSchedule] = None,
         rng: Optional[np.random.Generator] = None,
         remainder: str = "partial",
-        min_log_prob: float = -1.0e6,
+        min_log_prob: float = MIN_LOG_PROB,
     ):
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}; got {variant!r}")
