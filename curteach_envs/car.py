@@ -11,7 +11,7 @@ instance ``j`` of type ``Tk`` (instance-major). The sink is the last state.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 import gymnasium as gym
 import numpy as np
@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from gymnasium import spaces
 
 from curteach_envs.tabular import TabularMDP
+from curteach_envs.validation import check_int
 
 __all__ = [
     "CarTeachEnv",
@@ -68,8 +69,8 @@ def sample_road(rng: np.random.Generator, n_instances: int = 5, road_length: int
         ``(N, 8, L, 2, 8)`` uint8 array ``[instance, type, row, column, feature]`` of binary features; reshaped to
         ``(N * 8 * L * 2, 8)`` it is indexed by state.
     """
-    _check_int("n_instances", n_instances, 1)
-    _check_int("road_length", road_length, 2)
+    check_int("n_instances", n_instances, 1)
+    check_int("road_length", road_length, 2)
     N, L = n_instances, road_length
     road = np.zeros((N, N_TASK_TYPES, L, 2, 8), dtype=np.uint8)
     for task_type, probs in _CELL_PROBS.items():
@@ -182,11 +183,6 @@ def car_tabular(road: np.ndarray, gamma: float = 0.99, reward: str = "original")
     )
 
 
-def _check_int(name: str, value: Any, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
-
-
 class CarTeachEnv(gym.Env):
     """Car driving on a road of 8 task types (the paper's Section 4), with a tabular export.
 
@@ -226,8 +222,8 @@ class CarTeachEnv(gym.Env):
             raise ValueError(f"gamma must be a number in [0, 1]; got {gamma!r}")
         if layout_seed is not None and (isinstance(layout_seed, bool) or not isinstance(layout_seed, (int, np.integer)) or layout_seed < 0):
             raise ValueError(f"layout_seed must be a non-negative integer or None; got {layout_seed!r}")
-        _check_int("n_instances", n_instances, 1)
-        _check_int("road_length", road_length, 2)
+        check_int("n_instances", n_instances, 1)
+        check_int("road_length", road_length, 2)
         self.render_mode = render_mode
         self.layout_seed = layout_seed
         self.n_instances = int(n_instances)
@@ -285,9 +281,7 @@ class CarTeachEnv(gym.Env):
         starts = self._mdp.start_states
         if "task" in options:
             task = options["task"]
-            if isinstance(task, bool) or not isinstance(task, (int, np.integer)) or not 0 <= task < self.n_tasks:
-                raise ValueError(f"options['task'] must be an integer in [0, {self.n_tasks - 1}]; got {task!r}")
-            state = int(starts[task])
+            state = int(starts[check_int("options['task']", task, 0, self.n_tasks - 1)])
         elif "start_state" in options:
             state = options["start_state"]
             if isinstance(state, bool) or not isinstance(state, (int, np.integer)) or int(state) not in set(starts.tolist()):
@@ -334,6 +328,4 @@ class CarTeachEnv(gym.Env):
 
         if task is None:
             return render.car_rgb(self.road, tasks=None, cell=cell)
-        if isinstance(task, bool) or not isinstance(task, (int, np.integer)) or not 0 <= task < self.n_tasks:
-            raise ValueError(f"task must be an integer in [0, {self.n_tasks - 1}]; got {task!r}")
-        return render.car_rgb(self.road, tasks=[int(task)], cell=cell)
+        return render.car_rgb(self.road, tasks=[check_int("task", task, 0, self.n_tasks - 1)], cell=cell)

@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from gymnasium import spaces
 
 from curteach_envs.tabular import TabularMDP
+from curteach_envs.validation import check_int
 
 __all__ = [
     "SIZE",
@@ -405,13 +406,6 @@ def check_cell_list(name: str, cells, low: int, high: int) -> tuple:
     if len(set(values)) != len(values):
         raise ValueError(f"{name} must hold distinct cells; got {values}")
     return values
-
-
-def check_int(name: str, value, low: int, high: int) -> int:
-    """Validate an integer in ``[low, high]``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
-        raise ValueError(f"{name} must be an integer in [{low}, {high}]; got {value!r}")
-    return int(value)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Optional
 import numpy as np
 
 from curteach_envs.tabular import TabularMDP
+from curteach_envs.validation import check_int
 from curteach_teaching.planning import occupancy
 
 if TYPE_CHECKING:  # imitation imports torch (about 1 s); only trajectories() needs it, so it is imported there
@@ -160,8 +161,7 @@ def sample_demonstrations(
     policy = np.asarray(policy, dtype=np.float64)
     if policy.shape != (mdp.n_states, mdp.n_actions):
         raise ValueError(f"policy must have shape ({mdp.n_states}, {mdp.n_actions}); got {policy.shape}")
-    if isinstance(n_per_start, bool) or not isinstance(n_per_start, (int, np.integer)) or n_per_start < 1:
-        raise ValueError(f"n_per_start must be an integer >= 1; got {n_per_start!r}")
+    check_int("n_per_start", n_per_start, 1)
     length = mdp.horizon if length is None else length
     if length is None or isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
         raise ValueError(f"length must be an integer >= 1 (or the MDP must have a horizon); got {length!r}")

@@ -16,6 +16,8 @@ from typing import Optional
 
 import numpy as np
 
+from curteach_envs.validation import check_int
+
 __all__ = ["ProbedPolicyView", "parse_observability"]
 
 
@@ -40,8 +42,7 @@ class ProbedPolicyView:
         rng: Optional[np.random.Generator] = None,
         smoothing: float = 0.5,
     ):
-        if isinstance(refresh_every, bool) or not isinstance(refresh_every, (int, np.integer)) or refresh_every < 1:
-            raise ValueError(f"refresh_every (B) must be an integer >= 1; got {refresh_every!r}")
+        check_int("refresh_every (B)", refresh_every, 1)
         if probes_per_state is not None and (
             isinstance(probes_per_state, bool) or not isinstance(probes_per_state, (int, np.integer)) or probes_per_state < 1
         ):

@@ -36,11 +36,12 @@ import torch as th
 from imitation.algorithms.bc import BC
 
 from curteach_envs.car import N_TASK_TYPES, car_tabular, sample_road
+from curteach_envs.validation import check_int
 from curteach_teaching.curriculum import silent_logger
 from curteach_teaching.demonstrations import DemonstrationPool, sample_demonstrations
 from curteach_teaching.difficulty import AGGREGATIONS
-# the IRL experiment's tie-uniform log pi^E (exact zeros where a learner is uniform too) and settings check
-from curteach_teaching.experiments.car_irl import _check_int, _expert_log_policy as expert_log_policy
+# the IRL experiment's tie-uniform log pi^E (exact zeros where a learner is uniform too)
+from curteach_teaching.experiments.car_irl import _expert_log_policy as expert_log_policy
 from curteach_teaching.experiments.results import RunResult
 from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy, action_features, quadratic_log_policy, sequential_sgd
 from curteach_teaching.planning import expected_return, hard_value_iteration
@@ -207,10 +208,10 @@ class CarBCExperiment:
     aggregation: str = "geometric"
 
     def __post_init__(self):
-        _check_int("init_types", self.init_types, 0, N_TASK_TYPES)
+        check_int("init_types", self.init_types, 0, N_TASK_TYPES)
         for name in ("steps", "n_per_start", "demo_length"):
-            _check_int(name, getattr(self, name), 1)
-        _check_int("pretrain_sweeps", self.pretrain_sweeps, 0)
+            check_int(name, getattr(self, name), 1)
+        check_int("pretrain_sweeps", self.pretrain_sweeps, 0)
         if self.update not in UPDATES:
             raise ValueError(f"update must be one of {UPDATES}; got {self.update!r}")
         if not 0.0 <= self.gamma <= 1.0:

@@ -23,12 +23,13 @@ Agn, Scot and each probed view, so a teacher subset or an extra teacher changes 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Optional
 
 import numpy as np
 
 from curteach_envs.car import N_TASK_TYPES, car_tabular, sample_road
+from curteach_envs.validation import check_int
 from curteach_teaching.demonstrations import sample_demonstrations
 from curteach_teaching.difficulty import AGGREGATIONS
 from curteach_teaching.experiments.results import RunResult
@@ -141,11 +142,11 @@ class CarIRLExperiment:
     smoothing: float = 0.5
 
     def __post_init__(self):
-        _check_int("init_types", self.init_types, 0, N_TASK_TYPES)
+        check_int("init_types", self.init_types, 0, N_TASK_TYPES)
         for name in ("steps", "n_per_start", "demo_length"):
-            _check_int(name, getattr(self, name), 1)
+            check_int(name, getattr(self, name), 1)
         for name in ("target_steps", "pretrain_steps"):
-            _check_int(name, getattr(self, name), 0)
+            check_int(name, getattr(self, name), 0)
         if not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"gamma must be in [0, 1]; got {self.gamma}")
         if not self.teaching_rate > 0 or not self.pretrain_rate > 0:
@@ -296,10 +297,3 @@ def build_setup(experiment: CarIRLExperiment, seed: int = 0, index: int = 0) -> 
     from curteach_teaching.experiments.runner import run_seed_sequence
 
     return experiment.build_setup(run_seed_sequence(seed, index))
-
-
-def _check_int(name, value, minimum, maximum=None):
-    bad = isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum
-    if bad or (maximum is not None and value > maximum):
-        allowed = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
-        raise ValueError(f"{name} must be an integer {allowed}; got {value!r}")

@@ -23,10 +23,11 @@ import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 import numpy as np
 
+from curteach_envs.validation import check_int
 from curteach_teaching.experiments.results import (
     RunResult,
     atomic_write,
@@ -74,12 +75,10 @@ def _execute(experiment, out_dir: str, index: int, seed: int, settings_fingerpri
 
 def check_sweep_arguments(runs: int, seed: int, workers: Optional[int]) -> None:
     """``ValueError`` for a bad run count, seed or worker count."""
-    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 1:
-        raise ValueError(f"runs must be an integer >= 1; got {runs!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0; got {seed!r}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1):
-        raise ValueError(f"workers must be an integer >= 1; got {workers!r}")
+    check_int("runs", runs, 1)
+    check_int("seed", seed, 0)
+    if workers is not None:
+        check_int("workers", workers, 1)
 
 
 def run_sweep(

@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from curteach_envs.tabular import TabularMDP
+from curteach_envs.validation import check_int
 from curteach_teaching.planning import occupancy as generic_occupancy
 from curteach_teaching.planning import soft_value_iteration
 
@@ -319,8 +320,7 @@ class MaxEntIRLLearner:
 
     def fit(self, expert_occupancy: np.ndarray, start, n_steps: int, initial_rate: float = 0.5) -> "MaxEntIRLLearner":
         """``n_steps`` updates on one target with ``eta_i = initial_rate / sqrt(i + 1)`` (pre-training, theta*)."""
-        if isinstance(n_steps, bool) or not isinstance(n_steps, (int, np.integer)) or n_steps < 0:
-            raise ValueError(f"n_steps must be an integer >= 0; got {n_steps!r}")
+        check_int("n_steps", n_steps, 0)
         for i in range(n_steps):
             self.update(expert_occupancy, start, learning_rate=pretraining_learning_rate(i, initial_rate))
         return self
