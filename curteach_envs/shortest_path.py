@@ -28,7 +28,7 @@ from curteach_envs.grid import (
     check_int,
     count_optimal_sequences,
     dijkstra,
-    optimal_return,
+    optimal_return,  # noqa: F401  (re-exported: part of this module's API)
     optimal_sequences,
     table_to_tabular,
     forbid_exits as _forbid_exits,

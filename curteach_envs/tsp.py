@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import ClassVar, Optional
+from typing import ClassVar
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from curteach_envs.grid import (
     check_int,
     dijkstra,
     optimal_action_mask,
-    optimal_return,
+    optimal_return,  # noqa: F401  (re-exported: part of this module's API)
     sequences_in_mask,
     table_to_tabular,
     forbid_exits as _forbid_exits,

@@ -17,7 +17,7 @@ except Cur-T's sweep. Randomised teachers (Agn, Scot after its batch) draw from 
 
 from __future__ import annotations
 
-from typing import Optional, Protocol, Sequence, runtime_checkable
+from typing import Optional, Protocol, runtime_checkable
 
 import numpy as np
 
