@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import time
-import warnings
 
 import numpy as np
 
@@ -29,7 +28,6 @@ def main() -> None:
         import torch
 
         torch.set_num_threads(args.threads)  # tiny tensors: more threads only add synchronisation
-    warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad")
     for update in ("batch", "sequential"):
         experiment = CarBCExperiment(init_types=parse_init(args.init), update=update)
         times = []
