@@ -41,7 +41,8 @@ class PlanningResult:
         q_values: ``(S, A)`` action values.
         policy: ``(S, A)`` action probabilities, rows sum to 1.
         log_policy: ``(S, A)`` log-probabilities. For the soft policy this is ``Q - V`` and never underflows,
-            even where ``policy`` is exactly 0 in float64; for the hard policy it is ``-inf`` off the argmax set.
+            even where ``policy`` is exactly 0 in float64; for the hard policy it is ``-log(n)`` on the ``n`` tied
+            optimal actions and ``-inf`` elsewhere.
         n_sweeps: number of Bellman sweeps performed.
     """
 
@@ -131,9 +132,10 @@ def hard_value_iteration(
     """
     V, Q, sweeps = _bellman_sweeps(mdp, reward, gamma, lambda Q: Q.max(axis=1), tol, max_sweeps, "hard value iteration")
     optimal = (Q - V[:, None]) >= -tie_tol
-    policy = optimal / optimal.sum(axis=1, keepdims=True)
-    with np.errstate(divide="ignore"):
-        log_policy = np.log(policy)
+    n_optimal = optimal.sum(axis=1, keepdims=True)
+    policy = optimal / n_optimal
+    # -log(n) directly, independent of how 1/n rounds: exact ties give exactly equal log-probabilities
+    log_policy = np.where(optimal, -np.log(n_optimal.astype(np.float64)), -np.inf)
     return PlanningResult(values=V, q_values=Q, policy=policy, log_policy=log_policy, n_sweeps=sweeps)
 
 

@@ -10,7 +10,6 @@ from imitation.data.types import Trajectory
 
 from curteach_teaching.curriculum import CurriculumBC, FullPacing, LinearPacing, silent_logger
 from curteach_teaching.demonstrations import sample_demonstrations
-from curteach_teaching.experiments.car_bc import expert_log_policy
 from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy
 from curteach_teaching.planning import hard_value_iteration
 
@@ -22,7 +21,7 @@ def car(car_mdp):
     mdp = car_mdp.replace(gamma=0.999)
     expert = hard_value_iteration(mdp)
     pool = sample_demonstrations(mdp, expert.policy, np.random.default_rng(0), n_per_start=2)
-    return mdp, expert_log_policy(expert.policy), pool
+    return mdp, expert.log_policy, pool
 
 
 def car_trainer(mdp, batch_size=32, minibatch_size=None, seed=0, optimizer=th.optim.SGD, lr=0.05):

@@ -18,7 +18,6 @@ from curteach_teaching.difficulty import (
     log_likelihood,
     teacher_difficulty_scores,
 )
-from curteach_teaching.experiments.car_irl import _expert_log_policy
 from curteach_teaching.learners import MaxEntIRLLearner
 from curteach_teaching.planning import hard_value_iteration
 
@@ -35,7 +34,7 @@ def car():
 def test_t0_closed_forms(car):
     mdp, expert, pool, learner = car
     t0 = mdp.task_of_state[pool.start_states] == 0
-    log_e = _expert_log_policy(expert.policy)
+    log_e = expert.log_policy
     cur = curriculum_scores(log_e, learner.log_policy, pool.states, pool.actions, "mean")
     # the original's sum of 10 ratios prod pi^E/pi^L is exactly 10 on T0, i.e. a log-mean of exactly 0
     assert np.all(cur[t0] == 0.0)
@@ -57,7 +56,7 @@ def test_mean_aggregation_matches_sum_of_ratios(car):
     log_l = learner.log_policy + 0.0
     # a learner that is somewhat worse than uniform, so the ratios are moderate and the direct form is exact
     log_l = np.log(np.exp(log_l) * rng.uniform(0.5, 1.5, log_l.shape))
-    log_e = _expert_log_policy(expert.policy)
+    log_e = expert.log_policy
     log_l -= np.log(np.exp(log_l).sum(axis=1, keepdims=True))
     ratios = np.prod(expert.policy[pool.states, pool.actions] / np.exp(log_l[pool.states, pool.actions]), axis=2)
     scores = curriculum_scores(log_e, log_l, pool.states, pool.actions, "mean")

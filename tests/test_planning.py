@@ -75,6 +75,9 @@ def test_expert_ties_are_one_or_three(layout_seed):
     last_row = (np.arange(mdp.n_states) % 20) // 2 == 9
     assert (n_optimal[t0] == 3).all() and (n_optimal[last_row[:-1].tolist() + [False]] == 3).all()
     assert n_optimal[-1] == 3  # the sink: all Q = 0
+    log_policy = hard_value_iteration(mdp).log_policy
+    np.testing.assert_array_equal(log_policy[policy > 0], -np.log(n_optimal[:, None].repeat(3, axis=1)[policy > 0]))
+    assert (log_policy[policy == 0] == -np.inf).all()
 
 
 def test_soft_values_on_the_car(car_mdp):

@@ -5,7 +5,6 @@ import pytest
 
 from curteach_envs import CarTeachEnv
 from curteach_teaching.demonstrations import DemonstrationPool, sample_demonstrations
-from curteach_teaching.experiments.car_irl import _expert_log_policy
 from curteach_teaching.planning import hard_value_iteration
 from curteach_teaching.teachers import (
     AgnosticTeacher,
@@ -71,7 +70,7 @@ def test_cur_t_on_the_car_is_a_period_40_sweep():
     mdp = CarTeachEnv(layout_seed=2).tabular()
     expert = hard_value_iteration(mdp)
     pool = sample_demonstrations(mdp, expert.policy, np.random.default_rng(0))
-    cur_t = TeacherDifficultyTeacher(pool, _expert_log_policy(expert.policy))
+    cur_t = TeacherDifficultyTeacher(pool, expert.log_policy)
     picks = [cur_t.select(None, t) for t in range(80)]
     assert sorted(picks[:40]) == sorted(mdp.start_states.tolist())
     assert picks[40:] == picks[:40]
@@ -172,7 +171,7 @@ def test_cur_teaches_a_user_learner():
     for name in ("Cur", "Agn"):
         learner = CountingLearner(mdp.n_states, mdp.n_actions, step=0.5)
         if name == "Cur":
-            teacher = CurriculumTeacher(pool, _expert_log_policy(expert.policy))
+            teacher = CurriculumTeacher(pool, expert.log_policy)
         else:
             teacher = AgnosticTeacher(pool.start_states, np.random.default_rng(0))
         chosen = []

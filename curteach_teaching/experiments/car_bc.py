@@ -40,8 +40,6 @@ from curteach_envs.validation import check_int
 from curteach_teaching.curriculum import silent_logger
 from curteach_teaching.demonstrations import DemonstrationPool, sample_demonstrations
 from curteach_teaching.difficulty import AGGREGATIONS
-# the IRL experiment's tie-uniform log pi^E (exact zeros where a learner is uniform too)
-from curteach_teaching.experiments.car_irl import _expert_log_policy as expert_log_policy
 from curteach_teaching.experiments.results import RunResult
 from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy, action_features, quadratic_log_policy, sequential_sgd
 from curteach_teaching.planning import expected_return, hard_value_iteration
@@ -59,7 +57,6 @@ __all__ = [
     "BCCarLearner",
     "pretraining_starts",
     "make_bc_trainer",
-    "expert_log_policy",
 ]
 
 #: The BC original's teachers, in its order of play.
@@ -258,7 +255,7 @@ class CarBCExperiment:
 
     def _run(self, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
         mdp, expert, pool, learner, rngs = self.build(seed_sequence)
-        log_expert = expert_log_policy(expert.policy)
+        log_expert = expert.log_policy
         starts = pool.start_states
         factories = {
             "Agn": lambda: AgnosticTeacher(starts, rngs["agn"]),

@@ -108,13 +108,6 @@ class CarIRLSetup:
     rngs: dict
 
 
-def _expert_log_policy(policy: np.ndarray) -> np.ndarray:
-    """``log pi^E`` of a tie-uniform policy as ``-log(number of tied actions)``: identical bits wherever the learner
-    is exactly uniform too (so T0's ratio is exactly 1, as in the original)."""
-    ties = (policy > 0).sum(axis=1, keepdims=True)
-    return np.where(policy > 0, -np.log(ties.astype(np.float64)), -np.inf)
-
-
 @dataclass(frozen=True)
 class CarIRLExperiment:
     """Settings of the car MaxEnt-IRL experiment; :meth:`run` performs one run.
@@ -214,7 +207,7 @@ class CarIRLExperiment:
         return CarIRLSetup(
             mdp=mdp,
             expert=expert,
-            expert_log_policy=_expert_log_policy(expert.policy),
+            expert_log_policy=expert.log_policy,
             expert_occupancy_per_start=expert_per_start,
             expert_features_per_start=expert_features,
             target=target,
