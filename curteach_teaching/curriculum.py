@@ -47,6 +47,7 @@ from imitation.util import logger as imit_logger
 from imitation.util import util
 from stable_baselines3.common import logger as sb_logger
 
+from curteach_envs.validation import check_int
 from curteach_teaching.difficulty import MIN_LOG_PROB
 
 __all__ = [
@@ -387,8 +388,7 @@ class CurriculumBC:
         Returns:
             The records of these epochs (also appended to :attr:`history`).
         """
-        if isinstance(n_epochs, bool) or not isinstance(n_epochs, (int, np.integer)) or n_epochs < 1:
-            raise ValueError(f"n_epochs must be an integer >= 1; got {n_epochs!r}")
+        check_int("n_epochs", n_epochs, 1)
         records = []
         for epoch in range(1, n_epochs + 1):
             selected, preference, learner = self.select(epoch, n_epochs)

@@ -71,7 +71,7 @@ def test_every_demonstration_replays_to_its_reward_and_terminates(fixture, reque
             actions = split.actions(i)
             env.reset(options={"task": split.task(i)})
             total, terminated = 0.0, False
-            for t, a in enumerate(actions):
+            for a in actions:
                 assert not terminated
                 _, reward, terminated, truncated, _ = env.step(int(a))
                 total += reward
