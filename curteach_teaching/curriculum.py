@@ -160,10 +160,13 @@ def demonstration_log_likelihoods(
     demo_of_transition: np.ndarray,
     n_demonstrations: int,
     chunk_size: int = 8192,
+    min_log_prob: float = MIN_LOG_PROB,
 ) -> np.ndarray:
     """``sum_tau log pi(a_tau | s_tau)`` per demonstration, from an SB3 policy's ``evaluate_actions``.
 
-    Batched in chunks, without gradients and with the policy in evaluation mode (restored afterwards).
+    Batched in chunks, without gradients and with the policy in evaluation mode (restored afterwards). Each step's
+    log-probability is floored at ``min_log_prob`` (and a NaN from the policy counts as the floor), so a step of
+    probability 0 gives a finite score, as in :mod:`curteach_teaching.difficulty`.
 
     Args:
         policy: an SB3 policy (``evaluate_actions(obs, acts) -> (values, log_prob, entropy)``).
@@ -172,9 +175,10 @@ def demonstration_log_likelihoods(
         demo_of_transition: ``(T,)`` int, the demonstration each transition belongs to.
         n_demonstrations: N.
         chunk_size: transitions per forward pass.
+        min_log_prob: floor of each step's log-probability.
 
     Returns:
-        ``(N,)`` float64 log-likelihoods.
+        ``(N,)`` float64 log-likelihoods, finite.
     """
     T = len(acts)
     log_probs = np.empty(T, dtype=np.float64)
@@ -190,6 +194,7 @@ def demonstration_log_likelihoods(
                 log_probs[index] = log_prob.detach().cpu().numpy().astype(np.float64).reshape(-1)
     finally:
         policy.set_training_mode(was_training)
+    log_probs = np.maximum(np.nan_to_num(log_probs, nan=min_log_prob), min_log_prob)
     return np.bincount(demo_of_transition, weights=log_probs, minlength=n_demonstrations)
 
 
@@ -211,7 +216,8 @@ class CurriculumBC:
         pacing: ``(epoch, n_epochs, n_items) -> int``; default :class:`LinearPacing` ``(0.8, 0.5)``. Agn ignores it.
         rng: the generator that shuffles each epoch's transitions; default ``trainer.rng``.
         remainder: ``"partial"`` (default) or ``"drop"``, see the module docstring.
-        min_log_prob: floor of a per-step log-probability, so that a probability of 0 gives a finite score (default
+        min_log_prob: floor of every per-step log-probability (teacher policy, teacher callable and learner alike),
+            so that a probability of 0 gives a finite score (default
             :data:`~curteach_teaching.difficulty.MIN_LOG_PROB`, as the teachers' scores).
 
     Raises:
@@ -277,8 +283,9 @@ class CurriculumBC:
         obs, acts = self._transitions.obs, self._transitions.acts
         N = self.n_demonstrations
         if hasattr(teacher, "evaluate_actions"):
-            log_likelihood = demonstration_log_likelihoods(teacher, obs, acts, self._demo_of_transition, N)
-            return -log_likelihood
+            return -demonstration_log_likelihoods(
+                teacher, obs, acts, self._demo_of_transition, N, min_log_prob=self.min_log_prob
+            )
         if callable(teacher):
             per_step = np.asarray(teacher(obs, acts), dtype=np.float64).reshape(-1)
             if per_step.shape != (len(acts),):
@@ -295,13 +302,10 @@ class CurriculumBC:
     def learner_difficulty(self) -> np.ndarray:
         """``(N,)`` ``log Psi^L(xi_i) = -sum_tau log pi^L(a | s)`` under the trainer's current policy (no grad)."""
         obs, acts = self._transitions.obs, self._transitions.acts
-        steps_floor = self.min_log_prob * self._lengths
-        log_likelihood = demonstration_log_likelihoods(
-            self.trainer.policy, obs, acts, self._demo_of_transition, self.n_demonstrations
+        return -demonstration_log_likelihoods(
+            self.trainer.policy, obs, acts, self._demo_of_transition, self.n_demonstrations,
+            min_log_prob=self.min_log_prob,
         )
-        # a -inf step (probability 0) floors the whole demonstration, keeping the score finite
-        log_likelihood = np.where(np.isfinite(log_likelihood), log_likelihood, steps_floor)
-        return -np.maximum(log_likelihood, steps_floor)
 
     def preferences(self, learner_difficulty: Optional[np.ndarray]) -> Optional[np.ndarray]:
         """``(N,)`` preference by variant (larger = earlier); ``None`` for Agn."""

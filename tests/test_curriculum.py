@@ -212,3 +212,41 @@ def test_bad_input(car):
         CurriculumBC(trainer, demos, variant="Cur-L", pacing=lambda e, E, n: 0).train(1)
     with pytest.raises(ValueError, match="n_epochs"):
         CurriculumBC(trainer, demos, variant="Agn").train(0)
+
+
+def test_zero_probability_steps_are_floored_per_step(car):
+    """A step of probability 0 (or a NaN from a diverged policy) counts as ``min_log_prob``, the other steps as they are,
+    for the learner, a teacher policy and a teacher callable alike."""
+    mdp, log_expert, pool = car
+    demos = pool.all_trajectories()[:4]
+    trainer = car_trainer(mdp)
+    table = trainer.policy.log_policy_table()
+    steps = [table[d.obs[:-1], d.acts].astype(np.float64) for d in demos]
+    zero_at = {0: 0, 1: 2}  # demo 0: its first step has probability 0; demo 1: its third step is NaN
+    original = trainer.policy.evaluate_actions
+
+    def broken(obs, acts):
+        values, log_prob, entropy = original(obs, acts)
+        log_prob = log_prob.clone()
+        log_prob[0] = -th.inf
+        log_prob[len(demos[0].acts) + 2] = th.nan
+        return values, log_prob, entropy
+
+    trainer.policy.evaluate_actions = broken
+    floor = -50.0
+    expected = []
+    for i, s in enumerate(steps):
+        s = s.copy()
+        if i in zero_at:
+            s[zero_at[i]] = floor
+        expected.append(-s.sum())
+    curriculum = CurriculumBC(trainer, demos, variant="Cur-T", teacher=trainer.policy, min_log_prob=floor)
+    np.testing.assert_allclose(curriculum.learner_difficulty(), expected, rtol=1e-5)
+    np.testing.assert_allclose(curriculum.teacher_difficulty, expected, rtol=1e-5)
+    callable_teacher = CurriculumBC(
+        trainer, demos, variant="Cur-T", min_log_prob=floor,
+        teacher=lambda obs, acts: np.where(np.arange(len(acts)) == 0, -np.inf, table[obs, acts]),
+    )
+    first = steps[0].copy()
+    first[0] = floor
+    np.testing.assert_allclose(callable_teacher.teacher_difficulty[0], -first.sum(), rtol=1e-5)
