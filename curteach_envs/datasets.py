@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from typing import Mapping, Optional, Union
 
 import numpy as np
 
+from curteach_envs.files import atomic_write
 from curteach_envs.grid import NEXT_POSE, check_int
 from curteach_envs.shortest_path import (
     SP_MAX_BOMBS,
@@ -522,20 +522,11 @@ def save_dataset(dataset: NavigationDataset, path: Union[str, os.PathLike]) -> P
         the path written.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     arrays = {"meta": np.array(json.dumps(dataset.meta | {"splits": list(dataset.splits)}))}
     for split_name, split in dataset.splits.items():
         for column, value in split.columns.items():
             arrays[f"{split_name}.{column}"] = value
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            np.savez_compressed(stream, **arrays)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    atomic_write(path, lambda stream: np.savez_compressed(stream, **arrays), binary=True)
     return path
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from curteach_envs import ShortestPathTeachEnv, TSPTeachEnv, solve_shortest_path
+from curteach_envs import datasets as datasets_module
 from curteach_envs.datasets import generate_dataset, load_dataset, replay, save_dataset
 from curteach_envs.nav_difficulty import (
     minmax_log,
@@ -130,6 +131,20 @@ def test_file_round_trip_and_statistics(tmp_path, tsp_data):
     stats = loaded.statistics()["train"]
     assert stats["tasks"] == 18 and stats["mean_length"] == pytest.approx(loaded["train"]["lengths"].mean())
     assert stats["mean_greedy_gap"] == pytest.approx((loaded["train"]["reward"] - loaded["train"]["greedy_reward"]).mean())
+
+
+def test_interrupted_save_keeps_the_old_file(tmp_path, tsp_data, monkeypatch):
+    path = save_dataset(tsp_data, tmp_path / "tsp.npz")
+    before = path.read_bytes()
+
+    def broken_savez(stream, **arrays):
+        stream.write(b"PK\x03\x04 half a zip")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(datasets_module.np, "savez_compressed", broken_savez)
+    with pytest.raises(OSError, match="disk full"):
+        save_dataset(tsp_data, path)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["tsp.npz"]
 
 
 def test_bad_files_raise_value_error(tmp_path, sp_data):

@@ -14,13 +14,13 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Sequence, TextIO
+from typing import Optional, Sequence
 
 import numpy as np
+
+from curteach_envs.files import atomic_write
 
 __all__ = [
     "RunResult",
@@ -115,25 +115,6 @@ def fingerprint(settings: dict) -> str:
 def run_path(out_dir: Path, index: int) -> Path:
     """``out_dir / "runs" / "run_00007.json"``."""
     return Path(out_dir) / "runs" / f"run_{index:05d}.json"
-
-
-def atomic_write(path: Path, write: Callable[[TextIO], None], newline: Optional[str] = None) -> None:
-    """Write a text file atomically: ``write(stream)`` fills a temporary file in the same folder (``.NAME.*.tmp``),
-    which is flushed, synced and then renamed over ``path`` (``os.replace``). On any error the temporary file is
-    removed and ``path`` is left as it was. Creates the folder."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", newline=newline) as stream:
-            write(stream)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
 
 
 def save_run(path: Path, result: RunResult, settings_fingerprint: str) -> None:
