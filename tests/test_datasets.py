@@ -288,3 +288,11 @@ def test_paper_size_datasets_match_the_original_statistics():
     tsp = generate_dataset("tsp", "paper", seed=0, progress=False)
     assert (tsp["train"].n_demos, tsp["test"].n_demos, tsp["val"].n_demos) == (6000, 1500, 300)
     assert -9 < tsp["test"]["reward"].mean() < -7  # about -8
+    # The original generator's statistics, measured by running its sampling code (README, "TSP statistics"):
+    # acceptance 0.76 / 0.60 / 0.55 and stored tour longer than the exact optimum in 3.5% / 0.5% / 1.1% for G = 2 / 3 / 4.
+    # Bounds are about 4 standard errors for 2,000 train tasks per G; passable walls or no rejection would fail them.
+    train = tsp["train"]
+    for g, acceptance, (low, high) in ((2, 0.76, (1.5, 6.0)), (3, 0.60, (0.0, 1.5)), (4, 0.55, (0.2, 2.5))):
+        sel = train.n_goals == g
+        assert abs(sel.sum() / train["tries"][sel].sum() - acceptance) < 0.04
+        assert low <= 100 * np.mean(train["reward"][sel] < train["exact_reward"][sel]) <= high
