@@ -16,11 +16,20 @@ underflow. A log-probability of ``-inf`` (probability exactly 0) is floored at :
 finite and never NaN; finite log-probabilities are used as they are. Sums over the steps of a demonstration and over
 the pool are sequential (left to right), as in the original, so that equal multisets of per-step terms interleaved
 with exact zeros give bit-identical scores and ties resolve to the lowest start index.
+
+The task-specific teacher scores of the navigation tasks (navigation.md Section 4) live next to their datasets, in
+:mod:`curteach_envs.nav_difficulty` (no torch needed); they are re-exported here.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from curteach_envs.nav_difficulty import (
+    shortest_path_teacher_difficulty,
+    teacher_log_difficulty,
+    tsp_teacher_difficulty,
+)
 
 __all__ = [
     "AGGREGATIONS",
@@ -31,6 +40,9 @@ __all__ = [
     "curriculum_scores",
     "teacher_difficulty_scores",
     "learner_difficulty_scores",
+    "shortest_path_teacher_difficulty",
+    "tsp_teacher_difficulty",
+    "teacher_log_difficulty",
 ]
 
 AGGREGATIONS = ("mean", "geometric")

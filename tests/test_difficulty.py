@@ -176,3 +176,15 @@ def test_theorem1_monotonicity():
     assert np.all(np.diff(decrease[order])[distinct] > 0)
     slope, intercept = np.polyfit(objective, decrease / (2 * eta), 1)
     assert slope == pytest.approx(1.0, abs=1e-3)
+
+
+def test_public_names_resolve_and_navigation_scores_are_reexported():
+    import curteach_teaching
+    from curteach_envs import nav_difficulty
+    from curteach_teaching import difficulty
+
+    for name in curteach_teaching.__all__:
+        assert getattr(curteach_teaching, name) is not None, name
+    for name in ("shortest_path_teacher_difficulty", "tsp_teacher_difficulty", "teacher_log_difficulty"):
+        assert getattr(difficulty, name) is getattr(nav_difficulty, name)
+        assert getattr(curteach_teaching, name) is getattr(nav_difficulty, name)
