@@ -10,6 +10,12 @@ from typing import IO, Callable, Optional, Union
 __all__ = ["atomic_write"]
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(
     path: Union[str, os.PathLike],
     write: Callable[[IO], None],
@@ -17,26 +23,37 @@ def atomic_write(
     binary: bool = False,
 ) -> Path:
     """Write a file atomically: ``write(stream)`` fills a temporary file in the same folder (``.NAME.*.tmp``), which
-    is flushed, synced and then renamed over ``path`` (``os.replace``). On any error the temporary file is removed
-    and ``path`` is left as it was. Creates the folder.
+    is flushed, synced, given the usual permissions (``0o666`` less the umask) and then renamed over ``path``
+    (``os.replace``). On any error the temporary file is removed and ``path`` is left as it was. Creates the folder.
 
     Args:
         path: the file to write.
-        write: fills the open stream.
-        newline: the text stream's ``newline`` (text mode only).
+        write: fills the open stream (UTF-8 text, or bytes with ``binary=True``).
+        newline: the text stream's ``newline``; text mode only.
         binary: open the stream in binary mode.
 
     Returns:
         ``path`` as a :class:`~pathlib.Path`.
+
+    Raises:
+        ValueError: ``newline`` given with ``binary=True``.
     """
+    if binary and newline is not None:
+        raise ValueError(f"newline applies to text files only; got newline={newline!r} with binary=True")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(handle)  # reopened by name below, so a failing open cannot leak the descriptor
     try:
-        with os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", newline=newline) as stream:
+        if binary:
+            stream = open(temporary, "wb")
+        else:
+            stream = open(temporary, "w", encoding="utf-8", newline=newline)
+        with stream:
             write(stream)
             stream.flush()
             os.fsync(stream.fileno())
+        os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):

@@ -165,8 +165,8 @@ def demonstration_log_likelihoods(
     """``sum_tau log pi(a_tau | s_tau)`` per demonstration, from an SB3 policy's ``evaluate_actions``.
 
     Batched in chunks, without gradients and with the policy in evaluation mode (restored afterwards). Each step's
-    log-probability is floored at ``min_log_prob`` (and a NaN from the policy counts as the floor), so a step of
-    probability 0 gives a finite score, as in :mod:`curteach_teaching.difficulty`.
+    log-probability is floored at ``min_log_prob``, so a step of probability 0 gives a finite score (the floor of
+    :mod:`curteach_teaching.difficulty`); a NaN from the policy (a diverged network) also counts as the floor.
 
     Args:
         policy: an SB3 policy (``evaluate_actions(obs, acts) -> (values, log_prob, entropy)``).
@@ -218,7 +218,8 @@ class CurriculumBC:
         remainder: ``"partial"`` (default) or ``"drop"``, see the module docstring.
         min_log_prob: floor of every per-step log-probability (teacher policy, teacher callable and learner alike),
             so that a probability of 0 gives a finite score (default
-            :data:`~curteach_teaching.difficulty.MIN_LOG_PROB`, as the teachers' scores).
+            :data:`~curteach_teaching.difficulty.MIN_LOG_PROB`, as the teachers' scores). A NaN from an SB3 policy
+            counts as the floor; a NaN from a teacher callable is an error (``ValueError``).
 
     Raises:
         ValueError: empty demonstrations, an unknown variant or remainder, a missing or mis-shaped teacher

@@ -249,4 +249,7 @@ def test_zero_probability_steps_are_floored_per_step(car):
     )
     first = steps[0].copy()
     first[0] = floor
-    np.testing.assert_allclose(callable_teacher.teacher_difficulty[0], -first.sum(), rtol=1e-5)
+    expected_callable = [-first.sum()] + [-s.sum() for s in steps[1:]]
+    np.testing.assert_allclose(callable_teacher.teacher_difficulty, expected_callable, rtol=1e-5)
+    with pytest.raises(ValueError, match="NaN"):
+        CurriculumBC(trainer, demos, variant="Cur-T", teacher=lambda obs, acts: np.full(len(acts), np.nan))
