@@ -48,13 +48,22 @@ _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in nam
 __all__ = sorted(_MODULE_OF)
 
 
-def __getattr__(name: str):
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'curteach_teaching' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+def _lazy_getattr(package: str, module_of: dict, namespace: dict):
+    """A module ``__getattr__`` (PEP 562) that imports ``name`` from ``module_of[name]`` on first use and caches it
+    in the package's ``namespace``; used by this package and :mod:`curteach_teaching.learners`."""
+
+    def __getattr__(name: str):
+        module = module_of.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value
+        return value
+
+    return __getattr__
+
+
+__getattr__ = _lazy_getattr(__name__, _MODULE_OF, globals())
 
 
 def __dir__():

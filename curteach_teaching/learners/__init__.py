@@ -5,8 +5,7 @@
 
 from __future__ import annotations
 
-import importlib
-
+from curteach_teaching import _lazy_getattr
 from curteach_teaching.learners.maxent_irl import (
     REWARD_MODELS,
     MaxEntIRLLearner,
@@ -18,10 +17,4 @@ _LAZY = {"QuadraticSoftmaxPolicy": "curteach_teaching.learners.bc", "sequential_
 __all__ = ["QuadraticSoftmaxPolicy", "sequential_sgd", "MaxEntIRLLearner", "REWARD_MODELS", "TaskDecomposition", "pretraining_learning_rate"]
 
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'curteach_teaching.learners' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_getattr(__name__, _LAZY, globals())
