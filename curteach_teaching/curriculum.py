@@ -194,7 +194,13 @@ def demonstration_log_likelihoods(
                 log_probs[index] = log_prob.detach().cpu().numpy().astype(np.float64).reshape(-1)
     finally:
         policy.set_training_mode(was_training)
-    log_probs = np.maximum(np.nan_to_num(log_probs, nan=min_log_prob), min_log_prob)
+    return _floored_sums(log_probs, demo_of_transition, n_demonstrations, min_log_prob)
+
+
+def _floored_sums(log_probs: np.ndarray, demo_of_transition: np.ndarray, n_demonstrations: int,
+                  min_log_prob: float) -> np.ndarray:
+    """``(N,)`` per-demonstration sums of ``(T,)`` per-step log-probabilities, each floored (NaN too)."""
+    log_probs = np.maximum(np.where(np.isnan(log_probs), min_log_prob, log_probs), min_log_prob)
     return np.bincount(demo_of_transition, weights=log_probs, minlength=n_demonstrations)
 
 
@@ -293,8 +299,7 @@ class CurriculumBC:
                 raise ValueError(f"the teacher callable must return {len(acts)} log-probabilities; got {per_step.shape}")
             if np.isnan(per_step).any():
                 raise ValueError("the teacher callable returned NaN log-probabilities")
-            per_step = np.maximum(per_step, self.min_log_prob)
-            return -np.bincount(self._demo_of_transition, weights=per_step, minlength=N)
+            return -_floored_sums(per_step, self._demo_of_transition, N, self.min_log_prob)
         scores = np.asarray(teacher, dtype=np.float64)
         if scores.shape != (N,) or not np.all(np.isfinite(scores)):
             raise ValueError(f"teacher scores must be a finite array of shape ({N},); got shape {scores.shape}")
