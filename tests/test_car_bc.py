@@ -7,7 +7,7 @@ import pytest
 
 from curteach_teaching.cli import main
 from curteach_teaching.experiments.car_bc import BCCarLearner, CarBCExperiment, pretraining_starts
-from curteach_teaching.experiments.runner import run_seed_sequence
+from curteach_teaching.experiments.sweep import run_seed_sequence
 
 pytestmark = pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad")
 
@@ -32,11 +32,11 @@ def test_same_seed_same_run_and_paper_setup():
     a = experiment.run(0, run_seed_sequence(3, 1))
     b = experiment.run(0, run_seed_sequence(3, 1))
     for name in experiment.teachers:
-        assert np.array_equal(a.curves[name], b.curves[name]) and np.array_equal(a.picks[name], b.picks[name])
+        assert np.array_equal(a.curves[name], b.curves[name]) and np.array_equal(a.records["picks"][name], b.records["picks"][name])
     assert list(a.curves) == ["Agn", "Cur", "Cur-T", "Cur-L"]
     assert a.curves["Cur"].shape == (7,) and len({c[0] for c in a.curves.values()}) == 1
-    assert a.crash_step is None
-    assert len(set(a.picks["Cur-T"].tolist())) == 6  # Cur-T's sweep has no repeats
+    assert a.extras["crash_step"] is None
+    assert len(set(a.records["picks"]["Cur-T"].tolist())) == 6  # Cur-T's sweep has no repeats
 
 
 def test_batch_and_sequential_move_the_same_weights_the_same_way(car_mdp):
@@ -93,7 +93,7 @@ def test_paper_ordering_init_t0():
     results = [experiment.run(i, run_seed_sequence(0, i)) for i in range(3)]
     final = {name: np.mean([r.curves[name][-1] for r in results]) for name in experiment.teachers}
     assert final["Cur"] > final["Agn"] and final["Cur"] > final["Cur-T"] and final["Cur-L"] < final["Agn"]
-    assert all(np.mean(r.pick_types["Cur-L"] == 0) > 0.9 for r in results)
+    assert all(np.mean(r.records["pick_types"]["Cur-L"] == 0) > 0.9 for r in results)
 
 
 def test_cli_constants_match_the_experiment():

@@ -7,7 +7,7 @@ import pytest
 
 from curteach_teaching.cli import main
 from curteach_teaching.experiments.car_irl import CarIRLExperiment, parse_init
-from curteach_teaching.experiments.runner import run_seed_sequence
+from curteach_teaching.experiments.sweep import run_seed_sequence
 from curteach_teaching.teachers import TEACHER_NAMES
 
 
@@ -20,7 +20,7 @@ def full_run():
 def test_run_protocol(full_run):
     assert tuple(full_run.curves) == TEACHER_NAMES  # the original's order of play
     for name in TEACHER_NAMES:
-        curve, picks, types = full_run.curves[name], full_run.picks[name], full_run.pick_types[name]
+        curve, picks, types = full_run.curves[name], full_run.records["picks"][name], full_run.records["pick_types"][name]
         assert curve.shape == (201,) and np.isfinite(curve).all()
         assert picks.shape == types.shape == (200,)
         assert np.all(picks % 20 == 0) and np.all((0 <= picks) & (picks < 800))
@@ -28,11 +28,11 @@ def test_run_protocol(full_run):
     initial = {full_run.curves[name][0] for name in TEACHER_NAMES}
     assert len(initial) == 1  # every teacher starts from the same pre-trained learner
     assert full_run.extras["expert_reward"] > max(c[-1] for c in full_run.curves.values())
-    assert full_run.crash_step is None or 0 <= full_run.crash_step < 200
+    assert full_run.extras["crash_step"] is None or 0 <= full_run.extras["crash_step"] < 200
 
 
 def test_known_teacher_behaviour(full_run):
-    picks = full_run.picks
+    picks = full_run.records["picks"]
     # Omn stalls on the zero-gradient T0 start 0 once no start brings theta closer to theta*
     assert np.all(picks["Omn"][-100:] == 0)
     assert np.ptp(full_run.curves["Omn"][-100:]) == 0.0
@@ -67,7 +67,7 @@ def test_teacher_subset_does_not_change_the_others():
     some = CarIRLExperiment(teachers=("Agn", "Scot"), **small).run(0, run_seed_sequence(1, 0))
     for name in ("Agn", "Scot"):
         np.testing.assert_array_equal(some.curves[name], everyone.curves[name])
-    assert some.extras["crash_checked"] is False and some.crash_step is None
+    assert some.extras["crash_checked"] is False and some.extras["crash_step"] is None
 
 
 def test_cli_car_irl(tmp_path, capsys):

@@ -5,7 +5,7 @@ import pytest
 
 from curteach_envs import CarTeachEnv
 from curteach_teaching.experiments.car_irl import CarIRLExperiment
-from curteach_teaching.experiments.runner import run_seed_sequence
+from curteach_teaching.experiments.sweep import run_seed_sequence
 from curteach_teaching.learners import MaxEntIRLLearner
 from curteach_teaching.observability import ProbedPolicyView, parse_observability
 from curteach_teaching.planning import hard_value_iteration
@@ -75,6 +75,6 @@ def test_full_observability_equals_cur():
     probed = CarIRLExperiment(observability=((1, None), (2, 5)), **small).run(0, run_seed_sequence(7, 0))
     assert probed.curves.keys() == {"Cur B=1 k=inf", "Cur B=2 k=5"}
     np.testing.assert_array_equal(probed.curves["Cur B=1 k=inf"], plain.curves["Cur"])
-    np.testing.assert_array_equal(probed.picks["Cur B=1 k=inf"], plain.picks["Cur"])
-    assert probed.crash_step == plain.crash_step
+    np.testing.assert_array_equal(probed.records["picks"]["Cur B=1 k=inf"], plain.records["picks"]["Cur"])
+    assert probed.extras["crash_step"] == plain.extras["crash_step"]
     assert np.isfinite(probed.curves["Cur B=2 k=5"]).all()

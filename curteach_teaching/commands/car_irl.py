@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from curteach_teaching.commands.sweep_options import add_sweep_arguments, check_sweep_flags, run_sweep_command
 from curteach_teaching.teachers import TEACHER_NAMES
 
 DEFAULT_OBSERVABILITY = "1:inf,40:inf,1:100,10:100,1:10"
@@ -12,11 +13,7 @@ DEFAULT_OBSERVABILITY = "1:inf,40:inf,1:100,10:100,1:10"
 
 def _common(parser: argparse.ArgumentParser, default_out: str) -> None:
     parser.add_argument("--init", default="T0-T3", help="pre-training tasks: T0 or T0-T3 (also none, T0-T1, ...); default T0-T3")
-    parser.add_argument("--runs", type=int, default=10, help="number of runs (default 10)")
     parser.add_argument("--steps", type=int, default=200, help="teaching steps per run (default 200)")
-    parser.add_argument("--seed", type=int, default=0, help="sweep seed; run i uses SeedSequence([seed, i]) (default 0)")
-    parser.add_argument("--out", type=Path, default=None, help=f"output folder (default {default_out}-INIT)")
-    parser.add_argument("--workers", type=int, default=None, help="parallel processes (default: CPU count)")
     parser.add_argument("--teaching-rate", type=float, default=0.17, help="constant teaching learning rate (default 0.17)")
     parser.add_argument(
         "--projection-radius", type=float, default=None,
@@ -25,8 +22,7 @@ def _common(parser: argparse.ArgumentParser, default_out: str) -> None:
     parser.add_argument("--reward-model", choices=("quadratic", "linear"), default="quadratic", help="learner reward")
     parser.add_argument("--cur-aggregation", choices=("mean", "geometric"), default="mean",
                         help="Cur's aggregation over the pool (default mean, as the IRL original)")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    parser.add_argument("--no-figures", action="store_true", help="skip the figures")
+    add_sweep_arguments(parser, default_runs=10, default_out=f"{default_out}-INIT")
 
 
 def add_parser(subparsers) -> None:
@@ -69,15 +65,13 @@ def _experiment_kwargs(args) -> dict:
 
 
 def _sweep(args, experiment, default_out: str, heatmap_teacher, title: str) -> int:
-    from curteach_teaching.experiments.runner import check_sweep_arguments, run_sweep, write_outputs
+    from curteach_teaching.experiments.car_report import CarReport
 
-    check_sweep_arguments(args.runs, args.seed, args.workers)
+    check_sweep_flags(args)
     if heatmap_teacher is not None and heatmap_teacher not in experiment.teachers:
         raise ValueError(f"--heatmap-teacher must be one of {list(experiment.teachers)}; got {heatmap_teacher!r}")
     out = args.out if args.out is not None else Path(f"{default_out}-{args.init}")
-    sweep = run_sweep(experiment, out, args.runs, seed=args.seed, workers=args.workers, progress=not args.no_progress)
-    write_outputs(experiment, sweep, out, heatmap_teacher=heatmap_teacher, figures=not args.no_figures, title=title)
-    return 0
+    return run_sweep_command(args, experiment, CarReport(experiment, heatmap_teacher, title), out)
 
 
 def run_car_irl(args: argparse.Namespace) -> int:

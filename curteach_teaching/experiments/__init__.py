@@ -1,14 +1,31 @@
-"""Experiments: a generic runner (seeded, parallel, atomic, resumable), results I/O, and the paper's experiments."""
+"""Experiments: the sweep layer (cells x runs, backends, run files, reports) and the paper's experiments.
 
+``sweep`` drives cells x runs and writes every file; ``backends`` compute the units (serial, process pool);
+``results`` holds the run-file format; ``reports`` writes ``summary.csv``, ``report.json`` and figures; one module
+per experiment (``car_irl``, ``car_bc``, with ``car_report`` for what they share).
+"""
+
+from curteach_teaching.experiments.backends import BACKENDS, Backend, ProcessBackend, SerialBackend, make_backend
 from curteach_teaching.experiments.car_irl import CarIRLExperiment, original_would_crash, parse_init
-from curteach_teaching.experiments.results import RunResult, load_run, read_summary, save_run, summarize
-from curteach_teaching.experiments.runner import SweepResult, run_seed_sequence, run_sweep, write_outputs
+from curteach_teaching.experiments.car_report import CarReport, summarize
+from curteach_teaching.experiments.reports import Report, read_summary
+from curteach_teaching.experiments.results import RunResult, load_run, save_run
+from curteach_teaching.experiments.runner import write_outputs
+from curteach_teaching.experiments.sweep import SingleCellExperiment, SweepResult, run_seed_sequence, run_sweep
 
 __all__ = [
+    "BACKENDS",
+    "Backend",
     "CarIRLExperiment",
+    "CarReport",
+    "ProcessBackend",
+    "Report",
     "RunResult",
+    "SerialBackend",
+    "SingleCellExperiment",
     "SweepResult",
     "load_run",
+    "make_backend",
     "original_would_crash",
     "parse_init",
     "read_summary",

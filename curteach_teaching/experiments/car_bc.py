@@ -40,7 +40,9 @@ from curteach_envs.validation import check_int
 from curteach_teaching.curriculum import silent_logger
 from curteach_teaching.demonstrations import DemonstrationPool, sample_demonstrations
 from curteach_teaching.difficulty import AGGREGATIONS
+from curteach_teaching.experiments.car_report import car_run_result
 from curteach_teaching.experiments.results import RunResult
+from curteach_teaching.experiments.sweep import SingleCellExperiment
 from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy, action_features, quadratic_log_policy, sequential_sgd
 from curteach_teaching.planning import expected_return, hard_value_iteration
 from curteach_teaching.teachers import (
@@ -186,7 +188,7 @@ def _step_many(learners: list, states: np.ndarray, actions: np.ndarray) -> None:
 
 
 @dataclass(frozen=True)
-class CarBCExperiment:
+class CarBCExperiment(SingleCellExperiment):
     """Settings of the car CrossEnt-BC experiment; :meth:`run` performs one run.
 
     Defaults are the original's (``init_types = 1`` is ``--init T0``, the BC original's default), with the paper's
@@ -288,8 +290,7 @@ class CarBCExperiment:
             "expert_reward": float(expected_return(mdp, expert.policy)),
             "initial_reward": float(curves[next(iter(teachers))][0]),
         }
-        return RunResult(index=index, seed=0, curves=curves, picks=picks, pick_types=pick_types, crash_step=None,
-                         extras=extras)
+        return car_run_result(index, curves, picks, pick_types, None, extras)
 
 
 def _sets(pool: DemonstrationPool) -> tuple[np.ndarray, np.ndarray]:

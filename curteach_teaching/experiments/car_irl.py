@@ -32,7 +32,9 @@ from curteach_envs.car import N_TASK_TYPES, car_tabular, sample_road
 from curteach_envs.validation import check_int
 from curteach_teaching.demonstrations import sample_demonstrations
 from curteach_teaching.difficulty import AGGREGATIONS
+from curteach_teaching.experiments.car_report import car_run_result
 from curteach_teaching.experiments.results import RunResult
+from curteach_teaching.experiments.sweep import SingleCellExperiment
 from curteach_teaching.learners.maxent_irl import REWARD_MODELS, MaxEntIRLLearner
 from curteach_teaching.observability import ProbedPolicyView
 from curteach_teaching.planning import hard_value_iteration
@@ -109,7 +111,7 @@ class CarIRLSetup:
 
 
 @dataclass(frozen=True)
-class CarIRLExperiment:
+class CarIRLExperiment(SingleCellExperiment):
     """Settings of the car MaxEnt-IRL experiment; :meth:`run` performs one run.
 
     Defaults are the original's (``init_types = 4`` is ``--init T0-T3``). ``observability`` switches to the Fig. 4
@@ -279,14 +281,11 @@ class CarIRLExperiment:
             "initial_reward": setup.learner.expected_reward,
             "crash_checked": crash_teacher is not None,
         }
-        return RunResult(
-            index=index, seed=0, curves=curves, picks=picks, pick_types=pick_types, crash_step=crash_step,
-            extras=extras,
-        )
+        return car_run_result(index, curves, picks, pick_types, crash_step, extras)
 
 
 def build_setup(experiment: CarIRLExperiment, seed: int = 0, index: int = 0) -> CarIRLSetup:
     """The setup of run ``index`` of a sweep seeded with ``seed`` (same seeds as the runner)."""
-    from curteach_teaching.experiments.runner import run_seed_sequence
+    from curteach_teaching.experiments.backends import run_seed_sequence
 
     return experiment.build_setup(run_seed_sequence(seed, index))

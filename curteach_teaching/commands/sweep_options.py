@@ -1,0 +1,59 @@
+"""The flags every sweep command shares, and running a sweep from them.
+
+Every sweep command (``car-irl``, ``car-irl-observability``, ``car-bc``) calls :func:`add_sweep_arguments` on its
+parser, so ``--runs --seed --workers --out --no-progress --no-figures`` mean the same everywhere, and
+:func:`run_sweep_command` to validate them, run (or resume) the sweep and write its report.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+__all__ = ["add_sweep_arguments", "check_sweep_flags", "run_sweep_command"]
+
+
+def add_sweep_arguments(parser: argparse.ArgumentParser, default_runs: int, default_out: str) -> None:
+    """Add the shared sweep flags to ``parser``.
+
+    Args:
+        parser: a sub-command's parser.
+        default_runs: the default of ``--runs``.
+        default_out: how the default output folder is described in ``--out``'s help.
+    """
+    group = parser.add_argument_group("sweep")
+    group.add_argument("--runs", type=int, default=default_runs,
+                       help=f"runs per cell (default {default_runs}); a rerun skips runs already saved")
+    group.add_argument("--seed", type=int, default=0,
+                       help="sweep seed; run i of every cell uses SeedSequence([seed, i]) (default 0)")
+    group.add_argument("--workers", type=int, default=None, help="parallel processes (default: CPU count)")
+    group.add_argument("--out", type=Path, default=None, help=f"output folder (default {default_out})")
+    group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    group.add_argument("--no-figures", action="store_true", help="skip the figures")
+
+
+def check_sweep_flags(args: argparse.Namespace) -> None:
+    """``ValueError`` for a bad ``--runs``, ``--seed`` or ``--workers``."""
+    from curteach_teaching.experiments.sweep import check_sweep_arguments
+
+    check_sweep_arguments(args.runs, args.seed, args.workers)
+
+
+def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path) -> int:
+    """Run (or resume) the sweep of ``experiment`` with the shared flags, then write ``report`` into ``out``.
+
+    Args:
+        args: the parsed flags (see :func:`add_sweep_arguments`).
+        experiment: the experiment (cells x runs, see :mod:`curteach_teaching.experiments.sweep`).
+        report: its :class:`~curteach_teaching.experiments.reports.Report`.
+        out: the output folder.
+
+    Returns:
+        The exit code (0).
+    """
+    from curteach_teaching.experiments.sweep import run_sweep
+
+    check_sweep_flags(args)
+    sweep = run_sweep(experiment, out, args.runs, seed=args.seed, workers=args.workers, progress=not args.no_progress)
+    report.write(sweep, out, figures=not args.no_figures)
+    return 0

@@ -1,0 +1,143 @@
+"""What the car experiments (``car-irl``, ``car-irl-observability``, ``car-bc``) keep per run and report.
+
+A car run is a :class:`~curteach_teaching.experiments.results.RunResult` of the cell ``"main"`` with
+
+* ``curves[teacher]``: ``(T + 1,)`` expected reward after ``0..T`` teaching steps;
+* ``records["picks"][teacher]``, ``records["pick_types"][teacher]``: ``(T,)`` the start state picked at each step
+  and its task type;
+* ``extras["crash_step"]``: the step at which the original code would have stopped (``None``: it would finish), and
+  the experiment's scalar extras (the expert's reward, ...).
+
+The runs the original would have finished form the subset ``"finished"``; :class:`CarReport` reports both subsets,
+the flagged fraction, learning curves and curriculum heat maps.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+
+from curteach_teaching.experiments.reports import Report
+from curteach_teaching.experiments.reports import summarize as _summarize_rows
+from curteach_teaching.experiments.results import RunResult
+
+__all__ = [
+    "SUBSETS",
+    "CarReport",
+    "car_run_result",
+    "crash_step",
+    "finished",
+    "flagged_fraction",
+    "summarize",
+]
+
+SUBSETS = ("all", "finished")
+
+
+def car_run_result(
+    index: int, curves: dict, picks: dict, pick_types: dict, crash_step: Optional[int], extras: dict
+) -> RunResult:
+    """A car run's result (see the module docstring for the layout)."""
+    return RunResult(
+        index=index,
+        seed=0,
+        curves=curves,
+        records={"picks": picks, "pick_types": pick_types},
+        extras={**extras, "crash_step": None if crash_step is None else int(crash_step)},
+    )
+
+
+def crash_step(result: RunResult) -> Optional[int]:
+    """The step at which the original code would have stopped, or ``None``."""
+    return result.extras.get("crash_step")
+
+
+def finished(result: RunResult) -> bool:
+    """Whether the original code would have completed this run."""
+    return crash_step(result) is None
+
+
+def flagged_fraction(results: Sequence[RunResult]) -> float:
+    """Fraction of runs the original code would not have finished (NaN for no runs)."""
+    if not results:
+        return float("nan")
+    return sum(not finished(r) for r in results) / len(results)
+
+
+def summarize(results: Sequence[RunResult], teachers: Sequence[str]) -> list:
+    """The car's tidy table: rows ``teacher, subset, t, mean, sem, n`` for the subsets ``all`` and ``finished``."""
+    return _summarize_rows(results, teachers, {"all": None, "finished": finished})
+
+
+class CarReport(Report):
+    """``summary.csv`` over the subsets ``all`` and ``finished``, ``report.json`` with the flagged runs,
+    ``learning_curves_{all,finished}.png`` and ``curriculum_<teacher>_{all,finished}.png``.
+
+    Args:
+        experiment: a car experiment (``teachers``, ``settings()``).
+        heatmap_teacher: whose curriculum heat map is drawn (default: the first teacher).
+        title: the figures' title prefix.
+    """
+
+    label = "teacher"
+    reference_extra = "expert_reward"
+    extras_not_averaged = ("crash_step",)
+    metric_name = "expected reward"
+
+    def __init__(self, experiment, heatmap_teacher: Optional[str] = None, title: str = ""):
+        super().__init__(experiment, curves=experiment.teachers, title=title)
+        teachers = list(experiment.teachers)
+        self.heatmap_teacher = heatmap_teacher or teachers[0]
+        if self.heatmap_teacher not in teachers:
+            raise ValueError(f"heat-map teacher must be one of {teachers}; got {self.heatmap_teacher!r}")
+
+    def subsets(self) -> dict:
+        return {"all": None, "finished": finished}
+
+    def report_data(self, sweep, rows: list) -> dict:
+        results = sweep.results
+        flagged = {r.index: crash_step(r) for r in results if not finished(r)}
+        return {
+            "flagged_runs": {str(k): v for k, v in sorted(flagged.items())},
+            "flagged_fraction": flagged_fraction(results),
+        }
+
+    def figures(self, sweep, rows: list, out_dir: Path, extras: dict) -> list:
+        from curteach_teaching.plots import plot_curriculum_heatmap
+
+        names = super().figures(sweep, rows, out_dir, extras)
+        chosen = self.heatmap_teacher
+        results = sweep.results
+        for subset, subset_runs in (("all", results), ("finished", [r for r in results if finished(r)])):
+            if not subset_runs:
+                continue
+            name = f"curriculum_{chosen.replace(' ', '_')}_{subset}.png"
+            plot_curriculum_heatmap(
+                np.array([r.records["pick_types"][chosen] for r in subset_runs]), out_dir / name,
+                title=f"{chosen}: task type picked, fraction of {len(subset_runs)} {subset} runs",
+            )
+            names.append(name)
+        return names
+
+    def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
+        results = sweep.results
+        print(f"{len(results)} runs ({len(sweep.computed)} computed, {len(sweep.reused)} reused) in {out_dir}")
+        unchecked = sum(r.extras.get("crash_checked") is False for r in results)
+        if unchecked:
+            print(f"note: the crash flag was not checked in {unchecked} run(s) (no Cur teacher); they count as finished")
+        flagged = report["flagged_runs"]
+        print(
+            f"flagged (the original would have crashed): {len(flagged)}/{len(results)} = "
+            f"{report['flagged_fraction']:.2f}"
+            + (f"  at steps {sorted(flagged.values())}" if flagged else "")
+        )
+        final = report["final"]
+        for subset in SUBSETS:
+            if subset not in final:
+                continue
+            entries = sorted(final[subset].items(), key=lambda item: -np.nan_to_num(item[1]["mean"], nan=-np.inf))
+            n = next(iter(final[subset].values()))["n"]
+            text = ", ".join(f"{name} {v['mean']:.3f}" for name, v in entries)
+            print(f"final expected reward, {subset} (n={n}): {text}")

@@ -1,0 +1,245 @@
+"""Reports of a sweep: ``summary.csv``, ``report.json`` and the figures, configured by each experiment.
+
+:class:`Report` writes what every sweep has: the tidy summary table (one row per curve, subset and step, with the
+mean, standard error and number of runs), ``report.json`` (settings, final means, mean extras, files) and learning
+curves. An experiment configures it by subclassing: which runs form which subset (:meth:`Report.subsets`), what else
+goes into ``report.json`` (:meth:`Report.report_data`), which extra figures it draws (:meth:`Report.figures`) and
+what it prints. The car experiments' report is :class:`~curteach_teaching.experiments.car_report.CarReport`.
+
+``summary.csv`` has the columns ``teacher, subset, t, mean, sem, n`` (the first is named by :attr:`Report.label`),
+with a leading ``cell`` column when the experiment has more than one cell.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Callable, Mapping, Optional, Sequence
+
+import numpy as np
+
+from curteach_envs.files import atomic_write
+from curteach_teaching.experiments.results import RunResult
+
+__all__ = ["Report", "mean_sem", "read_summary", "summarize", "write_summary"]
+
+#: A subset's rule: which runs it holds (``None``: every run).
+SubsetRule = Optional[Callable[[RunResult], bool]]
+
+
+def mean_sem(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard error over runs.
+
+    Args:
+        stack: ``(R, L)`` one row per run.
+
+    Returns:
+        ``(L,)`` mean and ``(L,)`` SEM (``std(ddof=1) / sqrt(R)``); SEM is NaN with fewer than 2 runs, both are NaN
+        with none.
+    """
+    n = stack.shape[0]
+    if n == 0:
+        nan = np.full(stack.shape[1], np.nan)
+        return nan, nan
+    mean = stack.mean(axis=0)
+    sem = stack.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.full(stack.shape[1], np.nan)
+    return mean, sem
+
+
+def summarize(
+    results: Sequence[RunResult],
+    curves: Sequence[str],
+    subsets: Optional[Mapping[str, SubsetRule]] = None,
+    label: str = "teacher",
+    cell: Optional[str] = None,
+) -> list[dict]:
+    """The tidy table: one row per (curve, subset, t) with ``mean``, ``sem`` (over runs) and ``n`` runs.
+
+    Args:
+        results: the runs of one cell.
+        curves: the curve names, in row order.
+        subsets: subset name -> rule (default ``{"all": None}``).
+        label: the key of the curve name in each row.
+        cell: if given, every row starts with ``"cell": cell``.
+    """
+    if not results:
+        return []
+    subsets = {"all": None} if subsets is None else dict(subsets)
+    chosen_runs = {name: [r for r in results if rule is None or rule(r)] for name, rule in subsets.items()}
+    rows = []
+    for curve in curves:
+        length = results[0].curves[curve].shape[0]
+        for subset, chosen in chosen_runs.items():
+            stack = np.array([r.curves[curve] for r in chosen]).reshape(len(chosen), length)
+            mean, sem = mean_sem(stack)
+            for t in range(length):
+                row = {} if cell is None else {"cell": cell}
+                row.update({label: curve, "subset": subset, "t": t, "mean": float(mean[t]), "sem": float(sem[t]),
+                            "n": len(chosen)})
+                rows.append(row)
+    return rows
+
+
+def write_summary(rows: Sequence[dict], path: Path, label: str = "teacher") -> None:
+    """Write the summary table as CSV (columns ``[cell,] LABEL, subset, t, mean, sem, n``), atomically.
+
+    Floats are written with ``repr``, so they read back exactly.
+    """
+    columns = [label, "subset", "t", "mean", "sem", "n"]
+    if rows and "cell" in rows[0]:
+        columns = ["cell", *columns]
+
+    def write(stream) -> None:
+        writer = csv.DictWriter(stream, fieldnames=columns)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({**row, "mean": repr(row["mean"]), "sem": repr(row["sem"])})
+
+    atomic_write(path, write, newline="")
+
+
+def read_summary(path: Path) -> list[dict]:
+    """Read a summary CSV back (``t``, ``n`` as int; ``mean``, ``sem`` as float; other columns as text)."""
+    with open(path, newline="") as stream:
+        rows = []
+        for row in csv.DictReader(stream):
+            row = dict(row)
+            row.update(t=int(row["t"]), n=int(row["n"]), mean=float(row["mean"]), sem=float(row["sem"]))
+            rows.append(row)
+        return rows
+
+
+class Report:
+    """The outputs of a sweep; experiments subclass it to configure them.
+
+    Args:
+        experiment: the experiment (its ``settings()`` go into ``report.json``).
+        curves: the curve names, in the order of rows and legends (default: those of the first run).
+        title: the figures' title prefix.
+    """
+
+    #: column name of the curve names in ``summary.csv``
+    label = "teacher"
+    #: the extra (per run) drawn as a dotted reference line in the learning curves, if present
+    reference_extra: Optional[str] = None
+    #: extras left out of ``report.json``'s ``extras_mean``
+    extras_not_averaged: tuple = ()
+
+    def __init__(self, experiment, curves: Optional[Sequence[str]] = None, title: str = ""):
+        self.experiment = experiment
+        self._curves = None if curves is None else list(curves)
+        self.title = title
+
+    # ---------------------------------------------------------------- hooks
+    def subsets(self) -> dict:
+        """Subset name -> rule (``None``: every run). Default: ``{"all": None}``."""
+        return {"all": None}
+
+    def curve_names(self, sweep) -> list:
+        if self._curves is not None:
+            return self._curves
+        return list(sweep.all_results[0].curves)
+
+    def report_data(self, sweep, rows: list) -> dict:
+        """Extra ``report.json`` entries (default: none)."""
+        return {}
+
+    def figures(self, sweep, rows: list, out_dir: Path, extras: dict) -> list:
+        """Draw the figures into ``out_dir``; return their file names. Default: learning curves per cell and
+        subset."""
+        from curteach_teaching.plots import plot_learning_curves
+
+        names = []
+        multi = len(sweep.cells) > 1
+        for cell in sweep.cells:
+            for subset in self.subsets():
+                subset_rows = [r for r in rows if r["subset"] == subset and (not multi or r["cell"] == cell)]
+                if not subset_rows or subset_rows[0]["n"] == 0:
+                    continue
+                plot_rows = [{**r, "teacher": r[self.label]} for r in subset_rows]
+                name = f"learning_curves_{cell}_{subset}.png" if multi else f"learning_curves_{subset}.png"
+                where = f"{cell}, " if multi else ""
+                plot_learning_curves(
+                    plot_rows, out_dir / name, teachers=self.curve_names(sweep),
+                    reference=extras.get(self.reference_extra) if self.reference_extra else None,
+                    title=f"{self.title} ({where}{subset} runs, n = {subset_rows[0]['n']})".strip(),
+                )
+                names.append(name)
+        return names
+
+    def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
+        """Print what the sweep did and the final means."""
+        results = sweep.all_results
+        print(f"{len(results)} runs ({len(sweep.computed)} computed, {len(sweep.reused)} reused) in {out_dir}")
+        for cell, final in self._final_by_cell(report).items():
+            for subset, entries in final.items():
+                ranked = sorted(entries.items(), key=lambda item: -np.nan_to_num(item[1]["mean"], nan=-np.inf))
+                n = next(iter(entries.values()))["n"]
+                text = ", ".join(f"{name} {v['mean']:.3f}" for name, v in ranked)
+                where = f"{cell}, " if cell is not None else ""
+                print(f"final {self.metric_name}, {where}{subset} (n={n}): {text}")
+
+    #: how :meth:`print_summary` names the curves' metric
+    metric_name = "value"
+
+    # ------------------------------------------------------------ machinery
+    def summary_rows(self, sweep) -> list:
+        multi = len(sweep.cells) > 1
+        rows = []
+        for cell, results in sweep.cells.items():
+            rows += summarize(results, self.curve_names(sweep), self.subsets(), self.label, cell if multi else None)
+        return rows
+
+    def _final(self, rows: list, sweep) -> dict:
+        final = {}
+        multi = len(sweep.cells) > 1
+        for cell, results in sweep.cells.items():
+            last = {name: len(results[0].curves[name]) - 1 for name in self.curve_names(sweep)}
+            target = final.setdefault(cell, {}) if multi else final
+            for row in rows:
+                if (not multi or row["cell"] == cell) and row["t"] == last[row[self.label]]:
+                    target.setdefault(row["subset"], {})[row[self.label]] = {
+                        "mean": row["mean"], "sem": row["sem"], "n": row["n"]
+                    }
+        return final
+
+    def _final_by_cell(self, report: dict) -> dict:
+        if len(self.experiment.cells) > 1:
+            return report["final"]
+        return {None: report["final"]}
+
+    def _extras_mean(self, sweep) -> dict:
+        results = sweep.all_results
+        extras = {}
+        for key in sorted({k for r in results for k in r.extras} - set(self.extras_not_averaged)):
+            values = [r.extras[key] for r in results if isinstance(r.extras.get(key), (int, float))]
+            if values:
+                extras[key] = float(np.mean(values))
+        return extras
+
+    def write(self, sweep, out_dir: Path, figures: bool = True) -> dict:
+        """Write ``summary.csv``, ``report.json`` and the figures into ``out_dir``; print the summary.
+
+        Returns:
+            The report dict (also in ``report.json``).
+        """
+        out_dir = Path(out_dir)
+        rows = self.summary_rows(sweep)
+        write_summary(rows, out_dir / "summary.csv", self.label)
+        extras = self._extras_mean(sweep)
+        report = {
+            "settings": self.experiment.settings(),
+            "runs": len(next(iter(sweep.cells.values()))),
+            **self.report_data(sweep, rows),
+            "final": self._final(rows, sweep),
+            "extras_mean": extras,
+            "files": ["summary.csv", "report.json"],
+        }
+        if len(sweep.cells) > 1:
+            report["cells"] = list(sweep.cells)
+        if figures:
+            report["files"] += self.figures(sweep, rows, out_dir, extras)
+        atomic_write(out_dir / "report.json", lambda stream: json.dump(report, stream, indent=1))
+        self.print_summary(sweep, report, out_dir)
+        return report

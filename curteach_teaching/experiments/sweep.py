@@ -1,0 +1,192 @@
+"""The sweep driver: cells x runs, paired seeds, resumable run files.
+
+An *experiment* is any picklable object with
+
+* ``cells``: the names of its cells (tuple of str). A cell is one setting of the experiment: for the car, the whole
+  teacher set on one road (a single cell, :data:`~curteach_teaching.experiments.results.DEFAULT_CELL`); for the
+  navigation learner, one curriculum; for a sensitivity study, one learning rate;
+* ``settings() -> dict``: its JSON-serialisable settings (hashed into each run file, so files written for other
+  settings are never reused);
+* ``run_cell(cell, index, seed_sequence) -> RunResult``: run ``index`` of ``cell``, drawing all randomness from
+  ``seed_sequence``.
+
+Experiments with one setting subclass :class:`SingleCellExperiment` and implement ``run(index, seed_sequence)``.
+
+Run ``i`` of *every* cell gets ``np.random.SeedSequence([seed, i])``, so comparisons between cells are paired (the
+same road, the same network initialisation), and no result depends on the number of workers, the backend, the order
+in which units finish, or which units were resumed from disk. :func:`run_sweep` skips units whose file
+``DIR/runs/<cell>/run_XXXXX.json`` is valid, recomputes missing, corrupt or stale ones (saying why), has a
+:mod:`backend <curteach_teaching.experiments.backends>` compute the rest, and writes each result atomically as soon
+as it arrives: workers only compute, the driver writes every file.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from curteach_envs.validation import check_int
+from curteach_teaching.experiments.backends import Backend, ProcessBackend, Unit, run_seed_sequence
+from curteach_teaching.experiments.results import (
+    DEFAULT_CELL,
+    RunResult,
+    check_cell_name,
+    fingerprint,
+    load_run,
+    run_path,
+    save_run,
+)
+
+__all__ = [
+    "SingleCellExperiment",
+    "SweepResult",
+    "check_sweep_arguments",
+    "run_seed_sequence",
+    "run_sweep",
+]
+
+
+class SingleCellExperiment:
+    """Mixin for an experiment with one setting: its only cell is ``"main"``, and ``run_cell`` calls
+    ``self.run(index, seed_sequence)``."""
+
+    cells = (DEFAULT_CELL,)
+
+    def run_cell(self, cell: str, index: int, seed_sequence) -> RunResult:
+        if cell != DEFAULT_CELL:
+            raise ValueError(f"{type(self).__name__} has the single cell {DEFAULT_CELL!r}; got {cell!r}")
+        return self.run(index, seed_sequence)
+
+
+@dataclass
+class SweepResult:
+    """Outcome of :func:`run_sweep`.
+
+    Attributes:
+        cells: cell name -> its runs (:class:`RunResult`), by index, in the experiment's cell order.
+        computed: ``(cell, index)`` units computed in this call, sorted.
+        reused: ``(cell, index)`` units loaded from valid run files, sorted.
+        invalid: ``(cell, index)`` -> why an existing file was not used (corrupt or stale); those were recomputed.
+    """
+
+    cells: dict
+    computed: list = field(default_factory=list)
+    reused: list = field(default_factory=list)
+    invalid: dict = field(default_factory=dict)
+
+    @property
+    def results(self) -> list:
+        """The runs of a single-cell experiment, by index (``ValueError`` for several cells: use :attr:`cells`)."""
+        if len(self.cells) != 1:
+            raise ValueError(f"this sweep has {len(self.cells)} cells; use sweep.cells[name]")
+        return next(iter(self.cells.values()))
+
+    @property
+    def all_results(self) -> list:
+        """Every run of every cell, cell by cell."""
+        return [result for runs in self.cells.values() for result in runs]
+
+
+def check_sweep_arguments(runs: int, seed: int, workers: Optional[int]) -> None:
+    """``ValueError`` for a bad run count, seed or worker count."""
+    check_int("runs", runs, 1)
+    check_int("seed", seed, 0)
+    if workers is not None:
+        check_int("workers", workers, 1)
+
+
+def _check_cells(experiment) -> tuple:
+    cells = tuple(getattr(experiment, "cells", ()))
+    if not cells:
+        raise ValueError(f"{type(experiment).__name__} has no cells")
+    for cell in cells:
+        check_cell_name(cell)
+    if len(set(cells)) != len(cells):
+        raise ValueError(f"cell names must be distinct; got {list(cells)}")
+    return cells
+
+
+def _check_layout(runs_dir: Path) -> None:
+    flat = sorted(runs_dir.glob("run_*.json"))
+    if flat:
+        raise ValueError(
+            f"{runs_dir} holds {len(flat)} run file(s) of the old flat layout (runs/run_XXXXX.json, curteach 0.1); "
+            f"runs now live in runs/<cell>/. Delete or move that folder, or choose another --out"
+        )
+
+
+def run_sweep(
+    experiment,
+    out_dir: Path,
+    runs: int,
+    seed: int = 0,
+    workers: Optional[int] = None,
+    progress: bool = True,
+    backend: Optional[Backend] = None,
+) -> SweepResult:
+    """Run (or resume) ``runs`` seeded runs of every cell of ``experiment``, writing ``out_dir/runs/<cell>/``.
+
+    Args:
+        experiment: see the module docstring.
+        out_dir: output folder.
+        runs: runs per cell (indices ``0 .. runs - 1``).
+        seed: the sweep's seed.
+        workers: parallel processes of the default backend (default: ``min(units to do, CPU count)``); 1 runs in
+            this process. Ignored when ``backend`` is given.
+        progress: show a progress bar over units (tqdm, on stderr).
+        backend: where units are computed (default :class:`~curteach_teaching.experiments.backends.ProcessBackend`
+            with ``workers``).
+
+    Returns:
+        A :class:`SweepResult`.
+
+    Raises:
+        ValueError: bad arguments, bad cell names, or a run folder of the old flat layout.
+    """
+    check_sweep_arguments(runs, seed, workers)
+    cells = _check_cells(experiment)
+    out_dir = Path(out_dir)
+    runs_dir = out_dir / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    _check_layout(runs_dir)
+    settings_fingerprint = fingerprint(experiment.settings())
+
+    sweep = SweepResult(cells={cell: [None] * runs for cell in cells})
+    todo = []
+    for cell in cells:
+        (runs_dir / cell).mkdir(exist_ok=True)
+        for stale in (runs_dir / cell).glob(".run_*.tmp"):  # leftovers of an interrupted write
+            stale.unlink(missing_ok=True)
+        for index in range(runs):
+            result, reason = load_run(run_path(out_dir, index, cell), settings_fingerprint, index, cell)
+            if result is not None and result.seed == seed:
+                sweep.cells[cell][index] = result
+                sweep.reused.append((cell, index))
+                continue
+            if result is not None:
+                reason = f"written with seed {result.seed}"
+            if reason != "missing":
+                sweep.invalid[(cell, index)] = reason
+                where = f"run {index}" if cells == (DEFAULT_CELL,) else f"cell {cell!r} run {index}"
+                print(f"{where}: existing file not used ({reason}); recomputing", file=sys.stderr)
+            todo.append(Unit(cell, index, int(seed)))
+
+    from tqdm import tqdm
+
+    total = len(cells) * runs
+    bar = tqdm(total=total, initial=len(sweep.reused), desc="runs", unit="run", disable=not progress, file=sys.stderr)
+    backend = backend if backend is not None else ProcessBackend(workers)
+    try:
+        if todo:
+            for unit, result in backend.run_units(experiment, todo):
+                save_run(run_path(out_dir, unit.index, unit.cell), result, settings_fingerprint)
+                sweep.cells[unit.cell][unit.index] = result
+                sweep.computed.append((unit.cell, unit.index))
+                bar.update()
+    finally:
+        bar.close()
+    sweep.computed.sort(key=lambda unit: (cells.index(unit[0]), unit[1]))
+    sweep.reused.sort(key=lambda unit: (cells.index(unit[0]), unit[1]))
+    return sweep

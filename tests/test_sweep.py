@@ -1,0 +1,264 @@
+"""The sweep layer: cells x runs, paired seeds, backends, the driver writing every file, resume, reports."""
+
+import csv
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from curteach_teaching.experiments import backends as backends_module
+from curteach_teaching.experiments import car_report
+from curteach_teaching.experiments import results as results_module
+from curteach_teaching.experiments import sweep as sweep_module
+from curteach_teaching.experiments.backends import ProcessBackend, SerialBackend, make_backend
+from curteach_teaching.experiments.car_irl import CarIRLExperiment
+from curteach_teaching.experiments.car_report import CarReport, flagged_fraction, summarize
+from curteach_teaching.experiments.reports import Report, read_summary
+from curteach_teaching.experiments.results import RunResult, load_run, run_path, save_run
+from curteach_teaching.experiments.runner import run_sweep, write_outputs
+
+SMALL = dict(steps=4, target_steps=10, pretrain_steps=10, teachers=("Agn", "Cur", "Scot"))
+
+
+@dataclass(frozen=True)
+class InterruptedExperiment(CarIRLExperiment):
+    """Same settings as CarIRLExperiment, but the sweep is 'killed' when it reaches run 2."""
+
+    def run(self, index, seed_sequence):
+        if index == 2:
+            raise KeyboardInterrupt
+        return super().run(index, seed_sequence)
+
+
+@dataclass(frozen=True)
+class ShiftExperiment:
+    """Two cells on the same random draws: cell ``plus`` is cell ``base`` shifted by ``shift``."""
+
+    shift: float = 1.0
+    cells = ("base", "plus")
+
+    def settings(self):
+        return {"shift": self.shift}
+
+    def run_cell(self, cell, index, seed_sequence):
+        draws = np.random.default_rng(seed_sequence).normal(size=6)
+        curve = draws + (self.shift if cell == "plus" else 0.0)
+        return RunResult(index=index, seed=0, curves={"x": curve, "y": -curve},
+                         records={"step": {"x": np.arange(5)}}, extras={"first": float(curve[0])})
+
+
+@dataclass(frozen=True)
+class FailingExperiment(ShiftExperiment):
+    def run_cell(self, cell, index, seed_sequence):
+        if index == 1:
+            raise ValueError("broken run")
+        return super().run_cell(cell, index, seed_sequence)
+
+
+def _same(a: RunResult, b: RunResult):
+    assert a.curves.keys() == b.curves.keys() and a.cell == b.cell and a.index == b.index
+    for name in a.curves:
+        np.testing.assert_array_equal(a.curves[name], b.curves[name])
+    for record in a.records:
+        for name in a.records[record]:
+            np.testing.assert_array_equal(a.records[record][name], b.records[record][name])
+    assert a.extras == b.extras
+
+
+def test_same_seed_same_results_in_any_worker_count_and_backend(tmp_path):
+    experiment = CarIRLExperiment(**SMALL)
+    serial = run_sweep(experiment, tmp_path / "a", 3, seed=5, workers=1, progress=False)
+    parallel = run_sweep(experiment, tmp_path / "b", 3, seed=5, workers=2, progress=False)
+    explicit = run_sweep(experiment, tmp_path / "c", 3, seed=5, backend=SerialBackend(), progress=False)
+    for a, b, c in zip(serial.results, parallel.results, explicit.results):
+        _same(a, b)
+        _same(a, c)
+    other = run_sweep(experiment, tmp_path / "d", 1, seed=6, workers=1, progress=False)
+    assert not np.array_equal(other.results[0].curves["Agn"], serial.results[0].curves["Agn"])
+    # runs draw fresh roads: different runs differ
+    assert not np.array_equal(serial.results[0].curves["Agn"], serial.results[1].curves["Agn"])
+
+
+def test_cells_are_paired_and_laid_out_per_cell(tmp_path):
+    sweep = run_sweep(ShiftExperiment(), tmp_path, 3, seed=4, workers=2, progress=False)
+    assert list(sweep.cells) == ["base", "plus"]
+    for base, plus in zip(sweep.cells["base"], sweep.cells["plus"]):
+        np.testing.assert_array_equal(plus.curves["x"], base.curves["x"] + 1.0)  # same draws: paired
+    assert sweep.computed == [("base", 0), ("base", 1), ("base", 2), ("plus", 0), ("plus", 1), ("plus", 2)]
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in (tmp_path / "runs").rglob("*.json")) == [
+        f"runs/{cell}/run_0000{i}.json" for cell in ("base", "plus") for i in range(3)
+    ]
+    with pytest.raises(ValueError, match="2 cells"):
+        sweep.results  # noqa: B018
+    again = run_sweep(ShiftExperiment(), tmp_path, 3, seed=4, workers=1, progress=False)
+    assert again.computed == [] and len(again.reused) == 6
+    for a, b in zip(sweep.all_results, again.all_results):
+        _same(a, b)
+
+
+def test_the_driver_writes_every_file(tmp_path, monkeypatch):
+    """Workers only compute: every save happens in the driver process, once per unit."""
+    saved = []
+    original = sweep_module.save_run
+    monkeypatch.setattr(sweep_module, "save_run", lambda path, *a: (saved.append(path), original(path, *a)))
+    run_sweep(ShiftExperiment(), tmp_path, 2, seed=0, backend=ProcessBackend(2), progress=False)
+    assert sorted(saved) == sorted(run_path(tmp_path, i, c) for c in ("base", "plus") for i in range(2))
+
+
+def test_a_failing_run_names_itself_and_keeps_finished_runs(tmp_path, capsys):
+    with pytest.raises(ValueError, match="broken run"):
+        run_sweep(FailingExperiment(), tmp_path, 3, seed=0, workers=1, progress=False)
+    assert "run 1 of cell 'base' failed" in capsys.readouterr().err
+    assert run_path(tmp_path, 0, "base").exists() and not run_path(tmp_path, 1, "base").exists()
+
+
+def test_resume_after_interruption(tmp_path):
+    out = tmp_path / "sweep"
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(InterruptedExperiment(**SMALL), out, 4, seed=1, workers=1, progress=False)
+    assert run_path(out, 0).exists() and run_path(out, 1).exists() and not run_path(out, 2).exists()
+    resumed = run_sweep(CarIRLExperiment(**SMALL), out, 4, seed=1, workers=1, progress=False)
+    assert resumed.reused == [("main", 0), ("main", 1)] and resumed.computed == [("main", 2), ("main", 3)]
+    fresh = run_sweep(CarIRLExperiment(**SMALL), tmp_path / "fresh", 4, seed=1, workers=1, progress=False)
+    for a, b in zip(resumed.results, fresh.results):
+        _same(a, b)
+    again = run_sweep(CarIRLExperiment(**SMALL), out, 4, seed=1, workers=1, progress=False)
+    assert again.computed == [] and len(again.reused) == 4
+
+
+def test_corrupt_and_stale_files_are_recomputed(tmp_path, capsys):
+    out = tmp_path / "sweep"
+    first = run_sweep(CarIRLExperiment(**SMALL), out, 3, seed=2, workers=1, progress=False)
+    # run 0: a silently changed number (valid JSON); run 1: a truncated file
+    document = json.loads(run_path(out, 0).read_text())
+    document["data"]["curves"]["Cur"][2] += 1.0
+    run_path(out, 0).write_text(json.dumps(document))
+    run_path(out, 1).write_text(run_path(out, 1).read_text()[:100])
+    again = run_sweep(CarIRLExperiment(**SMALL), out, 3, seed=2, workers=1, progress=False)
+    assert again.computed == [("main", 0), ("main", 1)] and again.reused == [("main", 2)]
+    assert "checksum" in again.invalid[("main", 0)] and "unreadable" in again.invalid[("main", 1)]
+    assert "recomputing" in capsys.readouterr().err
+    for a, b in zip(first.results, again.results):
+        _same(a, b)
+    # other settings or another seed: not reused
+    changed = run_sweep(CarIRLExperiment(**{**SMALL, "steps": 5}), out, 1, seed=2, workers=1, progress=False)
+    assert changed.computed == [("main", 0)] and "other settings" in changed.invalid[("main", 0)]
+    reseeded = run_sweep(CarIRLExperiment(**{**SMALL, "steps": 5}), out, 1, seed=3, workers=1, progress=False)
+    assert reseeded.computed == [("main", 0)] and "seed" in reseeded.invalid[("main", 0)]
+
+
+def test_a_file_of_another_cell_or_index_is_not_used(tmp_path):
+    result = RunResult(3, 0, {"A": np.zeros(3)}, cell="base")
+    save_run(run_path(tmp_path, 3, "base"), result, "f")
+    assert load_run(run_path(tmp_path, 3, "base"), "f", 3, "base")[1] == ""
+    assert "not run 3 of 'plus'" in load_run(run_path(tmp_path, 3, "base"), "f", 3, "plus")[1]
+
+
+def test_old_flat_layout_is_rejected(tmp_path):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "run_00000.json").write_text("{}")
+    with pytest.raises(ValueError, match="old flat layout"):
+        run_sweep(CarIRLExperiment(**SMALL), tmp_path, 1, workers=1, progress=False)
+
+
+def test_bad_cell_names_are_rejected(tmp_path):
+    @dataclass(frozen=True)
+    class BadCells(ShiftExperiment):
+        cells = ("ok", "../escape")
+
+    with pytest.raises(ValueError, match="cell names"):
+        run_sweep(BadCells(), tmp_path, 1, workers=1, progress=False)
+    with pytest.raises(ValueError, match="cell names"):
+        run_path(tmp_path, 0, ".hidden")
+
+
+def test_atomic_write_leaves_no_partial_file(tmp_path, monkeypatch):
+    result = RunResult(0, 0, {"A": np.zeros(3)}, {"picks": {"A": np.zeros(2, int)}})
+    path = run_path(tmp_path, 0)
+
+    def broken_dump(obj, stream):
+        stream.write('{"format": "curteach-run-2", "data": ')
+        raise OSError("disk full")
+
+    monkeypatch.setattr(results_module.json, "dump", broken_dump)
+    with pytest.raises(OSError):
+        save_run(path, result, "f")
+    assert not path.exists() and list(path.parent.iterdir()) == []
+    monkeypatch.undo()
+    save_run(path, result, "f")
+    loaded, reason = load_run(path, "f", 0)
+    assert reason == "" and loaded.curves["A"].tolist() == [0, 0, 0]
+    assert loaded.records["picks"]["A"].dtype.kind == "i"  # integer records stay integers
+    assert load_run(path, "f", 1)[0] is None
+
+
+def _fake(index, values, crash=None):
+    values = np.asarray(values, float)
+    steps = values.shape[0] - 1
+    zeros = {"X": np.zeros(steps, int)}
+    return car_report.car_run_result(index, {"X": values}, zeros, zeros, crash, {})
+
+
+def test_car_summary_subsets_and_sem():
+    runs = [_fake(0, [0, 1]), _fake(1, [0, 3]), _fake(2, [0, 8], crash=0)]
+    rows = summarize(runs, ["X"])
+    final = {row["subset"]: row for row in rows if row["t"] == 1}
+    assert final["all"]["mean"] == pytest.approx(4.0) and final["all"]["n"] == 3
+    assert final["all"]["sem"] == pytest.approx(np.std([1, 3, 8], ddof=1) / np.sqrt(3))
+    assert final["finished"]["mean"] == pytest.approx(2.0) and final["finished"]["n"] == 2
+    assert final["finished"]["sem"] == pytest.approx(1.0)
+    assert flagged_fraction(runs) == pytest.approx(1 / 3)
+    # the old import path still gives the car's table
+    assert results_module.summarize(runs, ["X"]) == rows
+
+
+def test_write_outputs(tmp_path, capsys):
+    experiment = CarIRLExperiment(**SMALL)
+    sweep = run_sweep(experiment, tmp_path, 2, seed=0, workers=1, progress=False)
+    report = write_outputs(experiment, sweep, tmp_path, heatmap_teacher="Cur")
+    with open(tmp_path / "summary.csv") as stream:
+        header = next(csv.reader(stream))
+    assert header == ["teacher", "subset", "t", "mean", "sem", "n"]
+    rows = read_summary(tmp_path / "summary.csv")
+    assert {r["subset"] for r in rows} == {"all", "finished"}
+    assert {r["teacher"] for r in rows} == {"Agn", "Scot", "Cur"}
+    assert len(rows) == 3 * 2 * 5
+    saved = json.loads((tmp_path / "report.json").read_text())
+    assert saved["flagged_fraction"] == report["flagged_fraction"]
+    assert "crash_step" not in saved["extras_mean"] and "expert_reward" in saved["extras_mean"]
+    assert (tmp_path / "learning_curves_all.png").exists()
+    assert (tmp_path / "curriculum_Cur_all.png").exists()
+    assert "flagged" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="heat-map teacher"):
+        CarReport(experiment, heatmap_teacher="Nobody")
+
+
+def test_generic_report_with_cells(tmp_path, capsys):
+    sweep = run_sweep(ShiftExperiment(), tmp_path, 3, seed=1, workers=1, progress=False)
+    report = Report(ShiftExperiment(), title="shift").write(sweep, tmp_path)
+    rows = read_summary(tmp_path / "summary.csv")
+    with open(tmp_path / "summary.csv") as stream:
+        assert next(csv.reader(stream)) == ["cell", "teacher", "subset", "t", "mean", "sem", "n"]
+    assert len(rows) == 2 * 2 * 6
+    base = {(r["teacher"], r["t"]): r["mean"] for r in rows if r["cell"] == "base"}
+    plus = {(r["teacher"], r["t"]): r["mean"] for r in rows if r["cell"] == "plus"}
+    assert plus[("x", 5)] == pytest.approx(base[("x", 5)] + 1.0)
+    expected = np.mean([r.curves["x"][5] for r in sweep.cells["plus"]])
+    assert report["final"]["plus"]["all"]["x"]["mean"] == pytest.approx(expected)
+    assert report["cells"] == ["base", "plus"] and report["runs"] == 3
+    assert {"learning_curves_base_all.png", "learning_curves_plus_all.png"} <= set(report["files"])
+    assert all((tmp_path / name).exists() for name in report["files"])
+    assert "final value, plus, all (n=3)" in capsys.readouterr().out
+
+
+def test_bad_sweep_arguments(tmp_path):
+    experiment = CarIRLExperiment(**SMALL)
+    for kwargs, match in (({"runs": 0}, "runs"), ({"runs": 1, "seed": -1}, "seed"), ({"runs": 1, "workers": 0}, "workers")):
+        with pytest.raises(ValueError, match=match):
+            run_sweep(experiment, tmp_path, progress=False, **kwargs)
+    with pytest.raises(ValueError, match="backend must be one of"):
+        make_backend("threads")
+    assert isinstance(make_backend("serial"), SerialBackend)
+    assert make_backend("processes", 3).workers == 3
+    assert backends_module.BACKENDS.keys() == {"serial", "processes"}
