@@ -35,6 +35,7 @@ __all__ = [
     "AGGREGATIONS",
     "MIN_LOG_PROB",
     "log_likelihood",
+    "check_aggregation",
     "log_difficulty",
     "aggregate",
     "curriculum_scores",
@@ -50,7 +51,7 @@ AGGREGATIONS = ("mean", "geometric")
 MIN_LOG_PROB = -1.0e6
 
 
-def _check_aggregation(aggregation: str) -> str:
+def check_aggregation(aggregation: str) -> str:
     """``aggregation`` itself if it is one of :data:`AGGREGATIONS`, else ``ValueError``."""
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {AGGREGATIONS}; got {aggregation!r}")
@@ -103,7 +104,7 @@ def aggregate(values: np.ndarray, aggregation: str = "mean") -> np.ndarray:
     Returns:
         ``(...)`` aggregated scores.
     """
-    _check_aggregation(aggregation)
+    check_aggregation(aggregation)
     values = np.asarray(values, dtype=np.float64)
     n = values.shape[-1]
     if n == 0:

@@ -1,4 +1,4 @@
-"""The seven teachers of the teacher-centric experiments (``../shared/spec/car_driving.md`` Section 5).
+"""The seven teachers of the teacher-centric experiments (docs: ``docs/teaching/teachers.md``).
 
 Every teacher answers one question: *which start state next?* It is built from what it may know (the teacher
 policy's demonstration pool, ``theta*``, the true reward, ...) and, at each step, sees the learner only through a
@@ -13,6 +13,7 @@ narrow **view**:
 ``teacher.select(view, step)`` returns a start state id (an element of ``start_states``). All teachers are greedy,
 ties go to the lowest start index (``np.argmax``/``np.argmin`` return the first), and picks are made with replacement
 except Cur-T's sweep. Randomised teachers (Agn, Scot after its batch) draw from their own ``numpy.random.Generator``.
+A teacher's ``name`` is one of the constants of :mod:`curteach_teaching.names`.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ import numpy as np
 
 from curteach_teaching.demonstrations import DemonstrationPool
 from curteach_teaching.difficulty import (
-    _check_aggregation,
+    check_aggregation,
     curriculum_scores,
     learner_difficulty_scores,
     teacher_difficulty_scores,
 )
+from curteach_teaching.names import AGN, BBOX, CUR, CUR_L, CUR_T, OMN, SCOT, TEACHER_NAMES
 
 __all__ = [
     "PolicyView",
@@ -44,9 +46,6 @@ __all__ = [
     "scot_batch",
     "TEACHER_NAMES",
 ]
-
-#: The names used by the experiments, in the original's order of play.
-TEACHER_NAMES = ("Agn", "Omn", "Scot", "Cur", "Cur-T", "Cur-L", "BBox")
 
 
 @runtime_checkable
@@ -108,13 +107,13 @@ class CurriculumTeacher(Teacher):
         aggregation: ``"mean"`` (the IRL original, default) or ``"geometric"`` (the BC original).
     """
 
-    name = "Cur"
+    name = CUR
 
     def __init__(self, pool: DemonstrationPool, teacher_log_policy: np.ndarray, aggregation: str = "mean"):
         super().__init__(pool.start_states)
         self.pool = pool
         self.teacher_log_policy = np.asarray(teacher_log_policy, dtype=np.float64)
-        self.aggregation = _check_aggregation(aggregation)
+        self.aggregation = check_aggregation(aggregation)
 
     def scores(self, learner_log_policy: np.ndarray) -> np.ndarray:
         """``(K,)`` Cur scores for a learner log-policy ``(S, A)``."""
@@ -135,11 +134,11 @@ class TeacherDifficultyTeacher(Teacher):
     ``seen_array``). So Cur-T is a cyclic order of period ``K``.
     """
 
-    name = "Cur-T"
+    name = CUR_T
 
     def __init__(self, pool: DemonstrationPool, teacher_log_policy: np.ndarray, aggregation: str = "geometric"):
         super().__init__(pool.start_states)
-        self.aggregation = _check_aggregation(aggregation)
+        self.aggregation = check_aggregation(aggregation)
         self.fixed_scores = teacher_difficulty_scores(teacher_log_policy, pool.states, pool.actions, aggregation)
         self.used = np.zeros(self.start_states.size, dtype=bool)
 
@@ -156,12 +155,12 @@ class TeacherDifficultyTeacher(Teacher):
 class LearnerDifficultyTeacher(Teacher):
     """Cur-L: argmax of ``aggregate_j(log Psi^L(xi_j))`` (``Psi^E`` constant); default ``"geometric"`` (original)."""
 
-    name = "Cur-L"
+    name = CUR_L
 
     def __init__(self, pool: DemonstrationPool, aggregation: str = "geometric"):
         super().__init__(pool.start_states)
         self.pool = pool
-        self.aggregation = _check_aggregation(aggregation)
+        self.aggregation = check_aggregation(aggregation)
 
     def select(self, view: PolicyView, step: int) -> int:
         self.last_scores = learner_difficulty_scores(
@@ -173,7 +172,7 @@ class LearnerDifficultyTeacher(Teacher):
 class AgnosticTeacher(Teacher):
     """Agn: a uniformly random start state (with replacement), from its own generator."""
 
-    name = "Agn"
+    name = AGN
 
     def __init__(self, start_states: np.ndarray, rng: np.random.Generator):
         super().__init__(start_states)
@@ -195,7 +194,7 @@ class OmniscientTeacher(Teacher):
         expert_occupancy_per_start: ``(K, S)`` the teacher's exact occupancy from each start.
     """
 
-    name = "Omn"
+    name = OMN
 
     def __init__(self, start_states: np.ndarray, target_parameters: np.ndarray, expert_occupancy_per_start: np.ndarray):
         super().__init__(start_states)
@@ -225,7 +224,7 @@ class BlackBoxTeacher(Teacher):
         expert_occupancy_per_start: ``(K, S)``.
     """
 
-    name = "BBox"
+    name = BBOX
 
     def __init__(self, start_states: np.ndarray, true_reward: np.ndarray, expert_occupancy_per_start: np.ndarray):
         super().__init__(start_states)
@@ -273,7 +272,7 @@ class ScotTeacher(Teacher):
         rng: the generator for the uniform phase.
     """
 
-    name = "Scot"
+    name = SCOT
 
     def __init__(self, start_states: np.ndarray, feature_expectations: np.ndarray, rng: np.random.Generator):
         super().__init__(start_states)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from curteach_teaching.commands.sweep_options import add_sweep_arguments, check_sweep_flags, run_sweep_command
 
-# The experiment module imports torch and imitation; the parser must not (the CLI starts for every command).
-# tests/test_car_bc.py checks these equal curteach_teaching.experiments.car_bc's constants.
-BC_TEACHER_NAMES = ("Agn", "Cur", "Cur-T", "Cur-L")
-UPDATES = ("batch", "sequential")
+# the import-free names module: the experiment module imports torch and imitation, and the parser must not (the CLI
+# starts for every command)
+from curteach_teaching.names import BC_TEACHER_NAMES
+from curteach_teaching.names import BC_UPDATES as UPDATES
 
 
 def add_parser(subparsers) -> None:
