@@ -9,12 +9,15 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "curteach_teaching.curriculum": ("CurriculumBC", "FullPacing", "LinearPacing"),
+    "curteach_teaching.curriculum": ("CurriculumBC",),
+    "curteach_teaching.selection": ("CurriculumSelection", "EpochRecord", "FullPacing", "LinearPacing"),
     "curteach_teaching.demonstrations": ("DemonstrationPool", "occupancy_per_start", "sample_demonstrations"),
     "curteach_teaching.difficulty": (
         "aggregate",
         "curriculum_scores",
+        "demonstration_log_likelihoods",
         "learner_difficulty_scores",
+        "log_likelihood",
         "log_difficulty",
         "shortest_path_teacher_difficulty",
         "teacher_difficulty_scores",

@@ -1,28 +1,21 @@
 """A curriculum over demonstrations for any ``imitation.algorithms.bc.BC`` trainer (the paper's Algorithm 3).
 
-``../shared/spec/teaching.md`` Section 5. At the start of every epoch ``e = 1..E``:
+Docs: ``docs/teaching/curriculum.md``. :class:`CurriculumBC` is the adapter between the curriculum's selection
+(:mod:`curteach_teaching.selection`, plain NumPy) and imitation's ``BC``. At the start of every epoch ``e = 1..E`` it
 
-1. every demonstration ``xi_i`` is scored by the learner's current difficulty
+1. **scores** every demonstration ``xi_i`` by the learner's current difficulty
    ``log Psi^L(xi_i) = -sum_tau log pi^L(a_tau | s_tau)``, read from the trainer's policy in batched, no-grad
-   passes (``policy.evaluate_actions``);
-2. it is combined with a teacher difficulty ``log Psi^E(xi_i)`` (from a teacher policy, from given per-demonstration
-   scores, or none) into a preference, by variant:
-
-   ======  ===================================  ======================================
-   Cur     ``log Psi^L - log Psi^E``             easy for the teacher, hard for the learner
-   Cur-L   ``log Psi^L``  (``Psi^E`` constant)   hardest for the learner
-   Cur-T   ``-log Psi^E`` (``Psi^L`` constant)   easiest for the teacher
-   Agn     none                                  every demonstration, every epoch
-   ======  ===================================  ======================================
-
-3. the demonstrations are ranked (ties to the lower index) and the pacing schedule keeps the
-   ``X_e = int(b N + min(1, e / (a E)) (1 - b) N)`` most preferred (:class:`LinearPacing`, ``a = 0.8``,
-   ``b = 0.5``; any callable ``(epoch, n_epochs, n_items) -> int`` may replace it);
-4. their transitions are shuffled, cut into batches and handed to ``trainer.set_demonstrations``, and the trainer
-   trains one epoch. Its policy and optimizer persist across epochs.
-
-Every epoch is logged (:class:`EpochRecord`): the selected fraction, the selected demonstrations and the statistics of
-their scores, so that a curriculum can be plotted (:meth:`CurriculumBC.selection_matrix`).
+   passes (:func:`curteach_teaching.difficulty.demonstration_log_likelihoods`; only for Cur and Cur-L). The teacher
+   difficulty ``log Psi^E(xi_i)`` is scored once, in the constructor (from a teacher policy, a callable, given
+   per-demonstration scores, or none);
+2. **selects** the epoch's demonstrations with :class:`~curteach_teaching.selection.CurriculumSelection`: the
+   preference by variant (Cur ``log Psi^L - log Psi^E``, Cur-L ``log Psi^L``, Cur-T ``-log Psi^E``, Agn all), the
+   ranking (ties to the lower index) and the pacing (:class:`LinearPacing` ``a = 0.8``, ``b = 0.5`` by default);
+3. **batches** the selection (:meth:`CurriculumBC.epoch_batches`): its transitions are shuffled and cut into batches;
+4. **trains** one epoch on them (:meth:`CurriculumBC.train_batches`) through ``trainer.set_demonstrations`` and
+   ``trainer.train``. The trainer's policy and optimizer persist across epochs;
+5. **logs** the epoch (:class:`EpochRecord`: the selected fraction, the selected demonstrations and the statistics of
+   their scores), so that a curriculum can be plotted (:meth:`CurriculumBC.selection_matrix`).
 
 Batches. imitation's own loader drops a last incomplete batch and refuses data smaller than one batch. Here the
 selected transitions are cut into batches of ``trainer.batch_size`` (as minibatches of ``trainer.minibatch_size``);
@@ -35,20 +28,33 @@ A selection smaller than one batch is trained as one batch of its size (``traine
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Sequence, Union
 
 import numpy as np
-import torch as th
 from imitation.algorithms.bc import BC
 from imitation.data import rollout, types
 from imitation.util import logger as imit_logger
-from imitation.util import util
 from stable_baselines3.common import logger as sb_logger
 
-from curteach_envs.validation import check_int
-from curteach_teaching.difficulty import MIN_LOG_PROB
+from curteach_envs._util import check_int
+from curteach_teaching.difficulty import (
+    MIN_LOG_PROB,
+    demonstration_log_likelihoods,
+    index_observations,
+    sum_per_demonstration,
+)
+from curteach_teaching.selection import (
+    VARIANTS,
+    CurriculumSelection,
+    EpochRecord,
+    EpochSelection,
+    FullPacing,
+    LinearPacing,
+    PacingSchedule,
+    check_pacing,
+    check_variant,
+    needs_teacher_difficulty,
+)
 
 __all__ = [
     "VARIANTS",
@@ -61,147 +67,15 @@ __all__ = [
     "silent_logger",
 ]
 
-VARIANTS = ("Cur", "Cur-L", "Cur-T", "Agn")
 REMAINDERS = ("partial", "drop")
 
-PacingSchedule = Callable[[int, int, int], int]
 TeacherDifficulty = Union[None, np.ndarray, Sequence[float], Any, Callable[[Any, np.ndarray], np.ndarray]]
-
-
-@dataclass(frozen=True)
-class LinearPacing:
-    """The paper's linear pacing: ``X_e = int(b N + min(1, e / (a E)) (1 - b) N)`` for epoch ``e = 1..E``.
-
-    Args:
-        a: the fraction of the ``E`` epochs after which every demonstration is used, in ``(0, inf)`` (default 0.8).
-        b: the fraction used from the start, in ``[0, 1]`` (default 0.5).
-    """
-
-    a: float = 0.8
-    b: float = 0.5
-
-    def __post_init__(self) -> None:
-        if not (np.isfinite(self.a) and self.a > 0):
-            raise ValueError(f"pacing a must be a finite number > 0; got {self.a!r}")
-        if not (np.isfinite(self.b) and 0.0 <= self.b <= 1.0):
-            raise ValueError(f"pacing b must be in [0, 1]; got {self.b!r}")
-
-    def __call__(self, epoch: int, n_epochs: int, n_items: int) -> int:
-        """``X_e`` (at least 1) of ``n_items`` for ``epoch`` in ``1..n_epochs``."""
-        _check_epoch(epoch, n_epochs)
-        growth = min(1.0, epoch / (self.a * n_epochs))
-        return max(1, int(self.b * n_items + growth * (1.0 - self.b) * n_items))
-
-
-@dataclass(frozen=True)
-class FullPacing:
-    """Every demonstration in every epoch (what Agn uses)."""
-
-    def __call__(self, epoch: int, n_epochs: int, n_items: int) -> int:
-        _check_epoch(epoch, n_epochs)
-        return n_items
-
-
-def _check_epoch(epoch: int, n_epochs: int) -> None:
-    if not 1 <= epoch <= n_epochs:
-        raise ValueError(f"epoch must be in [1, n_epochs = {n_epochs}]; got {epoch}")
-
-
-@dataclass(frozen=True)
-class EpochRecord:
-    """What one curriculum epoch selected.
-
-    Attributes:
-        epoch: the epoch number (1-based, counted over all ``train`` calls).
-        n_selected: ``X_e``, the number of demonstrations kept.
-        fraction: ``X_e / N``.
-        selected: ``(X_e,)`` indices of the kept demonstrations, most preferred first.
-        n_transitions: transitions trained on in this epoch (after ``remainder``).
-        n_batches: optimizer steps taken.
-        learner_difficulty_mean, learner_difficulty_max: mean / max ``log Psi^L`` of the selection (nats).
-        learner_difficulty_all_mean: mean ``log Psi^L`` over all ``N`` demonstrations.
-        teacher_difficulty_mean: mean ``log Psi^E`` of the selection (NaN when there is no teacher).
-        preference_min: the preference of the last demonstration kept (the cut-off; NaN for Agn).
-    """
-
-    epoch: int
-    n_selected: int
-    fraction: float
-    selected: np.ndarray
-    n_transitions: int
-    n_batches: int
-    learner_difficulty_mean: float
-    learner_difficulty_max: float
-    learner_difficulty_all_mean: float
-    teacher_difficulty_mean: float
-    preference_min: float
 
 
 def silent_logger() -> imit_logger.HierarchicalLogger:
     """An imitation logger with no output: pass it as ``BC(custom_logger=...)`` to stop BC printing a table at the
     first batch of every ``train`` call (which the curriculum makes once per epoch). Writes no files."""
     return imit_logger.HierarchicalLogger(sb_logger.Logger(folder=None, output_formats=[]), format_strs=[])
-
-
-def _to_tensor(obs: Any, device: th.device) -> Any:
-    return types.map_maybe_dict(lambda x: util.safe_to_tensor(x, device=device), types.maybe_unwrap_dictobs(obs))
-
-
-def _index_obs(obs: Any, index: np.ndarray) -> Any:
-    if isinstance(obs, types.DictObs):
-        return types.DictObs({key: value[index] for key, value in obs.items()})
-    return obs[index]
-
-
-def demonstration_log_likelihoods(
-    policy: Any,
-    obs: Any,
-    acts: np.ndarray,
-    demo_of_transition: np.ndarray,
-    n_demonstrations: int,
-    chunk_size: int = 8192,
-    min_log_prob: float = MIN_LOG_PROB,
-) -> np.ndarray:
-    """``sum_tau log pi(a_tau | s_tau)`` per demonstration, from an SB3 policy's ``evaluate_actions``.
-
-    Batched in chunks, without gradients and with the policy in evaluation mode (restored afterwards). Each step's
-    log-probability is floored at ``min_log_prob``, so a step of probability 0 gives a finite score (the floor of
-    :mod:`curteach_teaching.difficulty`); a NaN from the policy (a diverged network) also counts as the floor.
-
-    Args:
-        policy: an SB3 policy (``evaluate_actions(obs, acts) -> (values, log_prob, entropy)``).
-        obs: ``(T, ...)`` observations of all transitions (array or ``DictObs``).
-        acts: ``(T, ...)`` actions.
-        demo_of_transition: ``(T,)`` int, the demonstration each transition belongs to.
-        n_demonstrations: N.
-        chunk_size: transitions per forward pass.
-        min_log_prob: floor of each step's log-probability.
-
-    Returns:
-        ``(N,)`` float64 log-likelihoods, finite.
-    """
-    T = len(acts)
-    log_probs = np.empty(T, dtype=np.float64)
-    was_training = policy.training
-    policy.set_training_mode(False)
-    try:
-        with th.no_grad():
-            for begin in range(0, T, chunk_size):
-                index = np.arange(begin, min(T, begin + chunk_size))
-                obs_tensor = _to_tensor(_index_obs(obs, index), policy.device)
-                acts_tensor = util.safe_to_tensor(acts[index], device=policy.device)
-                _, log_prob, _ = policy.evaluate_actions(obs_tensor, acts_tensor)
-                log_probs[index] = log_prob.detach().cpu().numpy().astype(np.float64).reshape(-1)
-    finally:
-        policy.set_training_mode(was_training)
-    return _floored_sums(log_probs, demo_of_transition, n_demonstrations, min_log_prob)
-
-
-def _floored_sums(log_probs: np.ndarray, demo_of_transition: np.ndarray, n_demonstrations: int,
-                  min_log_prob: float) -> np.ndarray:
-    """``(N,)`` per-demonstration sums of ``(T,)`` per-step log-probabilities, each floored (NaN too)."""
-    log_probs = np.maximum(np.where(np.isnan(log_probs), min_log_prob, log_probs), min_log_prob)
-    return np.bincount(demo_of_transition, weights=log_probs, minlength=n_demonstrations)
 
 
 class CurriculumBC:
@@ -227,6 +101,10 @@ class CurriculumBC:
             :data:`~curteach_teaching.difficulty.MIN_LOG_PROB`, as the teachers' scores). A NaN from an SB3 policy
             counts as the floor; a NaN from a teacher callable is an error (``ValueError``).
 
+    Attributes:
+        selection: the :class:`~curteach_teaching.selection.CurriculumSelection` (variant, teacher difficulty,
+            pacing and the log); ``variant``, ``teacher_difficulty``, ``pacing`` and ``history`` read and write it.
+
     Raises:
         ValueError: empty demonstrations, an unknown variant or remainder, a missing or mis-shaped teacher
             difficulty, actions outside a discrete action space.
@@ -244,12 +122,10 @@ class CurriculumBC:
         remainder: str = "partial",
         min_log_prob: float = MIN_LOG_PROB,
     ):
-        if variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {VARIANTS}; got {variant!r}")
+        check_variant(variant)
         if remainder not in REMAINDERS:
             raise ValueError(f"remainder must be one of {REMAINDERS}; got {remainder!r}")
-        if pacing is not None and not callable(pacing):
-            raise ValueError(f"pacing must be a callable (epoch, n_epochs, n_items) -> int; got {pacing!r}")
+        check_pacing(pacing)
         demonstrations = list(demonstrations)
         if not demonstrations:
             raise ValueError("demonstrations must hold at least one Trajectory; got an empty list")
@@ -260,8 +136,6 @@ class CurriculumBC:
                 raise ValueError(f"demonstration {i} has no actions; every demonstration needs at least one")
         self.trainer = trainer
         self.demonstrations = demonstrations
-        self.variant = variant
-        self.pacing: PacingSchedule = pacing if pacing is not None else LinearPacing()
         self.rng = rng if rng is not None else trainer.rng
         self.remainder = remainder
         self.min_log_prob = float(min_log_prob)
@@ -279,11 +153,47 @@ class CurriculumBC:
                 f"demonstrated actions must lie in [0, {space.n - 1}]; got values in [{acts.min()}, {acts.max()}]"
             )
 
-        needs_teacher = variant in ("Cur", "Cur-T")
-        if needs_teacher and teacher is None:
+        if needs_teacher_difficulty(variant) and teacher is None:
             raise ValueError(f"variant {variant!r} needs a teacher difficulty (scores, a policy or a callable)")
-        self.teacher_difficulty = None if teacher is None else self._teacher_difficulty(teacher)
-        self.history: List[EpochRecord] = []
+        teacher_difficulty = None if teacher is None else self._teacher_difficulty(teacher)
+        self.selection = CurriculumSelection(self.n_demonstrations, variant, teacher_difficulty, pacing)
+
+    # ------------------------------------------------- the selection's state
+    @property
+    def variant(self) -> str:
+        """``"Cur"``, ``"Cur-L"``, ``"Cur-T"`` or ``"Agn"``."""
+        return self.selection.variant
+
+    @variant.setter
+    def variant(self, value: str) -> None:
+        self.selection.variant = value
+
+    @property
+    def teacher_difficulty(self) -> Optional[np.ndarray]:
+        """``(N,)`` ``log Psi^E`` per demonstration, or ``None``."""
+        return self.selection.teacher_difficulty
+
+    @teacher_difficulty.setter
+    def teacher_difficulty(self, value: Optional[np.ndarray]) -> None:
+        self.selection.teacher_difficulty = value
+
+    @property
+    def pacing(self) -> PacingSchedule:
+        """The pacing schedule ``(epoch, n_epochs, n_items) -> X_e``."""
+        return self.selection.pacing
+
+    @pacing.setter
+    def pacing(self, value: PacingSchedule) -> None:
+        self.selection.pacing = value
+
+    @property
+    def history(self) -> List[EpochRecord]:
+        """The :class:`EpochRecord` of every epoch trained so far."""
+        return self.selection.history
+
+    @history.setter
+    def history(self, value: List[EpochRecord]) -> None:
+        self.selection.history = value
 
     # ----------------------------------------------------------------- scores
     def _teacher_difficulty(self, teacher: TeacherDifficulty) -> np.ndarray:
@@ -299,7 +209,7 @@ class CurriculumBC:
                 raise ValueError(f"the teacher callable must return {len(acts)} log-probabilities; got {per_step.shape}")
             if np.isnan(per_step).any():
                 raise ValueError("the teacher callable returned NaN log-probabilities")
-            return -_floored_sums(per_step, self._demo_of_transition, N, self.min_log_prob)
+            return -sum_per_demonstration(per_step, self._demo_of_transition, N, self.min_log_prob)
         scores = np.asarray(teacher, dtype=np.float64)
         if scores.shape != (N,) or not np.all(np.isfinite(scores)):
             raise ValueError(f"teacher scores must be a finite array of shape ({N},); got shape {scores.shape}")
@@ -315,54 +225,61 @@ class CurriculumBC:
 
     def preferences(self, learner_difficulty: Optional[np.ndarray]) -> Optional[np.ndarray]:
         """``(N,)`` preference by variant (larger = earlier); ``None`` for Agn."""
-        if self.variant == "Agn":
-            return None
-        if self.variant == "Cur":
-            return learner_difficulty - self.teacher_difficulty
-        if self.variant == "Cur-L":
-            return learner_difficulty.copy()
-        return -self.teacher_difficulty
+        return self.selection.preference(learner_difficulty)
 
     # ---------------------------------------------------------------- selection
     def select(self, epoch: int, n_epochs: int) -> tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
-        """The demonstrations of epoch ``epoch`` of ``n_epochs``, most preferred first.
+        """The demonstrations of epoch ``epoch`` of ``n_epochs``, most preferred first (the policy is scored now).
 
         Returns:
             ``(selected (X_e,), preferences (N,) or None, learner difficulty (N,) or None)``.
         """
-        N = self.n_demonstrations
-        learner = self.learner_difficulty() if self.variant in ("Cur", "Cur-L") else None
-        preference = self.preferences(learner)
-        if preference is None:
-            return np.arange(N), None, learner
-        keep = self.pacing(epoch, n_epochs, N)
-        if isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or not 1 <= keep <= N:
-            raise ValueError(f"the pacing schedule must return an integer in [1, {N}]; got {keep!r}")
-        order = np.argsort(-preference, kind="stable")  # ties keep the lower index first
-        return order[: int(keep)], preference, learner
+        chosen = self._select(epoch, n_epochs)
+        return chosen.selected, chosen.preference, chosen.learner_difficulty
 
-    def _batches(self, selected: np.ndarray) -> tuple[list[dict], int]:
-        """Shuffled batches of the selected transitions, and the batch size to train them with."""
+    def _select(self, epoch: int, n_epochs: int) -> EpochSelection:
+        learner = self.learner_difficulty() if self.selection.needs_learner_difficulty else None
+        return self.selection.select(epoch, n_epochs, learner)
+
+    # ---------------------------------------------------------------- batches
+    def epoch_batches(self, selected: np.ndarray) -> List[np.ndarray]:
+        """The epoch's batches: one array of transition indices per optimizer step, in training order.
+
+        The selected demonstrations' transitions are shuffled (with :attr:`rng`) and cut into batches of
+        ``trainer.batch_size``; the left-over transitions form one smaller batch (``remainder="partial"``) or are
+        dropped (``"drop"``); a selection smaller than one batch is one batch of its size.
+
+        Args:
+            selected: ``(X_e,)`` indices of the demonstrations to train on.
+
+        Returns:
+            A list of ``(b,)`` int indices into the flattened transitions of all demonstrations.
+        """
         index = np.concatenate([np.arange(s, s + n) for s, n in zip(self._starts[selected], self._lengths[selected])])
         index = index[self.rng.permutation(index.size)]
         batch_size = self.trainer.batch_size
         if index.size < batch_size:  # smaller than one batch: one (partial) batch of its size
-            return [index], batch_size
+            return [index]
         n_full = index.size // batch_size
         groups = [index[i * batch_size : (i + 1) * batch_size] for i in range(n_full)]
         if self.remainder == "partial" and index.size > n_full * batch_size:
             groups.append(index[n_full * batch_size :])
-        return groups, batch_size
+        return groups
 
     def _batch(self, index: np.ndarray) -> dict:
-        return {"obs": _index_obs(self._transitions.obs, index), "acts": self._transitions.acts[index]}
+        return {"obs": index_observations(self._transitions.obs, index), "acts": self._transitions.acts[index]}
 
-    def _train_groups(self, groups: list, batch_size: int) -> tuple[int, int]:
-        """Train one pass over ``groups`` (transition index arrays), keeping policy and optimizer.
+    def train_batches(self, groups: List[np.ndarray]) -> tuple[int, int]:
+        """Train one pass over ``groups`` (transition index arrays, :meth:`epoch_batches`), keeping policy and optimizer.
 
-        Full groups go through one ``train`` call as minibatches; a smaller group is one step on its mean loss.
+        Groups of ``trainer.batch_size`` go through one ``train`` call as minibatches; a smaller group is one step on
+        its mean loss.
+
+        Returns:
+            ``(transitions trained on, optimizer steps)``.
         """
         trainer = self.trainer
+        batch_size = trainer.batch_size
         full = [g for g in groups if g.size == batch_size]
         partial = [g for g in groups if g.size != batch_size]
         minibatch = trainer.minibatch_size
@@ -388,6 +305,16 @@ class CurriculumBC:
             trainer.batch_size, trainer.minibatch_size = saved
 
     # -------------------------------------------------------------------- train
+    def train_epoch(self, epoch: int, n_epochs: int) -> EpochRecord:
+        """One curriculum epoch (``epoch`` of ``n_epochs`` of the pacing schedule): score, select, batch, train, log.
+
+        Returns:
+            Its :class:`EpochRecord` (also appended to :attr:`history`).
+        """
+        chosen = self._select(epoch, n_epochs)
+        n_transitions, n_batches = self.train_batches(self.epoch_batches(chosen.selected))
+        return self.selection.log(chosen, n_transitions, n_batches)
+
     def train(self, n_epochs: int, *, on_epoch_end: Optional[Callable[[EpochRecord], None]] = None) -> List[EpochRecord]:
         """Run ``n_epochs`` curriculum epochs (``e = 1..n_epochs`` of the pacing schedule).
 
@@ -401,25 +328,7 @@ class CurriculumBC:
         check_int("n_epochs", n_epochs, 1)
         records = []
         for epoch in range(1, n_epochs + 1):
-            selected, preference, learner = self.select(epoch, n_epochs)
-            groups, batch_size = self._batches(selected)
-            n_transitions, n_batches = self._train_groups(groups, batch_size)
-            record = EpochRecord(
-                epoch=len(self.history) + 1,
-                n_selected=int(selected.size),
-                fraction=selected.size / self.n_demonstrations,
-                selected=selected,
-                n_transitions=int(n_transitions),
-                n_batches=int(n_batches),
-                learner_difficulty_mean=float(learner[selected].mean()) if learner is not None else float("nan"),
-                learner_difficulty_max=float(learner[selected].max()) if learner is not None else float("nan"),
-                learner_difficulty_all_mean=float(learner.mean()) if learner is not None else float("nan"),
-                teacher_difficulty_mean=(
-                    float(self.teacher_difficulty[selected].mean()) if self.teacher_difficulty is not None else float("nan")
-                ),
-                preference_min=float(preference[selected].min()) if preference is not None else float("nan"),
-            )
-            self.history.append(record)
+            record = self.train_epoch(epoch, n_epochs)
             records.append(record)
             if on_epoch_end is not None:
                 on_epoch_end(record)
@@ -428,12 +337,8 @@ class CurriculumBC:
     # ------------------------------------------------------------------ logging
     def selection_matrix(self) -> np.ndarray:
         """``(epochs so far, N)`` bool: demonstration ``i`` was trained on in epoch ``e`` (for curriculum plots)."""
-        matrix = np.zeros((len(self.history), self.n_demonstrations), dtype=bool)
-        for row, record in enumerate(self.history):
-            matrix[row, record.selected] = True
-        return matrix
+        return self.selection.selection_matrix()
 
     def log_table(self) -> dict:
         """The per-epoch log as columns: ``{"epoch": (E,), "fraction": (E,), ...}`` (every scalar field)."""
-        fields = [f.name for f in dataclasses.fields(EpochRecord) if f.name != "selected"]
-        return {name: np.array([getattr(record, name) for record in self.history]) for name in fields}
+        return self.selection.log_table()
