@@ -26,6 +26,7 @@ _EXPORTS = {
     ),
     "curteach_teaching.learners.maxent_irl": ("MaxEntIRLLearner",),
     "curteach_teaching.learners.bc": ("QuadraticSoftmaxPolicy",),
+    "curteach_teaching.learners.bc_car": ("BCCarLearner",),
     "curteach_teaching.observability": ("ProbedPolicyView",),
     "curteach_teaching.planning": (
         "PlanningResult",

@@ -1,6 +1,7 @@
 """Learners taught by the teachers of :mod:`curteach_teaching.teachers`.
 
-``maxent_irl`` needs only NumPy; ``bc`` needs torch and imitation and is imported on first use of its names.
+``maxent_irl`` needs only NumPy; ``bc`` (the quadratic softmax policy) and ``bc_car`` (the car's BC learner and its
+trainer) need torch and imitation and are imported on first use of their names.
 """
 
 from __future__ import annotations
@@ -13,8 +14,25 @@ from curteach_teaching.learners.maxent_irl import (
     pretraining_learning_rate,
 )
 
-_LAZY = {"QuadraticSoftmaxPolicy": "curteach_teaching.learners.bc", "sequential_sgd": "curteach_teaching.learners.bc"}
-__all__ = ["QuadraticSoftmaxPolicy", "sequential_sgd", "MaxEntIRLLearner", "REWARD_MODELS", "TaskDecomposition", "pretraining_learning_rate"]
+_LAZY = {
+    "QuadraticSoftmaxPolicy": "curteach_teaching.learners.bc",
+    "sequential_sgd": "curteach_teaching.learners.bc",
+    "BCCarLearner": "curteach_teaching.learners.bc_car",
+    "make_bc_trainer": "curteach_teaching.learners.bc_car",
+    "step_many": "curteach_teaching.learners.bc_car",
+    "NavigationCNNPolicy": "curteach_teaching.learners.networks",
+}
+__all__ = [
+    "QuadraticSoftmaxPolicy",
+    "sequential_sgd",
+    "BCCarLearner",
+    "make_bc_trainer",
+    "step_many",
+    "MaxEntIRLLearner",
+    "REWARD_MODELS",
+    "TaskDecomposition",
+    "pretraining_learning_rate",
+]
 
 
 __getattr__ = _lazy_getattr(__name__, _LAZY, globals())
