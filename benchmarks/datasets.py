@@ -1,6 +1,6 @@
 """Generation time and statistics of the paper-size navigation datasets.
 
-The original needs about 616 s (shortest path) and 1.5-3 h (TSP) on one core (navigation.md Sections 1.6, 2.5).
+The original needs about 616 s (shortest path) and 1.5-3 h (TSP) on one core (see docs/environments/navigation.md).
 Targets here: under 30 s and under 3 min on a 2-core machine. Prints figures; asserts nothing.
 
     python benchmarks/datasets.py [--workers N] [--seed S] [--out DIR]
@@ -16,14 +16,16 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_envs.datasets import generate_dataset, load_dataset, save_dataset
+from curteach_envs.navigation.dataset import load_dataset, save_dataset
+from curteach_envs.navigation.generate import generate_dataset
+from curteach_teaching.demonstrations import navigation_trajectories
 
-# The original's figures to compare against (navigation.md, measured on its generator).
+# The original's figures to compare against (docs/environments/navigation.md, measured on its generator).
 REFERENCE = {
     "shortest_path": "original: ~616 s on one core; demos train/val/test ~16,921 / 1,711 / 5,096",
     "tsp": "original: 1.5-3 h on one core; tasks 6,000 / 300 / 1,500; measured by running the original's sampling "
-           "code (README): acceptance 0.76 / 0.60 / 0.55, stored tour longer than the optimum in 3.7% / 0.5% / 1.1% "
-           "for G = 2 / 3 / 4 (the spec quotes 0.70-0.76 and 4.0% / 1.3% / 2.0%)",
+           "code (docs/deviations.md): acceptance 0.76 / 0.60 / 0.55, stored tour longer than the optimum in "
+           "3.7% / 0.5% / 1.1% for G = 2 / 3 / 4 (the spec quotes 0.70-0.76 and 4.0% / 1.3% / 2.0%)",
 }
 
 
@@ -44,7 +46,7 @@ def main() -> None:
         loaded = load_dataset(path)
         load_time = time.perf_counter() - start
         start = time.perf_counter()
-        n_obs = sum(t.obs.shape[0] for t in loaded["train"].trajectories())
+        n_obs = sum(t.obs.shape[0] for t in navigation_trajectories(loaded["train"]))
         traj_time = time.perf_counter() - start
         print(f"\n== {kind}: generated in {generated:.1f} s, file {path.stat().st_size / 1e6:.2f} MB, "
               f"loaded and validated in {load_time:.2f} s, train trajectories ({n_obs} observations) in "

@@ -1,15 +1,16 @@
-"""curteach environments: ``CarTeach-v0`` and its tabular export.
+"""curteach environments: ``CarTeach-v0``, ``ShortestPathTeach-v0``, ``TSPTeach-v0`` and their tabular export.
 
 Importing ``gymnasium`` registers the ids (through the ``gymnasium.envs`` entry point); importing this package
-registers them as well.
+registers them as well. The navigation tasks and their datasets live in :mod:`curteach_envs.navigation`. This package
+depends on gymnasium, NumPy and SciPy only.
 """
 
 # id -> entry point. Later environments add their line here. Defined before any import of gymnasium: importing
 # gymnasium calls register_envs() through the entry point while this package may still be initialising.
 _ENTRY_POINTS = {
     "CarTeach-v0": "curteach_envs.car:CarTeachEnv",
-    "ShortestPathTeach-v0": "curteach_envs.shortest_path:ShortestPathTeachEnv",
-    "TSPTeach-v0": "curteach_envs.tsp:TSPTeachEnv",
+    "ShortestPathTeach-v0": "curteach_envs.navigation.shortest_path:ShortestPathTeachEnv",
+    "TSPTeach-v0": "curteach_envs.navigation.tsp:TSPTeachEnv",
 }
 ENV_IDS = tuple(_ENTRY_POINTS)
 
@@ -33,15 +34,23 @@ from curteach_envs.car import (  # noqa: E402
     car_tabular,
     sample_road,
 )
-from curteach_envs.shortest_path import (  # noqa: E402
+from curteach_envs.navigation.shortest_path import (  # noqa: E402
     ShortestPathSolution,
     ShortestPathTask,
     ShortestPathTeachEnv,
     sample_shortest_path_task,
     solve_shortest_path,
 )
+from curteach_envs.navigation.tsp import (  # noqa: E402
+    TSPSolution,
+    TSPTask,
+    TSPTeachEnv,
+    exact_tour,
+    greedy_tour,
+    sample_tsp_task,
+    solve_tsp,
+)
 from curteach_envs.tabular import TabularMDP  # noqa: E402
-from curteach_envs.tsp import TSPSolution, TSPTask, TSPTeachEnv, exact_tour, greedy_tour, sample_tsp_task, solve_tsp  # noqa: E402
 
 __all__ = [
     "CAR_ACTION_NAMES",

@@ -204,3 +204,38 @@ def occupancy_per_start(
     """
     starts = mdp.start_states if start_states is None else np.asarray(start_states, dtype=np.int64)
     return occupancy(mdp, policy, mdp.state_indicator(starts))
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Navigation demonstrations (formerly NavigationSplit.trajectories() in curteach_envs).
+
+__all__ += ["navigation_trajectories"]
+
+
+def navigation_trajectories(split, dtype=np.float32) -> list[Trajectory]:
+    """The demonstrations of a navigation dataset split as imitation ``Trajectory`` objects with their observations.
+
+    Each demonstration ``i`` (of ``L_i`` actions, in the split's order) is replayed in its task's dynamics
+    (:func:`curteach_envs.navigation.env.replay`) and becomes a ``Trajectory`` with ``obs (L_i + 1, 7, 6, 6)``
+    (``dtype``, float32 by default; the last one after the final action, as the environment returns it),
+    ``acts (L_i,)`` int64, ``infos=None`` and ``terminal=True``.
+
+    Args:
+        split: a :class:`~curteach_envs.navigation.dataset.NavigationSplit` with ``N`` demonstrations.
+        dtype: the observations' dtype.
+
+    Returns:
+        ``N`` trajectories.
+    """
+    from imitation.data.types import Trajectory
+
+    from curteach_envs.navigation.env import replay
+
+    out = []
+    for i in range(split.n_demos):
+        task = split.task(i)
+        acts = split.actions(i).astype(np.int64)
+        poses, masks, _, _ = replay(task, acts)
+        obs = task.observations(poses, masks).astype(dtype, copy=False)
+        out.append(Trajectory(obs=obs, acts=acts, infos=None, terminal=True))
+    return out

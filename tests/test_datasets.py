@@ -7,15 +7,12 @@ import numpy as np
 import pytest
 
 from curteach_envs import ShortestPathTeachEnv, TSPTeachEnv, solve_shortest_path
-from curteach_envs import datasets as datasets_module
-from curteach_envs.datasets import generate_dataset, load_dataset, replay, save_dataset
-from curteach_envs.nav_difficulty import (
-    minmax_log,
-    shortest_path_teacher_difficulty,
-    teacher_log_difficulty,
-    tsp_teacher_difficulty,
-)
+from curteach_envs.navigation import dataset as dataset_module
+from curteach_envs.navigation.dataset import load_dataset, save_dataset
+from curteach_envs.navigation.env import replay
+from curteach_envs.navigation.generate import generate_dataset
 from curteach_teaching.cli import main
+from curteach_teaching.demonstrations import navigation_trajectories
 
 TINY_SP = {"train": 2, "val": 1}
 TINY_TSP = {"train": 6, "test": 2}
@@ -100,7 +97,7 @@ def test_planner_value_on_the_export_equals_the_stored_reward(sp_data, tsp_data)
 def test_trajectories_carry_the_observations(sp_data, tsp_data):
     for data in (sp_data, tsp_data):
         split = next(iter(data.splits.values()))
-        trajectories = split.trajectories()
+        trajectories = navigation_trajectories(split)
         assert len(trajectories) == split.n_demos
         env = ShortestPathTeachEnv(horizon=1000) if data.kind == "shortest_path" else TSPTeachEnv(horizon=1000)
         for i in (0, len(trajectories) - 1):
@@ -130,7 +127,8 @@ def test_file_round_trip_and_statistics(tmp_path, tsp_data):
     assert loaded["train"].tasks == tsp_data["train"].tasks
     stats = loaded.statistics()["train"]
     assert stats["tasks"] == 18 and stats["mean_length"] == pytest.approx(loaded["train"]["lengths"].mean())
-    assert stats["mean_greedy_gap"] == pytest.approx((loaded["train"]["reward"] - loaded["train"]["greedy_reward"]).mean())
+    gap = loaded["train"]["reward"] - loaded["train"]["greedy_reward"]
+    assert stats["mean_greedy_gap"] == pytest.approx(gap.mean())
 
 
 def test_interrupted_save_keeps_the_old_file(tmp_path, tsp_data, monkeypatch):
@@ -141,7 +139,7 @@ def test_interrupted_save_keeps_the_old_file(tmp_path, tsp_data, monkeypatch):
         stream.write(b"PK\x03\x04 half a zip")
         raise OSError("disk full")
 
-    monkeypatch.setattr(datasets_module.np, "savez_compressed", broken_savez)
+    monkeypatch.setattr(dataset_module.np, "savez_compressed", broken_savez)
     with pytest.raises(OSError, match="disk full"):
         save_dataset(tsp_data, path)
     assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["tsp.npz"]
@@ -231,53 +229,6 @@ def test_cli_make_dataset_and_info(tmp_path, capsys):
     assert "no dataset file" in capsys.readouterr().err
 
 
-# ---------------------------------------------------------------------------------------------------- difficulty
-
-
-def test_shortest_path_difficulty_formula():
-    goals = np.array([1, 2, 2, 1])
-    paths = np.array([1, 3, 1, 2])
-    reward = np.array([-2, 4, 6, 0])
-    # denominators reward - (-2) + 1 = [1, 7, 9, 3]; d = [1, 6/7, 2/9, 2/3]
-    d = np.array([1, 6 / 7, 2 / 9, 2 / 3])
-    np.testing.assert_allclose(shortest_path_teacher_difficulty(goals, paths, reward, "paper"), np.log(d))
-    normalised = (d - 2 / 9) / (1 - 2 / 9)
-    np.testing.assert_allclose(shortest_path_teacher_difficulty(goals, paths, reward), np.log(normalised + 1e-3))
-    original = shortest_path_teacher_difficulty(goals, paths, reward)
-    assert original.min() == pytest.approx(np.log(1e-3)) and original.max() == pytest.approx(np.log(1.001))
-    # reference minimum from a training split
-    np.testing.assert_allclose(
-        shortest_path_teacher_difficulty([1], [1], [0], "paper", reference_min_reward=-2), [np.log(1 / 3)]
-    )
-    with pytest.raises(ValueError, match="reference_min"):
-        shortest_path_teacher_difficulty([1], [1], [-5], "paper", reference_min_reward=-2)
-    with pytest.raises(ValueError, match="variant must be one of"):
-        shortest_path_teacher_difficulty(goals, paths, reward, "other")
-
-
-def test_tsp_difficulty_formulas():
-    goals = np.array([2, 3, 4])
-    reward = np.array([-4, -8, -12])
-    greedy = np.array([-4, -10, -13])
-    # original: goals / (reward + 12 + 1) = [2/9, 3/5, 4/1]
-    d = np.array([2 / 9, 3 / 5, 4.0])
-    np.testing.assert_allclose(tsp_teacher_difficulty(goals, reward), np.log((d - d.min()) / (d.max() - d.min()) + 1e-3))
-    # paper: reward - greedy_gap = greedy = [-4, -10, -13], shifted: [10, 4, 1]; d = [2/10, 3/4, 4/1]
-    np.testing.assert_allclose(tsp_teacher_difficulty(goals, reward, greedy, "paper"), np.log([0.2, 0.75, 4.0]))
-    with pytest.raises(ValueError, match="needs greedy_reward"):
-        tsp_teacher_difficulty(goals, reward, variant="paper")
-    # all equal: the uniform value log(1.001)
-    np.testing.assert_allclose(minmax_log([2.0, 2.0]), np.log([1.001, 1.001]))
-
-
-def test_difficulty_of_a_split(sp_data, tsp_data):
-    for data in (sp_data, tsp_data):
-        scores = teacher_log_difficulty(data["train"])
-        assert scores.shape == (data["train"].n_demos,) and np.all(np.isfinite(scores))
-        assert scores.min() == pytest.approx(np.log(1e-3))
-        assert np.all(np.isfinite(teacher_log_difficulty(data["train"], "paper")))
-
-
 @pytest.mark.slow
 def test_paper_size_datasets_match_the_original_statistics():
     sp = generate_dataset("shortest_path", "paper", seed=0, progress=False)
@@ -288,8 +239,9 @@ def test_paper_size_datasets_match_the_original_statistics():
     tsp = generate_dataset("tsp", "paper", seed=0, progress=False)
     assert (tsp["train"].n_demos, tsp["test"].n_demos, tsp["val"].n_demos) == (6000, 1500, 300)
     assert -9 < tsp["test"]["reward"].mean() < -7  # about -8
-    # The original generator's statistics, measured by running its sampling code (README, "TSP statistics"):
-    # acceptance 0.76 / 0.60 / 0.55 and stored tour longer than the exact optimum in 3.7% / 0.5% / 1.1% for G = 2 / 3 / 4.
+    # The original generator's statistics, measured by running its sampling code (docs/deviations.md, "TSP statistics"):
+    # acceptance 0.76 / 0.60 / 0.55 and stored tour longer than the exact optimum in 3.7% / 0.5% / 1.1% for
+    # G = 2 / 3 / 4.
     # With 2,000 train tasks per G the acceptance bound is about 5 standard errors. Goals passable on the legs
     # (non-optimal 0.7% / 0.1-0.2% / 0.4-0.5%) or no tie rejection (acceptance 1, non-optimal 1.5% / 2.8% for G = 3 / 4)
     # would fail these checks.

@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from curteach_envs import CarTeachEnv
+from curteach_envs.navigation.generate import generate_dataset
 from curteach_envs.tabular import TabularMDP
 from curteach_teaching.demonstrations import sample_demonstrations
 from curteach_teaching.difficulty import (
@@ -16,7 +17,11 @@ from curteach_teaching.difficulty import (
     learner_difficulty_scores,
     log_difficulty,
     log_likelihood,
+    minmax_log,
+    shortest_path_teacher_difficulty,
     teacher_difficulty_scores,
+    teacher_log_difficulty,
+    tsp_teacher_difficulty,
 )
 from curteach_teaching.learners import MaxEntIRLLearner
 from curteach_teaching.planning import hard_value_iteration
@@ -178,13 +183,76 @@ def test_theorem1_monotonicity():
     assert slope == pytest.approx(1.0, abs=1e-3)
 
 
-def test_public_names_resolve_and_navigation_scores_are_reexported():
+def test_public_names_resolve_and_the_old_navigation_module_is_a_deprecated_shim():
+    import importlib
+    import sys
+
     import curteach_teaching
-    from curteach_envs import nav_difficulty
     from curteach_teaching import difficulty
 
     for name in curteach_teaching.__all__:
         assert getattr(curteach_teaching, name) is not None, name
+    sys.modules.pop("curteach_envs.nav_difficulty", None)
+    with pytest.warns(DeprecationWarning, match="moved to curteach_teaching.difficulty"):
+        nav_difficulty = importlib.import_module("curteach_envs.nav_difficulty")
+    for name in nav_difficulty.__all__:
+        assert getattr(nav_difficulty, name) is getattr(difficulty, name), name
     for name in ("shortest_path_teacher_difficulty", "tsp_teacher_difficulty", "teacher_log_difficulty"):
-        assert getattr(difficulty, name) is getattr(nav_difficulty, name)
-        assert getattr(curteach_teaching, name) is getattr(nav_difficulty, name)
+        assert getattr(curteach_teaching, name) is getattr(difficulty, name)
+
+
+# ------------------------------------------------------------------------------------- navigation teacher difficulty
+
+
+@pytest.fixture(scope="module")
+def navigation_splits():
+    """The training splits of tiny shortest-path and TSP datasets."""
+    return [
+        generate_dataset("shortest_path", {"train": 2}, seed=5, workers=1, progress=False)["train"],
+        generate_dataset("tsp", {"train": 6}, seed=5, workers=1, progress=False)["train"],
+    ]
+
+
+def test_shortest_path_difficulty_formula():
+    goals = np.array([1, 2, 2, 1])
+    paths = np.array([1, 3, 1, 2])
+    reward = np.array([-2, 4, 6, 0])
+    # denominators reward - (-2) + 1 = [1, 7, 9, 3]; d = [1, 6/7, 2/9, 2/3]
+    d = np.array([1, 6 / 7, 2 / 9, 2 / 3])
+    np.testing.assert_allclose(shortest_path_teacher_difficulty(goals, paths, reward, "paper"), np.log(d))
+    normalised = (d - 2 / 9) / (1 - 2 / 9)
+    np.testing.assert_allclose(shortest_path_teacher_difficulty(goals, paths, reward), np.log(normalised + 1e-3))
+    original = shortest_path_teacher_difficulty(goals, paths, reward)
+    assert original.min() == pytest.approx(np.log(1e-3)) and original.max() == pytest.approx(np.log(1.001))
+    # reference minimum from a training split
+    np.testing.assert_allclose(
+        shortest_path_teacher_difficulty([1], [1], [0], "paper", reference_min_reward=-2), [np.log(1 / 3)]
+    )
+    with pytest.raises(ValueError, match="reference_min"):
+        shortest_path_teacher_difficulty([1], [1], [-5], "paper", reference_min_reward=-2)
+    with pytest.raises(ValueError, match="variant must be one of"):
+        shortest_path_teacher_difficulty(goals, paths, reward, "other")
+
+
+def test_tsp_difficulty_formulas():
+    goals = np.array([2, 3, 4])
+    reward = np.array([-4, -8, -12])
+    greedy = np.array([-4, -10, -13])
+    # original: goals / (reward + 12 + 1) = [2/9, 3/5, 4/1]
+    d = np.array([2 / 9, 3 / 5, 4.0])
+    normalised = (d - d.min()) / (d.max() - d.min())
+    np.testing.assert_allclose(tsp_teacher_difficulty(goals, reward), np.log(normalised + 1e-3))
+    # paper: reward - greedy_gap = greedy = [-4, -10, -13], shifted: [10, 4, 1]; d = [2/10, 3/4, 4/1]
+    np.testing.assert_allclose(tsp_teacher_difficulty(goals, reward, greedy, "paper"), np.log([0.2, 0.75, 4.0]))
+    with pytest.raises(ValueError, match="needs greedy_reward"):
+        tsp_teacher_difficulty(goals, reward, variant="paper")
+    # all equal: the uniform value log(1.001)
+    np.testing.assert_allclose(minmax_log([2.0, 2.0]), np.log([1.001, 1.001]))
+
+
+def test_difficulty_of_a_split(navigation_splits):
+    for split in navigation_splits:
+        scores = teacher_log_difficulty(split)
+        assert scores.shape == (split.n_demos,) and np.all(np.isfinite(scores))
+        assert scores.min() == pytest.approx(np.log(1e-3))
+        assert np.all(np.isfinite(teacher_log_difficulty(split, "paper")))

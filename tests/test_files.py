@@ -1,11 +1,12 @@
-"""The atomic writer shared by dataset and result files."""
+"""The atomic writer shared by dataset and result files (``curteach_envs._util``; ``curteach_envs.files`` is its old
+import path)."""
 
 import os
 import stat
 
 import pytest
 
-from curteach_envs.files import atomic_write
+from curteach_envs._util import atomic_write
 
 
 def test_text_and_binary_round_trip_with_usual_permissions(tmp_path):
@@ -35,3 +36,9 @@ def test_failure_keeps_the_old_file_and_bad_arguments_raise(tmp_path):
     with pytest.raises(ValueError):  # an invalid newline: the temporary file is removed, no descriptor leaks
         atomic_write(path, lambda f: None, newline="bad")
     assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["x.txt"]
+
+
+def test_old_import_paths_of_the_helpers():
+    from curteach_envs import _util, files, validation
+
+    assert files.atomic_write is _util.atomic_write and validation.check_int is _util.check_int

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from curteach_envs import ShortestPathTask, ShortestPathTeachEnv, TSPTask, TSPTeachEnv
-from curteach_envs.tsp import exact_tour
+from curteach_envs.navigation.tsp import exact_tour
 
 
 def cell(row, col):

@@ -3,24 +3,17 @@
 import numpy as np
 import pytest
 
-from curteach_envs.grid import NEXT_POSE, dijkstra, solve_table
-from curteach_envs.shortest_path import (
+from curteach_envs.navigation.grid import NEXT_POSE
+from curteach_envs.navigation.search import dijkstra, optimal_return, solve_table
+from curteach_envs.navigation.shortest_path import (
     ShortestPathTask,
     count_shortest_path_sequences,
-    optimal_return as sp_optimal_return,
     sample_shortest_path_task,
     shortest_path_optimal_sequences,
     shortest_path_rejection,
     solve_shortest_path,
 )
-from curteach_envs.tsp import (
-    TSPTask,
-    exact_tour,
-    greedy_tour,
-    optimal_return as tsp_optimal_return,
-    sample_tsp_task,
-    solve_tsp,
-)
+from curteach_envs.navigation.tsp import TSPTask, exact_tour, greedy_tour, sample_tsp_task, solve_tsp
 from curteach_teaching.planning import hard_value_iteration
 
 
@@ -115,7 +108,8 @@ def test_dijkstra_paths_are_the_optimal_sequences_with_distinct_approach_poses()
     for _ in range(60):
         task, solution, _ = sample_shortest_path_task(rng, int(rng.integers(1, 3)), int(rng.integers(13)),
                                                       int(rng.integers(13)))
-        if solution.reward < -6:  # then the true optimum is to end on a bomb or off the grid (see README)
+        # below -6 the true optimum is to end on a bomb or off the grid (see docs/environments/navigation.md)
+        if solution.reward < -6:
             continue
         sequences = shortest_path_optimal_sequences(task, limit=100_000)
         as_lists = {tuple(s.tolist()) for s in sequences}
@@ -152,7 +146,7 @@ def test_shortest_path_planner_agrees_with_dijkstra():
                                                       int(rng.integers(13)))
         mdp = task.tabular()
         value = hard_value_iteration(mdp).values[task.start_state]
-        assert value == sp_optimal_return(task)
+        assert value == optimal_return(task)
         if solution.reward >= -6:
             assert value == solution.reward
         else:  # a goal that far is worse than ending on a bomb or off the grid (return <= -6)
@@ -206,7 +200,7 @@ def test_tsp_planner_agrees_with_exact_tour():
         assert mdp.n_states == 144 * 2 ** n_goals + 1
         value = hard_value_iteration(mdp).values[task.start_state]
         exact_return, _ = exact_tour(task)
-        assert value == tsp_optimal_return(task) == max(exact_return, value)
+        assert value == optimal_return(task) == max(exact_return, value)
         if exact_return >= -11:
             assert value == exact_return
 

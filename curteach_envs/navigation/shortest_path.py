@@ -1,38 +1,32 @@
 """The shortest-path navigation task (``ShortestPathTeach-v0``), as the authors' code builds it.
 
-A task is a 6 x 6 grid with the agent's start pose, 1-2 goals, 0-12 muds and 0-12 bombs on distinct cells
-(``../shared/spec/navigation.md``, Section 1). Rewards per step (Section 1.5): -1; -2 for an action that ends on
-mud (turns on mud included); -6 and the end on a bomb or when leaving the grid; +9 and the end on any goal.
+A task is a 6 x 6 grid with the agent's start pose, 1-2 goals, 0-12 muds and 0-12 bombs on distinct cells.
+Rewards per step: -1; -2 for an action that ends on mud (turns on mud included); -6 and the end on a bomb or when
+leaving the grid; +9 and the end on any goal.
 
-Optimal demonstrations follow the original's Dijkstra (Section 1.3): the other goal and the bombs are walls, one
-path is stored per pose, so the "optimal paths" of a task are those that differ in the approach pose (at most 4), of
-which the first 3 are kept. :func:`shortest_path_optimal_sequences` gives every optimal action sequence instead.
+Optimal demonstrations follow the original's Dijkstra: the other goal and the bombs are walls, one path is stored
+per pose, so the "optimal paths" of a task are those that differ in the approach pose (at most 4), of which the
+first 3 are kept. :func:`shortest_path_optimal_sequences` gives every optimal action sequence instead. See
+docs/environments/navigation.md.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Optional
+from typing import ClassVar
 
 import numpy as np
 
-from curteach_envs.grid import (
-    GridTask,
-    N_CELLS,
-    N_POSES,
-    NEXT_POSE,
-    SIZE,
-    NavigationEnv,
+from curteach_envs._util import check_int
+from curteach_envs.navigation.env import NavigationEnv, table_to_tabular
+from curteach_envs.navigation.grid import N_CELLS, N_POSES, NEXT_POSE, SIZE, GridTask, agent_planes
+from curteach_envs.navigation.search import (
     SearchResult,
-    agent_planes,
-    check_int,
     count_optimal_sequences,
     dijkstra,
-    optimal_return,  # noqa: F401  (re-exported: part of this module's API)
     optimal_sequences,
-    table_to_tabular,
-    forbid_exits as _forbid_exits,
 )
+from curteach_envs.navigation.search import forbid_exits as _forbid_exits
 from curteach_envs.tabular import TabularMDP
 
 __all__ = [
@@ -57,7 +51,7 @@ SP_MAX_BOMBS = 12
 SP_MAX_DEMOS_PER_TASK = 3
 SP_CHANNEL_NAMES = ("agent_east", "agent_south", "agent_west", "agent_north", "mud", "bomb", "goal")
 GOAL_REWARD = 10
-# Rejection (navigation.md 1.2): best reward >= 7 is too easy; two goals within 2 of each other are ambiguous.
+# Rejection rules: best reward >= 7 is too easy; two goals within 2 of each other are ambiguous.
 TOO_EASY_REWARD = 7
 MIN_GOAL_GAP = 3
 
@@ -121,7 +115,7 @@ class ShortestPathTask(GridTask):
         obs[4:] = self.static_planes()
         return obs
 
-    def observations(self, poses: np.ndarray, masks: Optional[np.ndarray] = None) -> np.ndarray:
+    def observations(self, poses: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
         """``(N, 7, 6, 6)`` float32 observations for ``(N,)`` poses (vectorised :meth:`observation`)."""
         poses = np.asarray(poses, dtype=np.int64)
         obs = np.empty((poses.size, 7, SIZE, SIZE), dtype=np.float32)
@@ -171,7 +165,7 @@ class ShortestPathTask(GridTask):
 
         Reward is state-action ``(145, 3)``; features are the flattened ``(7, 6, 6)`` observation (252 values);
         ``gamma = 1``, ``horizon = 30``. The MDP is cyclic (turning in place), so planners iterate to a
-        tolerance; the infinite-horizon optimum equals the 30-step one (see the README).
+        tolerance; the infinite-horizon optimum equals the 30-step one (see docs/environments/navigation.md).
 
         Args:
             forbid_exits: ``False`` (default): the environment's rewards. ``True``: stepping on a bomb or off the
@@ -242,8 +236,8 @@ def solve_shortest_path(task: ShortestPathTask) -> ShortestPathSolution:
     return ShortestPathSolution(rewards, best, rewards[best], r.paths, r.turns, r.mud_steps, reachable)
 
 
-def shortest_path_rejection(task: ShortestPathTask, solution: ShortestPathSolution) -> Optional[str]:
-    """The original's rejection rules (navigation.md 1.2): the reason a task is discarded, or ``None``.
+def shortest_path_rejection(task: ShortestPathTask, solution: ShortestPathSolution) -> str | None:
+    """The original's rejection rules: the reason a task is discarded, or ``None``.
 
     * no goal is reachable;
     * the best reward is ``>= 7`` (too easy);
@@ -300,7 +294,8 @@ def shortest_path_optimal_sequences(task: ShortestPathTask, limit: int = 1000) -
     """Every optimal action sequence in the true environment (exact alternative to the original's paths).
 
     Optimal for the undiscounted return of the environment, where reaching either goal ends the episode. On the
-    dataset's tasks this is the return of the original's paths whenever that is at least -6 (see the README).
+    dataset's tasks this is the return of the original's paths whenever that is at least -6 (see
+    docs/environments/navigation.md).
 
     Returns:
         up to ``limit`` ``int8`` action arrays, in lexicographic action order.
@@ -318,13 +313,45 @@ def count_shortest_path_sequences(task: ShortestPathTask) -> int:
 class ShortestPathTeachEnv(NavigationEnv):
     """``ShortestPathTeach-v0``: reach the cheaper goal, avoid bombs, mud costs extra.
 
-    On ``reset(seed=...)`` a task is drawn from the dataset's distribution: G uniform in {1, 2}, M and B uniform in
-    0..12, then the original's sampling with rejection. ``reset(options={"task": task})`` uses a given
-    :class:`ShortestPathTask`. ``tabular()`` exports the current task.
+    ## Description
+    A task of the paper's learner-centric experiments (Section 5, Appendix F), built as the authors' code builds
+    it: a 6 x 6 grid (row 0 is the top edge) with the agent's start cell and direction (``0 east, 1 south,
+    2 west, 3 north``), 1-2 goals, 0-12 muds and 0-12 bombs, all on distinct cells (:class:`ShortestPathTask`).
+    On ``reset(seed=...)`` a task is drawn from the dataset's distribution: the goal count G uniform in {1, 2}, the
+    mud and bomb counts M and B uniform in 0..12, then the original's sampling with its rejection rules (no
+    reachable goal, best reward >= 7, or two goals' rewards within 2 of each other).
+    ``reset(options={"task": task})`` uses a given :class:`ShortestPathTask`. ``tabular()`` exports the current
+    task: 144 poses ``4 * cell + direction`` and one absorbing terminal state, state-action reward ``(145, 3)``,
+    ``gamma = 1``. See docs/environments/navigation.md.
 
-    Args:
-        render_mode: ``None``, ``"ansi"`` or ``"rgb_array"``.
-        horizon: actions before truncation (default 30, the original's evaluation horizon).
+    ## Action Space
+    ``Discrete(3)``: ``0 move`` (one cell in the facing direction), ``1 turn_left`` (direction - 1),
+    ``2 turn_right`` (direction + 1).
+
+    ## Observation Space
+    ``Box(0, 1, (7, 6, 6), float32)``: channels 0-3 the agent as a one-hot in the channel of its direction
+    (east, south, west, north), then channel 4 mud, 5 bomb, 6 goal (both goals share it). After a move off the
+    grid the agent is not drawn in the final observation.
+
+    ## Rewards
+    -1 per action; -2 if the action ends on mud (turning on mud too); +9 on entering a goal (the goal's 10 less
+    the step); -6 on entering a bomb or moving off the grid.
+
+    ## Episode End
+    Termination: the agent enters a goal (+9), enters a bomb (-6) or moves off the grid (-6). Truncation: after
+    ``horizon`` actions (30). A step after the end raises ``RuntimeError``.
+
+    ## Arguments
+    * ``render_mode``: ``None``, ``"ansi"`` (a text grid) or ``"rgb_array"`` (a picture).
+    * ``horizon``: actions before truncation, an integer in ``[1, 10000]`` (default 30, the original's evaluation
+      horizon).
+
+    ``reset`` takes the option ``"task"`` (a :class:`ShortestPathTask`). ``info`` holds ``pose`` and ``steps``,
+    and ``row``, ``col``, ``direction`` while the agent is on the grid. Bad tasks, actions and reset options raise
+    ``ValueError`` naming the allowed range.
+
+    ## Version History
+    * v0: initial version.
     """
 
     task_class = ShortestPathTask

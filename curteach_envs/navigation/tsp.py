@@ -1,13 +1,13 @@
 """The TSP-like navigation task (``TSPTeach-v0``), as the authors' code builds it.
 
 A task is a 6 x 6 grid with the agent's start (home) pose, 2-4 goals and optional mud (the dataset uses none), on
-distinct cells (``../shared/spec/navigation.md``, Section 2). The agent must visit every goal and come home.
-Rewards per step (Section 2.4): -1 (-2 on mud); +9 and the end on entering home with every goal visited; -11 and
-the end on leaving the grid. A visited goal disappears from the observation.
+distinct cells. The agent must visit every goal and come home. Rewards per step: -1 (-2 on mud); +9 and the end on
+entering home with every goal visited; -11 and the end on leaving the grid. A visited goal disappears from the
+observation.
 
-The original's "optimal" tour (Section 2.2) is a brute force over goal orders with leg searches that treat home
-and every goal as walls and break ties at random; the greedy tour visits the nearest goal first. The exact optimum
-over ``(cell, direction, visited set)`` is :func:`exact_tour`.
+The original's "optimal" tour is a brute force over goal orders with leg searches that treat home and every goal
+as walls and break ties at random; the greedy tour visits the nearest goal first. The exact optimum over
+``(cell, direction, visited set)`` is :func:`exact_tour`. See docs/environments/navigation.md.
 """
 
 from __future__ import annotations
@@ -18,23 +18,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from curteach_envs.grid import (
-    GridTask,
-    N_CELLS,
-    N_POSES,
-    NEXT_POSE,
-    SIZE,
-    NavigationEnv,
-    SearchResult,
-    agent_planes,
-    check_int,
-    dijkstra,
-    optimal_action_mask,
-    optimal_return,  # noqa: F401  (re-exported: part of this module's API)
-    sequences_in_mask,
-    table_to_tabular,
-    forbid_exits as _forbid_exits,
-)
+from curteach_envs._util import check_int
+from curteach_envs.navigation.env import NavigationEnv, table_to_tabular
+from curteach_envs.navigation.grid import N_CELLS, N_POSES, NEXT_POSE, SIZE, GridTask, agent_planes
+from curteach_envs.navigation.search import SearchResult, dijkstra, optimal_action_mask, sequences_in_mask
+from curteach_envs.navigation.search import forbid_exits as _forbid_exits
 from curteach_envs.tabular import TabularMDP
 
 __all__ = [
@@ -353,13 +341,44 @@ def sample_tsp_task(
 class TSPTeachEnv(NavigationEnv):
     """``TSPTeach-v0``: visit every goal and return home.
 
-    On ``reset(seed=...)`` a task is drawn from the dataset's distribution (G uniform in {2, 3, 4}, no mud, the
-    original's rejection rule); ``reset(options={"task": task})`` uses a given :class:`TSPTask`.
-    ``info["goals_remaining"]`` counts the goals not yet visited.
+    ## Description
+    A task of the paper's learner-centric experiments (Section 5, Appendix F), built as the authors' code builds
+    it: a 6 x 6 grid (row 0 is the top edge) with the agent's start (home) cell and direction (``0 east,
+    1 south, 2 west, 3 north``), 2-4 goals and optional 0-12 muds (the dataset has none), all on distinct cells
+    (:class:`TSPTask`). On ``reset(seed=...)`` a task is drawn from the dataset's distribution: the goal count G
+    uniform in {2, 3, 4}, no mud, the original's rejection rule (the two best goal orders tie).
+    ``reset(options={"task": task})`` uses a given :class:`TSPTask`. ``tabular()`` exports the current task over
+    states ``mask * 144 + pose`` (``mask``: the visited goals), ``144 * 2**G`` live states and one absorbing
+    terminal state, state-action reward, ``gamma = 1``. See docs/environments/navigation.md.
 
-    Args:
-        render_mode: ``None``, ``"ansi"`` or ``"rgb_array"``.
-        horizon: actions before truncation (default 30).
+    ## Action Space
+    ``Discrete(3)``: ``0 move`` (one cell in the facing direction), ``1 turn_left`` (direction - 1),
+    ``2 turn_right`` (direction + 1).
+
+    ## Observation Space
+    ``Box(0, 1, (7, 6, 6), float32)``: channels 0-3 the agent as a one-hot in the channel of its direction
+    (east, south, west, north), then channel 4 the start (home), 5 the goals not yet visited (a goal is cleared on
+    its visit), 6 mud. After a move off the grid the agent is not drawn in the final observation.
+
+    ## Rewards
+    -1 per action; -2 if the action ends on mud (turning on mud too); +9 on entering home with every goal visited
+    (the tour's 10 less the step); -11 on moving off the grid.
+
+    ## Episode End
+    Termination: the agent enters home with every goal visited (+9) or moves off the grid (-11); entering home
+    earlier does not end the episode. Truncation: after ``horizon`` actions (30). A step after the end raises
+    ``RuntimeError``.
+
+    ## Arguments
+    * ``render_mode``: ``None``, ``"ansi"`` (a text grid) or ``"rgb_array"`` (a picture).
+    * ``horizon``: actions before truncation, an integer in ``[1, 10000]`` (default 30).
+
+    ``reset`` takes the option ``"task"`` (a :class:`TSPTask`). ``info`` holds ``pose``, ``steps`` and
+    ``goals_remaining`` (the goals not yet visited), and ``row``, ``col``, ``direction`` while the agent is on the
+    grid. Bad tasks, actions and reset options raise ``ValueError`` naming the allowed range.
+
+    ## Version History
+    * v0: initial version.
     """
 
     task_class = TSPTask

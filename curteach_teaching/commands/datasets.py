@@ -36,7 +36,8 @@ def add_parser(subparsers) -> None:
 
 
 def run_make(args: argparse.Namespace) -> int:
-    from curteach_envs.datasets import generate_dataset, save_dataset
+    from curteach_envs.navigation.dataset import save_dataset
+    from curteach_envs.navigation.generate import generate_dataset
 
     start = time.perf_counter()
     dataset = generate_dataset(
@@ -60,7 +61,7 @@ _COLUMNS = (
 
 
 def run_info(args: argparse.Namespace) -> int:
-    from curteach_envs.datasets import load_dataset
+    from curteach_envs.navigation.dataset import load_dataset
 
     dataset = load_dataset(args.file)
     stats = dataset.statistics()

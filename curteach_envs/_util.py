@@ -1,0 +1,82 @@
+"""Library-wide helpers (private): integer argument checks and atomic file writes.
+
+Used by the environments, the dataset files and the teaching layer's result files. This is the one private module
+that other modules (in both packages) may import from.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+__all__ = ["check_int", "atomic_write"]
+
+
+def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    """``int(value)`` if it is an integer (not a bool) ``>= low`` and, when given, ``<= high``.
+
+    Raises:
+        ValueError: ``"{name} must be an integer >= {low}; got ..."`` or ``"... in [{low}, {high}]; got ..."``.
+    """
+    bad = isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < low
+    if bad or (high is not None and value > high):
+        allowed = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be an integer {allowed}; got {value!r}")
+    return int(value)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(
+    path: str | os.PathLike,
+    write: Callable[[IO], None],
+    newline: str | None = None,
+    binary: bool = False,
+) -> Path:
+    """Write a file atomically: ``write(stream)`` fills a temporary file in the same folder (``.NAME.*.tmp``), which
+    is flushed, synced, given the usual permissions (``0o666`` less the umask) and then renamed over ``path``
+    (``os.replace``). On any error the temporary file is removed and ``path`` is left as it was. Creates the folder.
+
+    Args:
+        path: the file to write.
+        write: fills the open stream (UTF-8 text, or bytes with ``binary=True``).
+        newline: the text stream's ``newline``; text mode only.
+        binary: open the stream in binary mode.
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`.
+
+    Raises:
+        ValueError: ``newline`` given with ``binary=True``.
+    """
+    if binary and newline is not None:
+        raise ValueError(f"newline applies to text files only; got newline={newline!r} with binary=True")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(handle)  # reopened by name below, so a failing open cannot leak the descriptor
+    try:
+        if binary:
+            stream = open(temporary, "wb")
+        else:
+            stream = open(temporary, "w", encoding="utf-8", newline=newline)
+        with stream:
+            write(stream)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+    return path
