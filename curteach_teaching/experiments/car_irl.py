@@ -189,7 +189,7 @@ class CarIRLExperiment(SingleCellExperiment):
 
         target = MaxEntIRLLearner(mdp, learning_rate=self.pretrain_rate, **learner_options)
         tasks = target.tasks
-        expert_occupancy = target._levelled.occupancy(expert.policy, mdp.initial_state_dist, mdp.gamma)
+        expert_occupancy = target.policy_occupancy(expert.policy)
         expert_per_start = tasks.per_start(expert_occupancy)  # (K, S), exact (spec Section 2.4)
         expert_features = tasks.feature_expectations(expert_occupancy, mdp.features)
         uniform = mdp.initial_state_dist[tasks.start_states]

@@ -1,6 +1,6 @@
 """CrossEnt-BC on a tabular MDP: a quadratic softmax policy for imitation's ``BC``, and the original's SGD rule.
 
-The paper's BC learner (``../shared/spec/car_driving.md`` Section 4) scores action ``a`` in state ``s`` by
+The paper's BC learner (docs: ``docs/teaching/learners.md``) scores action ``a`` in state ``s`` by
 
     H_theta(s, a) = theta[:d] . psi(s, a) + (theta[d:] . psi(s, a))^2,
 

@@ -1,4 +1,4 @@
-"""The MaxEnt-IRL learner of the car experiments (``../shared/spec/car_driving.md`` Sections 2-3).
+"""The MaxEnt-IRL learner of the car experiments (docs: ``docs/teaching/learners.md``).
 
 * Reward ``R_theta(s) = theta[:d] . phi(s) + (theta[d:] . phi(s))^2`` (``"quadratic"``, the original, ``theta`` in
   ``R^{2d}``) or ``theta . phi(s)`` (``"linear"``, ``R^d``); ``theta`` starts at all ones.
@@ -12,7 +12,7 @@
 **Fast path.** The learner makes about 2,400 updates per car run, so each update (soft VI, occupancy, gradient,
 expected reward) is computed by backward/forward induction over the levels of the acyclic MDP: one small gather
 per level instead of full sparse sweeps (:class:`_LevelledMDP`). Per-start occupancies come from the *task
-decomposition* of spec Section 2.4: when the live states reachable from different start states are disjoint,
+decomposition*: when the live states reachable from different start states are disjoint,
 ``rho^{(s)} = 1[reachable from s] * rho^{P0} / P0(s)`` exactly. Both are exact and cross-checked against the generic
 planners in the tests. Cyclic MDPs use the generic planners instead (slower, same results).
 """
@@ -25,8 +25,8 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
+from curteach_envs._util import check_int
 from curteach_envs.tabular import TabularMDP
-from curteach_envs.validation import check_int
 from curteach_teaching.planning import occupancy as generic_occupancy
 from curteach_teaching.planning import soft_value_iteration
 
@@ -238,14 +238,22 @@ class MaxEntIRLLearner:
         gamma = self.mdp.gamma
         if self._levelled is not None:
             self.values, self.q_values, self.log_policy = self._levelled.soft_backup(reward, gamma)
-            self.policy = np.exp(self.log_policy)
-            self.occupancy = self._levelled.occupancy(self.policy, self.mdp.initial_state_dist, gamma)
         else:
             result = soft_value_iteration(self.mdp, reward)
             self.values, self.q_values, self.log_policy = result.values, result.q_values, result.log_policy
-            self.policy = np.exp(self.log_policy)
-            self.occupancy = generic_occupancy(self.mdp, self.policy)
+        self.policy = np.exp(self.log_policy)
+        self.occupancy = self.policy_occupancy(self.policy)
         self.expected_reward = float(self.true_reward @ self.occupancy)
+
+    def policy_occupancy(self, policy: np.ndarray) -> np.ndarray:
+        """``(S,)`` discounted occupancy of any ``(S, A)`` policy on the learner's MDP, from its initial distribution.
+
+        By level induction on an acyclic MDP (exact, fast), else by the generic planner; e.g. the teacher's
+        ``rho_E`` for the same MDP, computed as the learner computes its own :attr:`occupancy`.
+        """
+        if self._levelled is not None:
+            return self._levelled.occupancy(policy, self.mdp.initial_state_dist, self.mdp.gamma)
+        return generic_occupancy(self.mdp, policy)
 
     # ------------------------------------------------------------ teacher view
     def action_log_probabilities(self) -> np.ndarray:
