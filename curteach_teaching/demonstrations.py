@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
+from curteach_envs._util import check_int
 from curteach_envs.tabular import TabularMDP
-from curteach_envs.validation import check_int
 from curteach_teaching.planning import occupancy
 
 if TYPE_CHECKING:  # imitation imports torch (about 1 s); only trajectories() needs it, so it is imported there

@@ -16,7 +16,7 @@ from typing import Optional
 
 import numpy as np
 
-from curteach_envs.validation import check_int
+from curteach_envs._util import check_int
 
 __all__ = ["ProbedPolicyView", "parse_observability"]
 

@@ -24,7 +24,7 @@ from typing import Iterator, Optional, Sequence
 
 import numpy as np
 
-from curteach_envs.validation import check_int
+from curteach_envs._util import check_int
 from curteach_teaching.experiments.results import RunResult
 
 __all__ = [

@@ -32,8 +32,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from curteach_envs._util import check_int
 from curteach_envs.car import N_TASK_TYPES, car_tabular, sample_road
-from curteach_envs.validation import check_int
 from curteach_teaching.demonstrations import DemonstrationPool, sample_demonstrations
 from curteach_teaching.difficulty import AGGREGATIONS
 from curteach_teaching.experiments.car_report import car_run_result

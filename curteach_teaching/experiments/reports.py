@@ -19,7 +19,7 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from curteach_envs.files import atomic_write
+from curteach_envs._util import atomic_write
 from curteach_teaching.experiments.results import RunResult
 
 __all__ = ["Report", "mean_sem", "read_summary", "summarize", "write_summary"]

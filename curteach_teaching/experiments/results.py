@@ -23,7 +23,7 @@ from typing import Optional
 
 import numpy as np
 
-from curteach_envs.files import atomic_write
+from curteach_envs._util import atomic_write
 
 __all__ = [
     "RunResult",

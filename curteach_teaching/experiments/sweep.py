@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from curteach_envs.validation import check_int
+from curteach_envs._util import check_int
 from curteach_teaching.experiments.backends import Backend, ProcessBackend, Unit, run_seed_sequence
 from curteach_teaching.experiments.results import (
     DEFAULT_CELL,
