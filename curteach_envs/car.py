@@ -2,8 +2,8 @@
 
 A road is ``n_instances`` instances of each of 8 task types T0..T7. A task is a road ``road_length`` rows long and
 2 columns wide; the car starts at the bottom-left cell and moves one row forward per step. The layout follows the
-authors' code exactly (``../shared/spec/car_driving.md``, Section 1), including its oddities: a +0.5 reward offset,
--4.5 for HOV + police, a forced T6 pedestrian without look-ahead, and an absorbing sink after the last row.
+authors' code exactly (see docs/environments/car.md), including its oddities: a +0.5 reward offset, -4.5 for
+HOV + police, a forced T6 pedestrian without look-ahead, and an absorbing sink after the last row.
 
 State index of cell (block ``b``, row ``r``, column ``c``): ``s = 2 L b + 2 r + c``, with block ``b = 8 j + k`` for
 instance ``j`` of type ``Tk`` (instance-major). The sink is the last state.
@@ -11,15 +11,13 @@ instance ``j`` of type ``Tk`` (instance-major). The sink is the last state.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import gymnasium as gym
 import numpy as np
 import scipy.sparse as sp
 from gymnasium import spaces
 
+from curteach_envs._util import check_int
 from curteach_envs.tabular import TabularMDP
-from curteach_envs.validation import check_int
 
 __all__ = [
     "CarTeachEnv",
@@ -31,6 +29,8 @@ __all__ = [
     "car_reward",
     "car_transitions",
     "car_tabular",
+    "INIT_CHOICES",
+    "parse_init",
 ]
 
 N_TASK_TYPES = 8
@@ -43,7 +43,7 @@ POLICE_ROWS = (2, 6)
 # Objects a cell can hold before look-ahead flags: empty, stone, grass, car, ped (index = feature + 1).
 _OBJECT_FEATURE = np.array([-1, STONE, GRASS, CAR, PED])
 # Per task type, the object probabilities of the (left, right) column. None: set deterministically below.
-_CELL_PROBS: dict[int, Optional[tuple[list[float], list[float]]]] = {
+_CELL_PROBS: dict[int, tuple[list[float], list[float]] | None] = {
     0: None,  # traffic-free highway: all empty
     1: ([0.75, 0, 0, 0.25, 0], [0.75, 0, 0, 0.25, 0]),
     2: None,  # right column stone
@@ -55,6 +55,16 @@ _CELL_PROBS: dict[int, Optional[tuple[list[float], list[float]]]] = {
 }
 REWARD_VARIANTS = ("original", "paper")
 OBSERVATION_VARIANTS = ("state", "features")
+
+#: ``--init`` values: the task types the learner is pre-trained on.
+INIT_CHOICES = {"none": 0, "T0": 1, "T0-T1": 2, "T0-T2": 3, "T0-T3": 4, "T0-T4": 5, "T0-T5": 6, "T0-T6": 7, "T0-T7": 8}
+
+
+def parse_init(text: str) -> int:
+    """``"T0"`` -> 1, ``"T0-T3"`` -> 4 (the original's ``init_lanes``), ``"none"`` -> 0."""
+    if text not in INIT_CHOICES:
+        raise ValueError(f"init must be one of {list(INIT_CHOICES)}; got {text!r}")
+    return INIT_CHOICES[text]
 
 
 def sample_road(rng: np.random.Generator, n_instances: int = 5, road_length: int = 10) -> np.ndarray:
@@ -186,26 +196,62 @@ def car_tabular(road: np.ndarray, gamma: float = 0.99, reward: str = "original")
 class CarTeachEnv(gym.Env):
     """Car driving on a road of 8 task types (the paper's Section 4), with a tabular export.
 
-    Args:
-        render_mode: ``None``, ``"ansi"`` (text road of the current task) or ``"rgb_array"`` (its picture).
-        layout_seed: seed of the road layout; the same seed gives the same tasks. Default 0.
-        n_instances: instances per task type (default 5, so 40 tasks).
-        road_length: rows per task (default 10).
-        gamma: discount of the tabular export (default 0.99, the IRL experiment; BC uses 0.999).
-        reward: ``"original"`` (the authors' code, default) or ``"paper"`` (no +0.5 offset, -5 for HOV + police).
-        observation: ``"state"`` (the state index, default) or ``"features"`` (the 8 binary features, float32).
+    ## Description
+    The task of the paper's teacher-centric experiments, built exactly as the authors' code builds it. A road is
+    ``n_instances`` (5) instances of each of 8 task types T0..T7, 40 tasks; each task is ``road_length`` (10) rows
+    by 2 columns. T0 empty highway; T1 cars (p = 0.25 per cell); T2 stone right column; T3 stone/car (0.2/0.2);
+    T4 grass right column; T5 grass/car (0.2/0.2); T6 pedestrians (0.05), grass right column, and a forced
+    pedestrian when a lane has none; T7 HOV right column with police on rows 2 and 6 of both columns. Cars and
+    pedestrians flag the cell one row behind them (``car-in-f``, ``ped-in-f``). The features of a cell, in this
+    order: ``stone, grass, car, ped, HOV, car-in-f, ped-in-f, police``, with true weights
+    ``-1, -0.5, -5, -10, +1, -2, -5, 0``. State index ``s = 2 L b + 2 r + c`` for row ``r``, column ``c`` of task
+    block ``b = 8 * instance + type``; the absorbing sink is the last state (801 states with the defaults).
+    ``tabular()`` returns the road's :class:`~curteach_envs.TabularMDP`; ``picture()`` a picture of the road. See
+    docs/environments/car.md.
 
-    Episodes start at a start state (row 0, left column) drawn uniformly, or at the one given by
-    ``reset(options={"task": i})`` or ``reset(options={"start_state": s})``. Each step pays the reward of the
-    state it leaves (so returns match the tabular values) and the episode terminates after the last row.
+    ## Action Space
+    ``Discrete(3)``: ``0 straight``, ``1 left``, ``2 right``. The car always moves one row forward: straight to the
+    same column, left/right to the other column; steering into the edge it is already on lands on either cell of
+    the next row with probability 1/2.
+
+    ## Observation Space
+    ``observation="state"`` (default): ``Discrete(S)``, the state index. ``observation="features"``:
+    ``Box(0, 1, (8,), float32)``, the cell's 8 binary features (all zero in the sink).
+
+    ## Rewards
+    Each step pays the reward of the cell it leaves (so returns match the tabular values). ``reward="original"``
+    (default, the authors' code): ``w . phi + 0.5``, and ``-4.5`` on HOV + police. ``reward="paper"``: ``w . phi``,
+    and ``-5`` on HOV + police.
+
+    ## Episode End
+    An episode starts at the bottom-left cell of a task: drawn uniformly, or the one given by
+    ``reset(options={"task": i})`` or ``reset(options={"start_state": s})``. It terminates after the last row
+    (``road_length`` steps), in the sink; there is no truncation. A step after the end raises ``RuntimeError``.
+
+    ## Arguments
+    * ``render_mode``: ``None``, ``"ansi"`` (text road of the current task with the car) or ``"rgb_array"`` (a
+      picture of the current task).
+    * ``layout_seed``: seed of the road layout, a non-negative integer, or ``None`` for a fresh random road; the
+      same seed gives the same 40 tasks. Default 0.
+    * ``n_instances``: instances per task type, an integer >= 1 (default 5, so 40 tasks).
+    * ``road_length``: rows per task, an integer >= 2 (default 10).
+    * ``gamma``: discount of the tabular export, in ``[0, 1]`` (default 0.99, the IRL experiment; BC uses 0.999).
+    * ``reward``: ``"original"`` (the authors' code, default) or ``"paper"`` (no +0.5 offset, -5 for HOV + police).
+    * ``observation``: ``"state"`` (the state index, default) or ``"features"`` (the 8 binary features, float32).
+
+    ``info`` holds ``state``, ``task``, ``task_type``, ``row`` and ``column`` (``-1`` in the sink). Invalid
+    keyword values, actions, reset options or start states raise ``ValueError`` naming the allowed range.
+
+    ## Version History
+    * v0: initial version.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(
         self,
-        render_mode: Optional[str] = None,
-        layout_seed: Optional[int] = 0,
+        render_mode: str | None = None,
+        layout_seed: int | None = 0,
         n_instances: int = 5,
         road_length: int = 10,
         gamma: float = 0.99,
@@ -220,7 +266,8 @@ class CarTeachEnv(gym.Env):
             raise ValueError(f"observation must be one of {OBSERVATION_VARIANTS}; got {observation!r}")
         if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= gamma <= 1.0:
             raise ValueError(f"gamma must be a number in [0, 1]; got {gamma!r}")
-        if layout_seed is not None and (isinstance(layout_seed, bool) or not isinstance(layout_seed, (int, np.integer)) or layout_seed < 0):
+        bad_seed = isinstance(layout_seed, bool) or not isinstance(layout_seed, (int, np.integer)) or layout_seed < 0
+        if layout_seed is not None and bad_seed:
             raise ValueError(f"layout_seed must be a non-negative integer or None; got {layout_seed!r}")
         check_int("n_instances", n_instances, 1)
         check_int("road_length", road_length, 2)
@@ -245,7 +292,7 @@ class CarTeachEnv(gym.Env):
             self.observation_space = spaces.Discrete(self.n_states)
         else:
             self.observation_space = spaces.Box(0.0, 1.0, shape=(8,), dtype=np.float32)
-        self._state: Optional[int] = None
+        self._state: int | None = None
 
     # ---------------------------------------------------------------- export
     def tabular(self) -> TabularMDP:
@@ -269,7 +316,7 @@ class CarTeachEnv(gym.Env):
         block, row, column = self.task_of(state)
         return {"state": state, "task": block, "task_type": block % N_TASK_TYPES, "row": row, "column": column}
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start an episode; ``options`` may hold ``"task"`` (0..n_tasks-1) or ``"start_state"``."""
         super().reset(seed=seed)
         options = dict(options or {})
@@ -284,7 +331,8 @@ class CarTeachEnv(gym.Env):
             state = int(starts[check_int("options['task']", task, 0, self.n_tasks - 1)])
         elif "start_state" in options:
             state = options["start_state"]
-            if isinstance(state, bool) or not isinstance(state, (int, np.integer)) or int(state) not in set(starts.tolist()):
+            integer = not isinstance(state, bool) and isinstance(state, (int, np.integer))
+            if not integer or int(state) not in set(starts.tolist()):
                 raise ValueError(
                     f"options['start_state'] must be a start state: a multiple of {2 * self.road_length} in "
                     f"[0, {int(starts[-1])}]; got {state!r}"
@@ -296,6 +344,7 @@ class CarTeachEnv(gym.Env):
         return self._observe(state), self._info(state)
 
     def step(self, action):
+        """Drive one row forward with ``action`` (0 straight, 1 left, 2 right); see the class docstring."""
         if self._state is None:
             raise RuntimeError("call reset() before step()")
         if isinstance(action, (bool, np.bool_)) or not self.action_space.contains(action):
@@ -311,6 +360,7 @@ class CarTeachEnv(gym.Env):
         return self._observe(next_state), reward, terminated, False, self._info(next_state)
 
     def render(self):
+        """The current task as text (``"ansi"``) or a ``(H, W, 3)`` uint8 picture (``"rgb_array"``)."""
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
             return None
@@ -322,7 +372,7 @@ class CarTeachEnv(gym.Env):
             return render.car_ansi(self.road, block, None if state == self.sink else state, self.road_length)
         return render.car_rgb(self.road, tasks=[block], agent_state=None if state == self.sink else state)
 
-    def picture(self, task: Optional[int] = None, cell: int = 16) -> np.ndarray:
+    def picture(self, task: int | None = None, cell: int = 16) -> np.ndarray:
         """``(H, W, 3)`` uint8 picture of one task, or of every task (types as columns, instances as rows)."""
         from curteach_envs import render
 

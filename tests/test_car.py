@@ -1,4 +1,4 @@
-"""CarTeach-v0: the road layout rules, rewards, transitions and the Gymnasium API (spec car_driving.md Section 1)."""
+"""CarTeach-v0: the road layout rules, rewards, transitions and the Gymnasium API (see docs/environments/car.md)."""
 
 import gymnasium as gym
 import numpy as np
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from curteach_envs import CAR_FEATURE_NAMES, CarTeachEnv, car_reward, sample_road
-from curteach_envs.car import CAR, CAR_FRONT, GRASS, HOV, PED, PED_FRONT, POLICE, STONE
+from curteach_envs.car import CAR, CAR_FRONT, GRASS, HOV, INIT_CHOICES, PED, PED_FRONT, POLICE, STONE, parse_init
 from curteach_teaching.planning import hard_value_iteration, occupancy
 
 
@@ -65,7 +65,8 @@ def test_deterministic_task_types(many_roads):
 def object_frequencies(cells):
     """Fractions of (car, stone, grass, ped) among cells (..., 8)."""
     cells = cells.reshape(-1, 8)
-    return {name: cells[:, idx].mean() for name, idx in (("car", CAR), ("stone", STONE), ("grass", GRASS), ("ped", PED))}
+    objects = (("car", CAR), ("stone", STONE), ("grass", GRASS), ("ped", PED))
+    return {name: cells[:, idx].mean() for name, idx in objects}
 
 
 @pytest.mark.parametrize(
@@ -286,3 +287,11 @@ def test_properties_over_random_layouts(layout_seed, n_instances, road_length, g
     # T0 is worth the offset on every step
     t0 = mdp.start_states[mdp.task_of_state[mdp.start_states] == 0]
     np.testing.assert_allclose(expert.values[t0], 0.5 * sum(gamma**t for t in range(road_length)), rtol=1e-12)
+
+
+def test_parse_init_task_types():
+    assert parse_init("none") == 0 and parse_init("T0") == 1 and parse_init("T0-T3") == 4 and parse_init("T0-T7") == 8
+    assert list(INIT_CHOICES) == ["none", "T0", "T0-T1", "T0-T2", "T0-T3", "T0-T4", "T0-T5", "T0-T6", "T0-T7"]
+    for bad in ("T9", "t0", "T1", ""):
+        with pytest.raises(ValueError, match=r"init must be one of \['none', 'T0', .*\]; got"):
+            parse_init(bad)
