@@ -1,9 +1,10 @@
-"""Car rendering: the text road and the pictures."""
+"""Rendering: the car's text road and pictures, the navigation grids."""
 
 import numpy as np
 import pytest
 
 from curteach_envs import CarTeachEnv
+from curteach_envs.navigation.render import NAV_LEGEND, nav_ansi, nav_rgb
 
 
 def test_ansi_road_shows_the_task_and_the_car():
@@ -41,3 +42,18 @@ def test_render_without_mode_returns_none():
     env = CarTeachEnv()
     env.reset(seed=0)
     assert env.render() is None
+
+
+def test_navigation_grid_text_and_picture():
+    kinds = np.full(36, "empty", dtype=object)
+    kinds[[0, 7, 14, 21, 28]] = ["start", "mud", "bomb", "goal", "visited"]
+    text = nav_ansi(kinds, 4 * 0 + 1, "title")  # the agent on the start cell, facing south
+    lines = text.splitlines()
+    assert lines[0] == "title" and lines[-1] == "legend: " + NAV_LEGEND
+    assert lines[2].startswith(" 0 |[v]|") and " # " in lines[3] and " + " in lines[4] and " G " in lines[5]
+    assert " g " in lines[6]
+    image = nav_rgb(kinds, -1, cell=8)  # the agent off the grid is not drawn
+    assert image.shape == (49, 49, 3) and image.dtype == np.uint8 and not (image == 20).all(axis=2).any()
+    assert (nav_rgb(kinds, 4 * 35 + 2, cell=8) == 20).all(axis=2).any()
+    with pytest.raises(ValueError, match="cell must be an integer >= 4"):
+        nav_rgb(kinds, -1, cell=3)
