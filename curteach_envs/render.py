@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -34,7 +34,7 @@ def _cell_char(features: np.ndarray) -> str:
     return "."
 
 
-def car_ansi(road: np.ndarray, block: int, agent_state: Optional[int], road_length: int) -> str:
+def car_ansi(road: np.ndarray, block: int, agent_state: int | None, road_length: int) -> str:
     """Text picture of task ``block``: top row first, two cells per row, the car in brackets."""
     n_types = road.shape[1]
     instance, task_type = divmod(block, n_types)
@@ -72,8 +72,8 @@ def _paint_cell(image: np.ndarray, y: int, x: int, cell: int, features: np.ndarr
 
 def car_rgb(
     road: np.ndarray,
-    tasks: Optional[Sequence[int]] = None,
-    agent_state: Optional[int] = None,
+    tasks: Sequence[int] | None = None,
+    agent_state: int | None = None,
     cell: int = 16,
 ) -> np.ndarray:
     """``(H, W, 3)`` uint8 picture of some tasks of a road (default: all, types as columns, instances as rows).

@@ -20,9 +20,10 @@ exports, the self-loop changes no value of any other state.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -64,10 +65,10 @@ class TabularMDP:
     features: np.ndarray
     initial_state_dist: np.ndarray
     gamma: float
-    horizon: Optional[int]
+    horizon: int | None
     feature_names: tuple = ()
-    start_states: Optional[np.ndarray] = None
-    task_of_state: Optional[np.ndarray] = None
+    start_states: np.ndarray | None = None
+    task_of_state: np.ndarray | None = None
     action_names: tuple = ()
     name: str = ""
 
@@ -217,7 +218,7 @@ class TabularMDP:
         return adjacency
 
     @cached_property
-    def state_levels(self) -> Optional[np.ndarray]:
+    def state_levels(self) -> np.ndarray | None:
         """``(S,)`` level of each state if the live transition graph is acyclic, else ``None``.
 
         Level 0 holds the states with no live successor (absorbing states); a state is on level k if its deepest
@@ -239,7 +240,7 @@ class TabularMDP:
         return _readonly(level)
 
     @property
-    def depth(self) -> Optional[int]:
+    def depth(self) -> int | None:
         """Number of levels of the live transition graph if it is acyclic, else ``None``.
 
         Backward induction over an acyclic MDP is exact after ``depth`` sweeps (see :attr:`state_levels`).
@@ -248,11 +249,11 @@ class TabularMDP:
         return None if levels is None else int(levels.max()) + 1
 
     # ------------------------------------------------------------- conversions
-    def replace(self, **changes: Any) -> "TabularMDP":
+    def replace(self, **changes: Any) -> TabularMDP:
         """A copy with some fields changed (and validated again), e.g. ``mdp.replace(gamma=1.0)``."""
         return dataclasses.replace(self, **changes)
 
-    def to_seals(self, horizon: Optional[int] = None, observation: str = "features"):
+    def to_seals(self, horizon: int | None = None, observation: str = "features"):
         """This MDP as a ``seals.base_envs.TabularModelPOMDP``.
 
         imitation's ``mce_partition_fh`` and ``mce_occupancy_measures`` run on it (they need a finite horizon).
