@@ -1,4 +1,4 @@
-"""Difficulty scores of demonstrations, in log space (``../shared/spec/teaching.md`` Section 1-2).
+"""Difficulty scores of demonstrations, in log space (docs: ``docs/teaching/difficulty.md``).
 
 For a demonstration ``xi = ((s_0, a_0), ..., (s_{L-1}, a_{L-1}))`` and a policy ``pi``:
 
@@ -11,6 +11,15 @@ For a demonstration ``xi = ((s_0, a_0), ..., (s_{L-1}, a_{L-1}))`` and a policy 
   - ``"mean"`` (the IRL original's Cur): ``log mean_j exp(x_j)``, computed with a log-sum-exp, or
   - ``"geometric"`` (the BC original, and IRL's Cur-T and Cur-L): ``sum_j x_j``.
 
+The log-likelihood of a demonstration under a policy has its one home here, in two forms side by side:
+
+* tabular, :func:`log_likelihood`: an ``(S, A)`` log-policy table indexed by integer states and actions (the
+  teachers of the car experiments);
+* a Stable-Baselines3 policy, :func:`demonstration_log_likelihoods`: ``policy.evaluate_actions`` over the
+  flattened transitions of N demonstrations, summed per demonstration by :func:`sum_per_demonstration` (the
+  curriculum over demonstrations of :mod:`curteach_teaching.curriculum`). torch and imitation are imported only
+  when it is called, so this module needs NumPy alone.
+
 Everything works from log-probabilities (e.g. a soft learner's ``Q - V``), never from probabilities that may
 underflow. A log-probability of ``-inf`` (probability exactly 0) is floored at :data:`MIN_LOG_PROB`, so scores stay
 finite and never NaN; finite log-probabilities are used as they are. Sums over the steps of a demonstration and over
@@ -22,12 +31,18 @@ The task-specific teacher scores of the navigation tasks are defined in the last
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 import numpy as np
 
 __all__ = [
     "AGGREGATIONS",
     "MIN_LOG_PROB",
     "log_likelihood",
+    "demonstration_log_likelihoods",
+    "sum_per_demonstration",
+    "index_observations",
     "check_aggregation",
     "log_difficulty",
     "aggregate",
@@ -84,6 +99,95 @@ def log_likelihood(log_policy: np.ndarray, states: np.ndarray, actions: np.ndarr
 def log_difficulty(log_policy: np.ndarray, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
     """``log Psi_pi(xi) = -sum_tau log pi(a_tau | s_tau)``; shapes as :func:`log_likelihood`, ``(...)`` out."""
     return -log_likelihood(log_policy, states, actions)
+
+
+def sum_per_demonstration(
+    step_log_probs: np.ndarray,
+    demo_of_transition: np.ndarray,
+    n_demonstrations: int,
+    min_log_prob: float = MIN_LOG_PROB,
+) -> np.ndarray:
+    """Per-demonstration sums of per-step log-probabilities, each step floored at ``min_log_prob`` (NaN too).
+
+    Args:
+        step_log_probs: ``(T,)`` ``log pi(a_t | s_t)`` of the flattened transitions of N demonstrations.
+        demo_of_transition: ``(T,)`` int, the demonstration each transition belongs to, in ``[0, N)``.
+        n_demonstrations: N.
+        min_log_prob: floor of each step; a NaN step (e.g. from a diverged network) also counts as the floor.
+
+    Returns:
+        ``(N,)`` float64 sums (0 for a demonstration without transitions).
+    """
+    step_log_probs = np.maximum(np.where(np.isnan(step_log_probs), min_log_prob, step_log_probs), min_log_prob)
+    return np.bincount(demo_of_transition, weights=step_log_probs, minlength=n_demonstrations)
+
+
+def index_observations(obs: Any, index: np.ndarray) -> Any:
+    """The rows ``index`` of observations: ``obs[index]`` of an array, or of every array of an imitation ``DictObs``.
+
+    Args:
+        obs: ``(T, ...)`` array, or an ``imitation.data.types.DictObs`` of ``(T, ...)`` arrays.
+        index: ``(n,)`` int row indices.
+
+    Returns:
+        ``(n, ...)`` observations of the same kind.
+    """
+    # a DictObs can only exist once imitation is imported; so plain arrays never import it (nor torch)
+    imitation_types = sys.modules.get("imitation.data.types")
+    if imitation_types is not None and isinstance(obs, imitation_types.DictObs):
+        return imitation_types.DictObs({key: value[index] for key, value in obs.items()})
+    return obs[index]
+
+
+def demonstration_log_likelihoods(
+    policy: Any,
+    obs: Any,
+    acts: np.ndarray,
+    demo_of_transition: np.ndarray,
+    n_demonstrations: int,
+    chunk_size: int = 8192,
+    min_log_prob: float = MIN_LOG_PROB,
+) -> np.ndarray:
+    """``sum_tau log pi(a_tau | s_tau)`` per demonstration, from a Stable-Baselines3 policy's ``evaluate_actions``.
+
+    Batched in chunks of transitions, without gradients and with the policy in evaluation mode (restored
+    afterwards). Each step's log-probability is floored at ``min_log_prob`` by :func:`sum_per_demonstration`, so a
+    step of probability 0 gives a finite score; a NaN from the policy (a diverged network) also counts as the floor.
+    torch and imitation are imported here, on the first call.
+
+    Args:
+        policy: an SB3 policy (``evaluate_actions(obs, acts) -> (values, log_prob, entropy)``, ``device``,
+            ``training``, ``set_training_mode``).
+        obs: ``(T, ...)`` observations of all transitions (array or imitation ``DictObs``).
+        acts: ``(T, ...)`` actions.
+        demo_of_transition: ``(T,)`` int, the demonstration each transition belongs to.
+        n_demonstrations: N.
+        chunk_size: transitions per forward pass.
+        min_log_prob: floor of each step's log-probability.
+
+    Returns:
+        ``(N,)`` float64 log-likelihoods, finite.
+    """
+    import torch as th
+    from imitation.data import types
+    from imitation.util import util
+
+    T = len(acts)
+    log_probs = np.empty(T, dtype=np.float64)
+    was_training = policy.training
+    policy.set_training_mode(False)
+    try:
+        with th.no_grad():
+            for begin in range(0, T, chunk_size):
+                index = np.arange(begin, min(T, begin + chunk_size))
+                chunk = types.maybe_unwrap_dictobs(index_observations(obs, index))
+                obs_tensor = types.map_maybe_dict(lambda x: util.safe_to_tensor(x, device=policy.device), chunk)
+                acts_tensor = util.safe_to_tensor(acts[index], device=policy.device)
+                _, log_prob, _ = policy.evaluate_actions(obs_tensor, acts_tensor)
+                log_probs[index] = log_prob.detach().cpu().numpy().astype(np.float64).reshape(-1)
+    finally:
+        policy.set_training_mode(was_training)
+    return sum_per_demonstration(log_probs, demo_of_transition, n_demonstrations, min_log_prob)
 
 
 def aggregate(values: np.ndarray, aggregation: str = "mean") -> np.ndarray:

@@ -13,12 +13,16 @@ from curteach_teaching.demonstrations import sample_demonstrations
 from curteach_teaching.difficulty import (
     MIN_LOG_PROB,
     aggregate,
+    check_aggregation,
     curriculum_scores,
+    demonstration_log_likelihoods,
+    index_observations,
     learner_difficulty_scores,
     log_difficulty,
     log_likelihood,
     minmax_log,
     shortest_path_teacher_difficulty,
+    sum_per_demonstration,
     teacher_difficulty_scores,
     teacher_log_difficulty,
     tsp_teacher_difficulty,
@@ -136,6 +140,55 @@ def _all_demonstrations(mdp, length):
     states, actions = np.array(states), np.array(actions)
     counts = mdp.features[states].sum(axis=1)
     return states, actions, counts
+
+
+def test_sb3_log_likelihood_matches_the_tabular_one(car):
+    """The two forms of the one log-likelihood agree; chunking changes nothing; the training mode is restored."""
+    from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy
+
+    mdp, expert, pool, learner = car
+    policy = QuadraticSoftmaxPolicy.from_mdp(mdp)
+    policy.set_theta(np.linspace(-1.0, 1.0, 16))
+    states = pool.states.reshape(-1, pool.states.shape[-1])  # (N, L)
+    actions = pool.actions.reshape(states.shape)
+    N, L = states.shape
+    demo_of_transition = np.repeat(np.arange(N), L)
+    tabular = log_likelihood(policy.log_policy_table(), states, actions)
+    policy.set_training_mode(True)
+    sb3 = demonstration_log_likelihoods(policy, states.reshape(-1), actions.reshape(-1), demo_of_transition, N)
+    assert policy.training
+    assert sb3.shape == (N,) and sb3.dtype == np.float64
+    np.testing.assert_allclose(sb3, tabular, rtol=1e-12)
+    for chunk_size in (1, 7, N * L + 1):
+        again = demonstration_log_likelihoods(
+            policy, states.reshape(-1), actions.reshape(-1), demo_of_transition, N, chunk_size=chunk_size
+        )
+        assert np.array_equal(again, sb3)
+
+
+def test_sum_per_demonstration_floors_every_step_and_nan():
+    steps = np.array([-1.0, -np.inf, np.nan, -2.0, 0.5])
+    demo_of_transition = np.array([0, 0, 1, 1, 3])
+    sums = sum_per_demonstration(steps, demo_of_transition, 4, min_log_prob=-10.0)
+    assert sums.tolist() == [-11.0, -12.0, 0.0, 0.5]  # demonstration 2 has no transitions
+    assert sum_per_demonstration(np.array([-np.inf]), np.array([0]), 1).tolist() == [MIN_LOG_PROB]
+
+
+def test_index_observations_of_arrays_and_dict_observations():
+    from imitation.data.types import DictObs
+
+    index = np.array([2, 0])
+    assert index_observations(np.arange(10).reshape(5, 2), index).tolist() == [[4, 5], [0, 1]]
+    obs = DictObs({"a": np.arange(5), "b": np.arange(10).reshape(5, 2)})
+    picked = index_observations(obs, index)
+    assert isinstance(picked, DictObs)
+    assert picked.get("a").tolist() == [2, 0] and picked.get("b").tolist() == [[4, 5], [0, 1]]
+
+
+def test_check_aggregation_is_public():
+    assert check_aggregation("mean") == "mean" and check_aggregation("geometric") == "geometric"
+    with pytest.raises(ValueError, match="aggregation must be one of"):
+        check_aggregation("median")
 
 
 def test_lemma1_identity():
