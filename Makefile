@@ -5,14 +5,14 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.curteach-installed
 DEMO_OUT ?= results/demo
 
-.PHONY: install demo test test-slow bench clean
+.PHONY: install demo test test-slow bench lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# The CPU build of torch must come first: a bare torch requirement would pull CUDA wheels.
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -m pip install -q -e ".[test,docs,ray]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -26,6 +26,9 @@ test: install
 
 test-slow: install
 	$(PY) -m pytest -n 2 -q -m slow
+
+lint: install
+	$(VENV)/bin/ruff check .
 
 bench: install
 	for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

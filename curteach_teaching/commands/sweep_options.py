@@ -1,8 +1,8 @@
 """The flags every sweep command shares, and running a sweep from them.
 
 Every sweep command (``car-irl``, ``car-irl-observability``, ``car-bc``) calls :func:`add_sweep_arguments` on its
-parser, so ``--runs --seed --workers --out --no-progress --no-figures`` mean the same everywhere, and
-:func:`run_sweep_command` to validate them, run (or resume) the sweep and write its report.
+parser, so ``--runs --seed --workers --out --no-progress --no-figures --backend --ray-address --gpus-per-run`` mean
+the same everywhere, and :func:`run_sweep_command` to validate them, run (or resume) the sweep and write its report.
 """
 
 from __future__ import annotations
@@ -30,13 +30,25 @@ def add_sweep_arguments(parser: argparse.ArgumentParser, default_runs: int, defa
     group.add_argument("--out", type=Path, default=None, help=f"output folder (default {default_out})")
     group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     group.add_argument("--no-figures", action="store_true", help="skip the figures")
+    group.add_argument("--backend", choices=("serial", "processes", "ray"), default="processes",
+                       help="where runs are computed: serial (this process), processes (a local pool, the default) "
+                       "or ray (a Ray cluster; needs pip install 'curteach[ray]')")
+    group.add_argument("--ray-address", default=None,
+                       help="Ray cluster to join (default: $RAY_ADDRESS, else a local Ray instance sized by --workers)")
+    group.add_argument("--gpus-per-run", type=float, default=0.0,
+                       help="GPU fraction each run declares on Ray (default 0)")
 
 
-def check_sweep_flags(args: argparse.Namespace) -> None:
-    """``ValueError`` for a bad ``--runs``, ``--seed`` or ``--workers``."""
+def check_sweep_flags(args: argparse.Namespace):
+    """The backend the flags ask for; ``ValueError`` for a bad ``--runs``, ``--seed``, ``--workers``, or Ray flags
+    given without ``--backend ray``."""
+    from curteach_teaching.experiments.backends import make_backend
     from curteach_teaching.experiments.sweep import check_sweep_arguments
 
     check_sweep_arguments(args.runs, args.seed, args.workers)
+    if args.backend != "ray" and (args.ray_address is not None or args.gpus_per_run):
+        raise ValueError("--ray-address and --gpus-per-run need --backend ray")
+    return make_backend(args.backend, args.workers, args.ray_address, args.gpus_per_run)
 
 
 def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path) -> int:
@@ -53,7 +65,7 @@ def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path) -
     """
     from curteach_teaching.experiments.sweep import run_sweep
 
-    check_sweep_flags(args)
-    sweep = run_sweep(experiment, out, args.runs, seed=args.seed, workers=args.workers, progress=not args.no_progress)
+    backend = check_sweep_flags(args)
+    sweep = run_sweep(experiment, out, args.runs, seed=args.seed, progress=not args.no_progress, backend=backend)
     report.write(sweep, out, figures=not args.no_figures)
     return 0

@@ -6,7 +6,9 @@ progress bar. No backend writes a file or assumes that the workers share the dri
 fits the same interface.
 
 * :class:`SerialBackend`: in this process, one unit after the other.
-* :class:`ProcessBackend`: a pool of ``spawn``-ed processes, one math thread each (today's default).
+* :class:`ProcessBackend`: a pool of ``spawn``-ed processes, one math thread each (the default).
+* :class:`RayBackend`: one Ray task per unit on a Ray cluster (or a local Ray instance); install with
+  ``pip install "curteach[ray]"``. Ray is imported only when this backend runs.
 
 To add a backend, subclass :class:`Backend` and implement :meth:`Backend.run_units`, then list it in
 :data:`BACKENDS` (see :func:`make_backend`).
@@ -14,9 +16,13 @@ To add a backend, subclass :class:`Backend` and implement :meth:`Backend.run_uni
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import multiprocessing
 import os
 import sys
+from functools import lru_cache
+from pathlib import Path
 from abc import ABC, abstractmethod
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -31,8 +37,10 @@ __all__ = [
     "BACKENDS",
     "Backend",
     "ProcessBackend",
+    "RayBackend",
     "SerialBackend",
     "Unit",
+    "code_fingerprint",
     "compute_run",
     "make_backend",
     "run_seed_sequence",
@@ -145,16 +153,139 @@ class ProcessBackend(Backend):
             pool.shutdown(wait=True, cancel_futures=True)
 
 
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """``"VERSION+HASH"``: the installed curteach version and a hash of its Python sources (both packages).
+
+    A worker whose fingerprint differs from the driver's runs other code, so its numbers could differ silently.
+    """
+    try:
+        version = importlib.metadata.version("curteach")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parents[2]
+    for package in ("curteach_envs", "curteach_teaching"):
+        for path in sorted((root / package).rglob("*.py")):
+            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(path.read_bytes())
+    return f"{version}+{digest.hexdigest()[:12]}"
+
+
+def _ray_compute(experiment, unit: Unit, driver_fingerprint: str) -> RunResult:
+    """The Ray task: check that this worker runs the driver's code, then compute one unit."""
+    mine = code_fingerprint()
+    if mine != driver_fingerprint:
+        raise RuntimeError(
+            f"curteach on this Ray worker ({mine}, pid {os.getpid()}) differs from the driver's ({driver_fingerprint}); "
+            f"install the same version on every node"
+        )
+    _single_threaded_worker()
+    return compute_run(experiment, unit)
+
+
+class RayBackend(Backend):
+    """One Ray task per unit (``num_cpus=1``, ``num_gpus=gpus_per_run``).
+
+    Workers compute and return the result; the driver writes every file, so worker nodes need no shared disk. A
+    task whose worker dies (a killed process, a lost node) is retried by Ray up to ``max_retries`` times; a run
+    that raises a Python error is not retried: the sweep fails with that error and the run's index. Each task first
+    checks that its worker runs the driver's curteach (:func:`code_fingerprint`).
+
+    Args:
+        address: the cluster to join (default: the ``RAY_ADDRESS`` environment variable; if neither is set, a
+            local Ray instance with ``workers`` CPUs is started for the sweep and shut down after it). If Ray is
+            already initialised in this process, that instance is used.
+        workers: CPUs of a local instance (default: the CPU count).
+        gpus_per_run: the GPU fraction each run declares (default 0).
+        max_retries: retries of a task whose worker died (default 3).
+    """
+
+    name = "ray"
+
+    def __init__(
+        self,
+        address: Optional[str] = None,
+        workers: Optional[int] = None,
+        gpus_per_run: float = 0.0,
+        max_retries: int = 3,
+    ):
+        if workers is not None:
+            check_int("workers", workers, 1)
+        check_int("max_retries", max_retries, 0)
+        if not (isinstance(gpus_per_run, (int, float)) and np.isfinite(gpus_per_run) and gpus_per_run >= 0):
+            raise ValueError(f"gpus_per_run must be a finite number >= 0; got {gpus_per_run!r}")
+        self.address = address
+        self.workers = workers
+        self.gpus_per_run = float(gpus_per_run)
+        self.max_retries = max_retries
+
+    def _connect(self, ray) -> bool:
+        """Initialise Ray if needed; return whether this call started it (and so must shut it down)."""
+        if ray.is_initialized():
+            return False
+        address = self.address or os.environ.get("RAY_ADDRESS") or None
+        options = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
+        if address:
+            ray.init(address=address, **options)
+        else:
+            ray.init(num_cpus=self.workers or os.cpu_count() or 1, **options)
+        return True
+
+    def run_units(self, experiment, units):
+        try:
+            import ray
+        except ImportError as error:
+            raise ValueError('the ray backend needs Ray: pip install "curteach[ray]"') from error
+        units = list(units)
+        started = self._connect(ray)
+        pending = {}
+        try:
+            task = ray.remote(_ray_compute).options(
+                num_cpus=1, num_gpus=self.gpus_per_run, max_retries=self.max_retries, retry_exceptions=False
+            )
+            shared = ray.put(experiment)
+            fingerprint = code_fingerprint()
+            pending = {task.remote(shared, unit, fingerprint): unit for unit in units}
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                unit = pending.pop(ready[0])
+                try:
+                    result = ray.get(ready[0])
+                except ray.exceptions.RayTaskError as error:
+                    print(f"run {unit.index} of cell {unit.cell!r} failed:", file=sys.stderr)
+                    cause = getattr(error, "cause", None)
+                    if isinstance(cause, BaseException):
+                        raise cause from None
+                    raise
+                yield unit, result
+        finally:
+            for reference in pending:
+                ray.cancel(reference, force=True)
+            if started:
+                ray.shutdown()
+
+
 #: ``--backend`` names -> classes.
-BACKENDS = {"serial": SerialBackend, "processes": ProcessBackend}
+BACKENDS = {"serial": SerialBackend, "processes": ProcessBackend, "ray": RayBackend}
 
 
-def make_backend(name: str = "processes", workers: Optional[int] = None) -> Backend:
-    """The backend called ``name`` (``"serial"`` or ``"processes"``), sized by ``workers`` where that applies."""
+def make_backend(
+    name: str = "processes",
+    workers: Optional[int] = None,
+    ray_address: Optional[str] = None,
+    gpus_per_run: float = 0.0,
+) -> Backend:
+    """The backend called ``name`` (``"serial"``, ``"processes"`` or ``"ray"``), sized by ``workers`` where that
+    applies; ``ray_address`` and ``gpus_per_run`` configure the Ray backend."""
     if name not in BACKENDS:
         raise ValueError(f"backend must be one of {list(BACKENDS)}; got {name!r}")
     if workers is not None:
         check_int("workers", workers, 1)
+    if name != "ray" and (ray_address is not None or gpus_per_run):
+        raise ValueError(f"ray_address and gpus_per_run apply to the ray backend only; got backend {name!r}")
     if name == "serial":
         return SerialBackend()
+    if name == "ray":
+        return RayBackend(address=ray_address, workers=workers, gpus_per_run=gpus_per_run)
     return ProcessBackend(workers)
