@@ -36,7 +36,7 @@ def add_parser(subparsers) -> None:
 
 def run_car_bc(args: argparse.Namespace) -> int:
     from curteach_teaching.experiments.car_bc import CarBCExperiment
-    from curteach_teaching.experiments.car_irl import INIT_CHOICES, parse_init
+    from curteach_envs.car import INIT_CHOICES, parse_init
     from curteach_teaching.experiments.car_report import CarReport
 
     if args.init not in INIT_CHOICES:

@@ -52,7 +52,7 @@ def add_parser(subparsers) -> None:
 
 
 def _experiment_kwargs(args) -> dict:
-    from curteach_teaching.experiments.car_irl import parse_init
+    from curteach_envs.car import parse_init
 
     return dict(
         init_types=parse_init(args.init),

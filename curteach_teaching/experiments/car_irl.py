@@ -28,8 +28,8 @@ from typing import Optional
 
 import numpy as np
 
-from curteach_envs.car import N_TASK_TYPES, car_tabular, sample_road
-from curteach_envs.validation import check_int
+from curteach_envs._util import check_int
+from curteach_envs.car import INIT_CHOICES, N_TASK_TYPES, car_tabular, parse_init, sample_road
 from curteach_teaching.demonstrations import sample_demonstrations
 from curteach_teaching.difficulty import AGGREGATIONS
 from curteach_teaching.experiments.car_report import car_run_result
@@ -59,15 +59,7 @@ __all__ = [
     "INIT_CHOICES",
 ]
 
-#: ``--init`` values: the task types the learner is pre-trained on.
-INIT_CHOICES = {"none": 0, "T0": 1, "T0-T1": 2, "T0-T2": 3, "T0-T3": 4, "T0-T4": 5, "T0-T5": 6, "T0-T6": 7, "T0-T7": 8}
-
-
-def parse_init(text: str) -> int:
-    """``"T0"`` -> 1, ``"T0-T3"`` -> 4 (the original's ``init_lanes``), ``"none"`` -> 0."""
-    if text not in INIT_CHOICES:
-        raise ValueError(f"init must be one of {list(INIT_CHOICES)}; got {text!r}")
-    return INIT_CHOICES[text]
+# INIT_CHOICES and parse_init (the car's task-type parsing) live in curteach_envs.car; re-exported here.
 
 
 def observability_name(refresh_every: int, probes: Optional[int]) -> str:
