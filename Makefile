@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.curteach-installed
 DEMO_OUT ?= results/demo
 
-.PHONY: install demo test test-slow bench lint clean
+.PHONY: install demo test test-slow bench lint docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,8 +30,12 @@ test-slow: install
 lint: install
 	$(VENV)/bin/ruff check .
 
+# The documentation site, into site/ (NO_MKDOCS_2_WARNING silences the Material theme's banner about MkDocs 2.0).
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
 bench: install
 	for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) results .pytest_cache
+	rm -rf $(VENV) results site .pytest_cache
