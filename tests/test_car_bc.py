@@ -66,11 +66,11 @@ def test_cli_outputs_and_resume(tmp_path, capsys):
     assert {r["teacher"] for r in rows} == {"Agn", "Cur", "Cur-T", "Cur-L"}
     assert {r["t"] for r in rows} == {str(t) for t in range(5)}
     assert (out / "learning_curves_all.png").exists() and (out / "curriculum_Cur_all.png").exists()
-    first = (out / "runs" / "run_00000.json").read_bytes()
+    first = (out / "runs" / "main" / "run_00000.json").read_bytes()
     capsys.readouterr()
     assert main(args + ["--update", "sequential", "--no-figures"]) == 0
     assert "0 computed, 2 reused" in capsys.readouterr().out
-    assert (out / "runs" / "run_00000.json").read_bytes() == first
+    assert (out / "runs" / "main" / "run_00000.json").read_bytes() == first
     assert main(args + ["--update", "batch", "--no-figures"]) == 0  # other settings: recomputed, never reused
     assert "2 computed, 0 reused" in capsys.readouterr().out
 

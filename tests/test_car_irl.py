@@ -78,7 +78,7 @@ def test_cli_car_irl(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "flagged" in text and "finished" in text
     assert (out / "summary.csv").exists() and (out / "curriculum_BBox_all.png").exists()
-    assert len(list((out / "runs").glob("run_*.json"))) == 2
+    assert len(list((out / "runs" / "main").glob("run_*.json"))) == 2
     report = json.loads((out / "report.json").read_text())
     assert report["settings"]["init_types"] == 1 and report["runs"] == 2
     # rerun: nothing recomputed

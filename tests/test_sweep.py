@@ -261,4 +261,4 @@ def test_bad_sweep_arguments(tmp_path):
         make_backend("threads")
     assert isinstance(make_backend("serial"), SerialBackend)
     assert make_backend("processes", 3).workers == 3
-    assert backends_module.BACKENDS.keys() == {"serial", "processes"}
+    assert backends_module.BACKENDS.keys() == {"serial", "processes", "ray"}
