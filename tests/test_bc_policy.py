@@ -11,7 +11,7 @@ from curteach_teaching.learners.bc import (
     quadratic_log_policy,
     sequential_sgd,
 )
-from curteach_teaching.experiments.car_bc import make_bc_trainer
+from curteach_teaching.learners.bc_car import BCCarLearner, make_bc_trainer, step_many
 
 # one state, three actions, d = 2: psi(0, .) = [1, 0], [0, 2], [0, 0]
 PSI = np.array([[[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 0.0], [0.0, 0.0]]])
@@ -79,7 +79,7 @@ def test_batch_update_is_lr_times_gradient_of_summed_log_likelihood():
     pi = np.exp(log_pi)
     projections = psi @ theta[2:]  # (S, A)
     grad_H = np.concatenate([psi, 2 * projections[..., None] * psi], axis=-1)  # (S, A, 4)
-    expected_grad = sum(grad_H[s, a] - pi[s] @ grad_H[s] for s, a in zip(states, actions))
+    expected_grad = sum(grad_H[s, a] - pi[s] @ grad_H[s] for s, a in zip(states, actions, strict=True))
     trainer = make_bc_trainer(policy, n_pairs=100, learning_rate=0.01, rng=np.random.default_rng(0))
     trainer.set_demonstrations([{"obs": states, "acts": actions}])
     trainer.train(n_epochs=1, progress_bar=False)
@@ -87,10 +87,10 @@ def test_batch_update_is_lr_times_gradient_of_summed_log_likelihood():
 
 
 def reference_sequential(theta, psi, states, actions, lr):
-    """The spec's per-pair rule written literally (car_driving.md Section 4)."""
+    """The per-pair rule written literally (docs/teaching/learners.md)."""
     theta = np.array(theta, dtype=float)
     d = psi.shape[-1]
-    for s, a in zip(states, actions):
+    for s, a in zip(states, actions, strict=True):
         theta0 = theta.copy()
         grads = [np.concatenate([psi[s, b], 2 * (theta0[d:] @ psi[s, b]) * psi[s, b]]) for b in range(psi.shape[1])]
         H = np.array([theta0[:d] @ psi[s, b] + (theta0[d:] @ psi[s, b]) ** 2 for b in range(psi.shape[1])])
@@ -110,7 +110,8 @@ def test_sequential_update_follows_the_per_pair_rule():
     np.testing.assert_allclose(single, reference_sequential(theta[0], psi, states[0], actions[0], 0.01), atol=1e-13)
     both = sequential_sgd(theta, psi, states, actions, 0.01)  # two learners in lockstep
     for k in range(2):
-        np.testing.assert_allclose(both[k], reference_sequential(theta[k], psi, states[k], actions[k], 0.01), atol=1e-13)
+        expected = reference_sequential(theta[k], psi, states[k], actions[k], 0.01)
+        np.testing.assert_allclose(both[k], expected, atol=1e-13)
     assert np.array_equal(sequential_sgd(theta[0], psi, [5, 5], [0, 1]), theta[0])  # psi = 0: no change
 
 
@@ -164,3 +165,30 @@ def test_bad_input():
         sequential_sgd(np.ones(4), PSI, [-1], [0])
     with pytest.raises(ValueError, match="theta"):
         sequential_sgd(np.ones(3), PSI, [0], [0])
+
+
+def test_car_learner_home_and_old_import_paths():
+    from curteach_teaching import learners
+    from curteach_teaching.experiments import car_bc
+
+    assert car_bc.BCCarLearner is learners.BCCarLearner is BCCarLearner
+    assert car_bc.make_bc_trainer is learners.make_bc_trainer is make_bc_trainer
+    assert learners.step_many is step_many
+
+
+def test_step_many_equals_stepping_each_learner(car_mdp):
+    states = np.array([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]])
+    actions = np.array([[0, 1, 2, 0], [1, 1, 1, 1], [2, 0, 1, 2]])
+    updates = ["sequential", "batch", "sequential"]
+
+    def learners():
+        return [BCCarLearner(car_mdp, u, 0.05, 4, np.random.default_rng(i)) for i, u in enumerate(updates)]
+
+    together, alone = learners(), learners()
+    step_many(together, states, actions)
+    for i, learner in enumerate(alone):
+        learner.train_sets(states[i : i + 1], actions[i : i + 1])
+    for a, b in zip(together, alone, strict=True):
+        assert np.array_equal(a.theta, b.theta)
+    with pytest.raises(ValueError, match="update must be one of"):
+        BCCarLearner(car_mdp, "adam", 0.01, 4, np.random.default_rng(0))

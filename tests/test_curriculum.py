@@ -12,6 +12,7 @@ from curteach_teaching.curriculum import CurriculumBC, FullPacing, LinearPacing,
 from curteach_teaching.demonstrations import sample_demonstrations
 from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy
 from curteach_teaching.planning import hard_value_iteration
+from curteach_teaching.selection import CurriculumSelection
 
 pytestmark = pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad")
 
@@ -215,8 +216,8 @@ def test_bad_input(car):
 
 
 def test_zero_probability_steps_are_floored_per_step(car):
-    """A step of probability 0 (or a NaN from a diverged policy) counts as ``min_log_prob``, the other steps as they are,
-    for the learner, a teacher policy and a teacher callable alike."""
+    """A step of probability 0 (or a NaN from a diverged policy) counts as ``min_log_prob``, the other steps as they
+    are, for the learner, a teacher policy and a teacher callable alike."""
     mdp, log_expert, pool = car
     demos = pool.all_trajectories()[:4]
     trainer = car_trainer(mdp)
@@ -253,3 +254,46 @@ def test_zero_probability_steps_are_floored_per_step(car):
     np.testing.assert_allclose(callable_teacher.teacher_difficulty, expected_callable, rtol=1e-5)
     with pytest.raises(ValueError, match="NaN"):
         CurriculumBC(trainer, demos, variant="Cur-T", teacher=lambda obs, acts: np.full(len(acts), np.nan))
+
+
+def test_old_import_paths_and_the_new_homes():
+    import curteach_teaching
+    from curteach_teaching import curriculum, difficulty, names, selection
+
+    assert curriculum.demonstration_log_likelihoods is difficulty.demonstration_log_likelihoods
+    for name in ("VARIANTS", "LinearPacing", "FullPacing", "EpochRecord"):
+        assert getattr(curriculum, name) is getattr(selection, name)
+    assert curriculum.VARIANTS is names.CURRICULUM_VARIANTS == ("Cur", "Cur-L", "Cur-T", "Agn")
+    assert curteach_teaching.LinearPacing is LinearPacing and curteach_teaching.CurriculumBC is CurriculumBC
+    assert curteach_teaching.CurriculumSelection is selection.CurriculumSelection
+
+
+def test_adapter_seams_batches_and_one_epoch(car):
+    mdp, log_expert, pool = car
+    demos = pool.all_trajectories()[:7]  # 7 demonstrations of 10 transitions
+    trainer = car_trainer(mdp, batch_size=32)
+    curriculum = CurriculumBC(trainer, demos, variant="Agn", rng=np.random.default_rng(3))
+    groups = curriculum.epoch_batches(np.array([4, 1]))  # 20 transitions < 32: one batch of its size
+    assert [g.size for g in groups] == [20]
+    assert sorted(groups[0].tolist()) == list(range(10, 20)) + list(range(40, 50))
+    groups = curriculum.epoch_batches(np.arange(7))
+    assert [g.size for g in groups] == [32, 32, 6] and sorted(np.concatenate(groups).tolist()) == list(range(70))
+    assert curriculum.train_batches(groups) == (70, 3)
+    record = curriculum.train_epoch(1, 1)
+    assert curriculum.history == [record] and (record.epoch, record.n_transitions, record.n_batches) == (1, 70, 3)
+
+
+def test_the_adapter_and_its_selection_share_one_state(car):
+    mdp, log_expert, pool = car
+    demos = pool.all_trajectories()[:6]
+    trainer = car_trainer(mdp)
+    curriculum = CurriculumBC(trainer, demos, variant="Cur-T", teacher=np.arange(6.0))
+    assert isinstance(curriculum.selection, CurriculumSelection) and curriculum.selection.variant == "Cur-T"
+    assert curriculum.teacher_difficulty is curriculum.selection.teacher_difficulty
+    curriculum.pacing = lambda e, E, n: 3
+    assert curriculum.selection.pacing is curriculum.pacing
+    assert curriculum.select(1, 1)[0].tolist() == [0, 1, 2]  # -log Psi^E: the easiest for the teacher first
+    curriculum.train(2)
+    assert curriculum.history is curriculum.selection.history and len(curriculum.history) == 2
+    curriculum.history = []
+    assert curriculum.selection_matrix().shape == (0, 6)

@@ -217,7 +217,8 @@ def test_theorem1_monotonicity():
     theta_t = rng.normal(size=mdp.n_features)
     teacher = MaxEntIRLLearner(mdp, reward_model="linear", initial_parameters=theta_star)
     learner = MaxEntIRLLearner(mdp, reward_model="linear", initial_parameters=theta_t)
-    objective = log_difficulty(learner.log_policy, states, actions) - log_difficulty(teacher.log_policy, states, actions)
+    objective = log_difficulty(learner.log_policy, states, actions)
+    objective = objective - log_difficulty(teacher.log_policy, states, actions)
     eta = 1e-5
     decrease = []
     for visited in states:

@@ -143,3 +143,10 @@ def test_bad_input(mdp):
         learner.gradient(np.zeros(3), 0)
     with pytest.raises(ValueError, match="n_steps"):
         learner.fit(np.zeros(mdp.n_states), 0, -1)
+
+
+def test_policy_occupancy_of_any_policy(mdp):
+    learner = MaxEntIRLLearner(mdp)
+    assert np.array_equal(learner.policy_occupancy(learner.policy), learner.occupancy)  # the learner's own
+    expert = hard_value_iteration(mdp)
+    np.testing.assert_allclose(learner.policy_occupancy(expert.policy), occupancy(mdp, expert.policy), atol=1e-12)

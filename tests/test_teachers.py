@@ -4,9 +4,11 @@ import numpy as np
 import pytest
 
 from curteach_envs import CarTeachEnv
+from curteach_teaching import names
 from curteach_teaching.demonstrations import DemonstrationPool, sample_demonstrations
 from curteach_teaching.planning import hard_value_iteration
 from curteach_teaching.teachers import (
+    TEACHER_NAMES,
     AgnosticTeacher,
     BlackBoxTeacher,
     CurriculumTeacher,
@@ -19,6 +21,16 @@ from curteach_teaching.teachers import (
 )
 
 LOG_HALF = np.log(0.5)
+
+
+def test_names_are_defined_once():
+    assert TEACHER_NAMES is names.TEACHER_NAMES == ("Agn", "Omn", "Scot", "Cur", "Cur-T", "Cur-L", "BBox")
+    classes = (AgnosticTeacher, OmniscientTeacher, ScotTeacher, CurriculumTeacher, TeacherDifficultyTeacher,
+               LearnerDifficultyTeacher, BlackBoxTeacher)
+    assert tuple(cls.name for cls in classes) == names.TEACHER_NAMES  # the order of play
+    assert names.BC_TEACHER_NAMES == ("Agn", "Cur", "Cur-T", "Cur-L")
+    assert names.CURRICULUM_VARIANTS == ("Cur", "Cur-L", "Cur-T", "Agn")
+    assert set(names.BC_TEACHER_NAMES) == set(names.CURRICULUM_VARIANTS) < set(names.TEACHER_NAMES)
 
 
 def _pool(states, actions, starts):
