@@ -28,7 +28,8 @@ A selection smaller than one batch is trained as one batch of its size (``traine
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence, Union
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from imitation.algorithms.bc import BC
@@ -69,7 +70,7 @@ __all__ = [
 
 REMAINDERS = ("partial", "drop")
 
-TeacherDifficulty = Union[None, np.ndarray, Sequence[float], Any, Callable[[Any, np.ndarray], np.ndarray]]
+TeacherDifficulty = None | np.ndarray | Sequence[float] | Any | Callable[[Any, np.ndarray], np.ndarray]
 
 
 def silent_logger() -> imit_logger.HierarchicalLogger:
@@ -117,8 +118,8 @@ class CurriculumBC:
         *,
         variant: str = "Cur",
         teacher: TeacherDifficulty = None,
-        pacing: Optional[PacingSchedule] = None,
-        rng: Optional[np.random.Generator] = None,
+        pacing: PacingSchedule | None = None,
+        rng: np.random.Generator | None = None,
         remainder: str = "partial",
         min_log_prob: float = MIN_LOG_PROB,
     ):
@@ -169,12 +170,12 @@ class CurriculumBC:
         self.selection.variant = value
 
     @property
-    def teacher_difficulty(self) -> Optional[np.ndarray]:
+    def teacher_difficulty(self) -> np.ndarray | None:
         """``(N,)`` ``log Psi^E`` per demonstration, or ``None``."""
         return self.selection.teacher_difficulty
 
     @teacher_difficulty.setter
-    def teacher_difficulty(self, value: Optional[np.ndarray]) -> None:
+    def teacher_difficulty(self, value: np.ndarray | None) -> None:
         self.selection.teacher_difficulty = value
 
     @property
@@ -187,12 +188,12 @@ class CurriculumBC:
         self.selection.pacing = value
 
     @property
-    def history(self) -> List[EpochRecord]:
+    def history(self) -> list[EpochRecord]:
         """The :class:`EpochRecord` of every epoch trained so far."""
         return self.selection.history
 
     @history.setter
-    def history(self, value: List[EpochRecord]) -> None:
+    def history(self, value: list[EpochRecord]) -> None:
         self.selection.history = value
 
     # ----------------------------------------------------------------- scores
@@ -206,7 +207,9 @@ class CurriculumBC:
         if callable(teacher):
             per_step = np.asarray(teacher(obs, acts), dtype=np.float64).reshape(-1)
             if per_step.shape != (len(acts),):
-                raise ValueError(f"the teacher callable must return {len(acts)} log-probabilities; got {per_step.shape}")
+                raise ValueError(
+                    f"the teacher callable must return {len(acts)} log-probabilities; got {per_step.shape}"
+                )
             if np.isnan(per_step).any():
                 raise ValueError("the teacher callable returned NaN log-probabilities")
             return -sum_per_demonstration(per_step, self._demo_of_transition, N, self.min_log_prob)
@@ -223,12 +226,12 @@ class CurriculumBC:
             min_log_prob=self.min_log_prob,
         )
 
-    def preferences(self, learner_difficulty: Optional[np.ndarray]) -> Optional[np.ndarray]:
+    def preferences(self, learner_difficulty: np.ndarray | None) -> np.ndarray | None:
         """``(N,)`` preference by variant (larger = earlier); ``None`` for Agn."""
         return self.selection.preference(learner_difficulty)
 
     # ---------------------------------------------------------------- selection
-    def select(self, epoch: int, n_epochs: int) -> tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
+    def select(self, epoch: int, n_epochs: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         """The demonstrations of epoch ``epoch`` of ``n_epochs``, most preferred first (the policy is scored now).
 
         Returns:
@@ -242,7 +245,7 @@ class CurriculumBC:
         return self.selection.select(epoch, n_epochs, learner)
 
     # ---------------------------------------------------------------- batches
-    def epoch_batches(self, selected: np.ndarray) -> List[np.ndarray]:
+    def epoch_batches(self, selected: np.ndarray) -> list[np.ndarray]:
         """The epoch's batches: one array of transition indices per optimizer step, in training order.
 
         The selected demonstrations' transitions are shuffled (with :attr:`rng`) and cut into batches of
@@ -255,7 +258,8 @@ class CurriculumBC:
         Returns:
             A list of ``(b,)`` int indices into the flattened transitions of all demonstrations.
         """
-        index = np.concatenate([np.arange(s, s + n) for s, n in zip(self._starts[selected], self._lengths[selected])])
+        starts, lengths = self._starts[selected], self._lengths[selected]
+        index = np.concatenate([np.arange(s, s + n) for s, n in zip(starts, lengths, strict=True)])
         index = index[self.rng.permutation(index.size)]
         batch_size = self.trainer.batch_size
         if index.size < batch_size:  # smaller than one batch: one (partial) batch of its size
@@ -269,8 +273,8 @@ class CurriculumBC:
     def _batch(self, index: np.ndarray) -> dict:
         return {"obs": index_observations(self._transitions.obs, index), "acts": self._transitions.acts[index]}
 
-    def train_batches(self, groups: List[np.ndarray]) -> tuple[int, int]:
-        """Train one pass over ``groups`` (transition index arrays, :meth:`epoch_batches`), keeping policy and optimizer.
+    def train_batches(self, groups: list[np.ndarray]) -> tuple[int, int]:
+        """Train one pass over ``groups`` (index arrays from :meth:`epoch_batches`), keeping policy and optimizer.
 
         Groups of ``trainer.batch_size`` go through one ``train`` call as minibatches; a smaller group is one step on
         its mean loss.
@@ -315,7 +319,7 @@ class CurriculumBC:
         n_transitions, n_batches = self.train_batches(self.epoch_batches(chosen.selected))
         return self.selection.log(chosen, n_transitions, n_batches)
 
-    def train(self, n_epochs: int, *, on_epoch_end: Optional[Callable[[EpochRecord], None]] = None) -> List[EpochRecord]:
+    def train(self, n_epochs: int, *, on_epoch_end: Callable[[EpochRecord], None] | None = None) -> list[EpochRecord]:
         """Run ``n_epochs`` curriculum epochs (``e = 1..n_epochs`` of the pacing schedule).
 
         Args:

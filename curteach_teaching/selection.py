@@ -32,8 +32,8 @@ teacher's (:func:`needs_teacher_difficulty`), so a trainer computes only what it
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, List, Optional
 
 import numpy as np
 
@@ -59,7 +59,8 @@ __all__ = [
 #: The curriculum variants, in this order (``CurriculumBC``'s and the notebooks').
 VARIANTS = CURRICULUM_VARIANTS
 
-#: ``(epoch, n_epochs, n_items) -> X_e``, the number of demonstrations kept in epoch ``epoch`` (1-based) of ``n_epochs``.
+#: ``(epoch, n_epochs, n_items) -> X_e``, the number of demonstrations kept in epoch ``epoch`` (1-based) of
+#: ``n_epochs``.
 PacingSchedule = Callable[[int, int, int], int]
 
 
@@ -144,8 +145,8 @@ class EpochSelection:
     """
 
     selected: np.ndarray
-    preference: Optional[np.ndarray]
-    learner_difficulty: Optional[np.ndarray]
+    preference: np.ndarray | None
+    learner_difficulty: np.ndarray | None
 
 
 def check_variant(variant: str) -> str:
@@ -155,7 +156,7 @@ def check_variant(variant: str) -> str:
     return variant
 
 
-def check_pacing(pacing: Optional[PacingSchedule]) -> Optional[PacingSchedule]:
+def check_pacing(pacing: PacingSchedule | None) -> PacingSchedule | None:
     """``pacing`` itself if it is ``None`` (the default schedule) or callable, else ``ValueError``."""
     if pacing is not None and not callable(pacing):
         raise ValueError(f"pacing must be a callable (epoch, n_epochs, n_items) -> int; got {pacing!r}")
@@ -173,8 +174,8 @@ def needs_teacher_difficulty(variant: str) -> bool:
 
 
 def preference(
-    variant: str, learner_difficulty: Optional[np.ndarray], teacher_difficulty: Optional[np.ndarray]
-) -> Optional[np.ndarray]:
+    variant: str, learner_difficulty: np.ndarray | None, teacher_difficulty: np.ndarray | None
+) -> np.ndarray | None:
     """The preference of every demonstration by variant (larger = trained on earlier); a new array.
 
     Args:
@@ -201,7 +202,13 @@ def ranking(preference: np.ndarray) -> np.ndarray:
 
 
 def kept_count(pacing: PacingSchedule, epoch: int, n_epochs: int, n_items: int) -> int:
-    """``X_e = pacing(epoch, n_epochs, n_items)``, checked to be an integer in ``[1, n_items]`` (else ``ValueError``)."""
+    """``X_e = pacing(epoch, n_epochs, n_items)``, checked to be an integer in ``[1, n_items]``, else ``ValueError``.
+
+    Args:
+        pacing: the schedule.
+        epoch, n_epochs: the position in it (epoch 1-based).
+        n_items: N.
+    """
     keep = pacing(epoch, n_epochs, n_items)
     if isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or not 1 <= keep <= n_items:
         raise ValueError(f"the pacing schedule must return an integer in [1, {n_items}]; got {keep!r}")
@@ -229,8 +236,8 @@ class CurriculumSelection:
         self,
         n_items: int,
         variant: str = CUR,
-        teacher_difficulty: Optional[np.ndarray] = None,
-        pacing: Optional[PacingSchedule] = None,
+        teacher_difficulty: np.ndarray | None = None,
+        pacing: PacingSchedule | None = None,
     ):
         check_variant(variant)
         check_pacing(pacing)
@@ -250,18 +257,18 @@ class CurriculumSelection:
         self.variant = variant
         self.teacher_difficulty = teacher_difficulty
         self.pacing: PacingSchedule = pacing if pacing is not None else LinearPacing()
-        self.history: List[EpochRecord] = []
+        self.history: list[EpochRecord] = []
 
     @property
     def needs_learner_difficulty(self) -> bool:
         """Whether :meth:`select` needs the learner's difficulty (Cur, Cur-L)."""
         return needs_learner_difficulty(self.variant)
 
-    def preference(self, learner_difficulty: Optional[np.ndarray]) -> Optional[np.ndarray]:
+    def preference(self, learner_difficulty: np.ndarray | None) -> np.ndarray | None:
         """``(N,)`` preference of every demonstration (:func:`preference`); ``None`` for Agn."""
         return preference(self.variant, learner_difficulty, self.teacher_difficulty)
 
-    def select(self, epoch: int, n_epochs: int, learner_difficulty: Optional[np.ndarray] = None) -> EpochSelection:
+    def select(self, epoch: int, n_epochs: int, learner_difficulty: np.ndarray | None = None) -> EpochSelection:
         """The demonstrations of epoch ``epoch`` (1-based) of ``n_epochs``, most preferred first.
 
         Args:

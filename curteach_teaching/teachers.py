@@ -18,7 +18,7 @@ A teacher's ``name`` is one of the constants of :mod:`curteach_teaching.names`.
 
 from __future__ import annotations
 
-from typing import Optional, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -88,7 +88,7 @@ class Teacher:
         self.start_states = np.asarray(start_states, dtype=np.int64)
         if self.start_states.ndim != 1 or self.start_states.size == 0:
             raise ValueError("start_states must be a non-empty 1-D integer array")
-        self.last_scores: Optional[np.ndarray] = None
+        self.last_scores: np.ndarray | None = None
 
     def select(self, view, step: int) -> int:
         """The start state (an element of ``start_states``) to demonstrate from at teaching step ``step``."""
@@ -122,6 +122,7 @@ class CurriculumTeacher(Teacher):
         )
 
     def select(self, view: PolicyView, step: int) -> int:
+        """The start with the largest Cur score under the view's current log-policy."""
         self.last_scores = self.scores(view.action_log_probabilities())
         return self._pick(int(np.argmax(self.last_scores)))
 
@@ -143,6 +144,7 @@ class TeacherDifficultyTeacher(Teacher):
         self.used = np.zeros(self.start_states.size, dtype=bool)
 
     def select(self, view, step: int) -> int:
+        """The unused start that is easiest for the teacher; a new sweep once every start is used."""
         if self.used.all():
             self.used[:] = False
         candidates = np.where(self.used, -np.inf, self.fixed_scores)
@@ -163,6 +165,7 @@ class LearnerDifficultyTeacher(Teacher):
         self.aggregation = check_aggregation(aggregation)
 
     def select(self, view: PolicyView, step: int) -> int:
+        """The start hardest for the learner under the view's current log-policy."""
         self.last_scores = learner_difficulty_scores(
             view.action_log_probabilities(), self.pool.states, self.pool.actions, self.aggregation
         )
@@ -179,6 +182,7 @@ class AgnosticTeacher(Teacher):
         self.rng = rng
 
     def select(self, view, step: int) -> int:
+        """A uniformly random start."""
         return self._pick(int(self.rng.integers(self.start_states.size)))
 
 
@@ -211,6 +215,7 @@ class OmniscientTeacher(Teacher):
         return eta**2 * np.einsum("kp,kp->k", g, g) - 2.0 * eta * (g @ offset)
 
     def select(self, view: GradientView, step: int) -> int:
+        """The start whose demonstration would bring the learner's parameters closest to ``theta*``."""
         self.last_scores = self.objective(view)
         return self._pick(int(np.argmin(self.last_scores)))
 
@@ -232,6 +237,7 @@ class BlackBoxTeacher(Teacher):
         self.expert_return = np.asarray(expert_occupancy_per_start, dtype=np.float64) @ self.true_reward
 
     def select(self, view: OccupancyView, step: int) -> int:
+        """The start with the largest gap between the learner's and the teacher's true return."""
         learner_return = view.occupancy_per_start() @ self.true_reward
         self.last_scores = np.abs(learner_return - self.expert_return)
         return self._pick(int(np.argmax(self.last_scores)))
@@ -280,6 +286,7 @@ class ScotTeacher(Teacher):
         self.rng = rng
 
     def select(self, view, step: int) -> int:
+        """The next start of the Scot batch, then uniformly random starts."""
         if step < len(self.batch):
             return self._pick(self.batch[step])
         return self._pick(int(self.rng.integers(self.start_states.size)))

@@ -17,7 +17,8 @@ max-subtracted log-softmax and never overflow (the original exponentiated raw sc
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Tuple, Type
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -199,14 +200,16 @@ class QuadraticSoftmaxPolicy(ActorCriticPolicy):
         action_features: np.ndarray,
         theta_init: float = 1.0,
         dtype: th.dtype = th.float64,
-        optimizer_class: Type[th.optim.Optimizer] = th.optim.SGD,
-        optimizer_kwargs: Optional[Dict[str, Any]] = None,
+        optimizer_class: type[th.optim.Optimizer] = th.optim.SGD,
+        optimizer_kwargs: dict[str, Any] | None = None,
         **unused: Any,
     ):
         features = _check_features(action_features)
         S, A, d = features.shape
         if not isinstance(observation_space, gym.spaces.Discrete) or observation_space.n != S:
-            raise ValueError(f"observation_space must be Discrete({S}) (one observation per state); got {observation_space}")
+            raise ValueError(
+                f"observation_space must be Discrete({S}) (one observation per state); got {observation_space}"
+            )
         if not isinstance(action_space, gym.spaces.Discrete) or action_space.n != A:
             raise ValueError(f"action_space must be Discrete({A}); got {action_space}")
         if dtype not in (th.float32, th.float64):
@@ -229,7 +232,7 @@ class QuadraticSoftmaxPolicy(ActorCriticPolicy):
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
 
     @classmethod
-    def from_mdp(cls, mdp: TabularMDP, **kwargs: Any) -> "QuadraticSoftmaxPolicy":
+    def from_mdp(cls, mdp: TabularMDP, **kwargs: Any) -> QuadraticSoftmaxPolicy:
         """The policy for ``mdp`` (observations ``Discrete(S)``, actions ``Discrete(A)``, ``psi`` from ``mdp``)."""
         return cls(
             gym.spaces.Discrete(mdp.n_states),
@@ -242,7 +245,7 @@ class QuadraticSoftmaxPolicy(ActorCriticPolicy):
     def _build(self, lr_schedule: Callable[[float], float]) -> None:
         pass
 
-    def _get_constructor_parameters(self) -> Dict[str, Any]:
+    def _get_constructor_parameters(self) -> dict[str, Any]:
         return dict(
             observation_space=self.observation_space,
             action_space=self.action_space,
@@ -281,15 +284,17 @@ class QuadraticSoftmaxPolicy(ActorCriticPolicy):
         return th.log_softmax(self.scores(obs), dim=-1)
 
     def get_distribution(self, obs: th.Tensor) -> CategoricalDistribution:
+        """The categorical distribution ``pi(. | s)`` of each observed state."""
         return self.action_dist.proba_distribution(action_logits=self.log_policy(obs))
 
-    def forward(self, obs: th.Tensor, deterministic: bool = False) -> Tuple[th.Tensor, th.Tensor, th.Tensor]:
+    def forward(self, obs: th.Tensor, deterministic: bool = False) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+        """``(actions (N,), values (N, 1) zeros, log pi(actions | s) (N,))``; sampled from torch's global RNG."""
         distribution = self.get_distribution(obs)
         actions = distribution.get_actions(deterministic=deterministic)
         values = th.zeros((actions.shape[0], 1), dtype=self.dtype, device=self.psi.device)
         return actions, values, distribution.log_prob(actions)
 
-    def evaluate_actions(self, obs: th.Tensor, actions: th.Tensor) -> Tuple[th.Tensor, th.Tensor, th.Tensor]:
+    def evaluate_actions(self, obs: th.Tensor, actions: th.Tensor) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
         """``(values (N, 1) zeros, log pi(a | s) (N,), entropy (N,))``; what imitation's BC loss reads."""
         log_policy = self.log_policy(obs)
         actions = th.as_tensor(actions, device=log_policy.device).reshape(-1).long()
@@ -305,6 +310,7 @@ class QuadraticSoftmaxPolicy(ActorCriticPolicy):
         return self.get_distribution(observation).get_actions(deterministic=deterministic)
 
     def predict_values(self, obs: th.Tensor) -> th.Tensor:
+        """``(N, 1)`` zeros: the policy has no value function."""
         return th.zeros((self._states(obs).shape[0], 1), dtype=self.dtype, device=self.psi.device)
 
     def theta_numpy(self) -> np.ndarray:

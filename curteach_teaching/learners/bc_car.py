@@ -15,8 +15,6 @@ demonstration *sets* (a start's stored trajectories, ``n_pairs`` state-action pa
 
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 import torch as th
 from imitation.algorithms.bc import BC
@@ -77,8 +75,9 @@ class BCCarLearner:
         self.n_pairs = int(n_pairs)
         self.features = action_features(mdp)
         self.policy = QuadraticSoftmaxPolicy.from_mdp(mdp)
-        self.trainer = make_bc_trainer(self.policy, self.n_pairs, self.learning_rate, rng) if update == "batch" else None
-        self._log_policy: Optional[np.ndarray] = None
+        batch = update == "batch"
+        self.trainer = make_bc_trainer(self.policy, self.n_pairs, self.learning_rate, rng) if batch else None
+        self._log_policy: np.ndarray | None = None
 
     @property
     def theta(self) -> np.ndarray:
@@ -117,9 +116,10 @@ class BCCarLearner:
             # sets chain exactly: every pair's step starts from the previous one's parameters
             flat_states = np.tile(states.reshape(-1), repeats)
             flat_actions = np.tile(actions.reshape(-1), repeats)
-            self.policy.set_theta(sequential_sgd(self.theta, self.features, flat_states, flat_actions, self.learning_rate))
+            theta = sequential_sgd(self.theta, self.features, flat_states, flat_actions, self.learning_rate)
+            self.policy.set_theta(theta)
         else:
-            batches = [{"obs": s, "acts": a} for s, a in zip(states, actions)]
+            batches = [{"obs": s, "acts": a} for s, a in zip(states, actions, strict=True)]
             self.trainer.set_demonstrations(batches)
             self.trainer.train(n_epochs=repeats, progress_bar=False, log_interval=10**9)
         self._log_policy = None

@@ -20,7 +20,6 @@ planners in the tests. Cyclic MDPs use the generic planners instead (slower, sam
 from __future__ import annotations
 
 import copy
-from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -64,10 +63,10 @@ class _LevelledMDP:
         if level is None:
             raise ValueError("the MDP is not acyclic; use the generic planners")
         self.n_states, self.n_actions = S, A
-        self.levels = [np.flatnonzero(level == l) for l in range(level.max() + 1)]
+        self.levels = [np.flatnonzero(level == depth) for depth in range(level.max() + 1)]
         self.succ = [succ[states] for states in self.levels]
         self.prob = [prob[states] for states in self.levels]
-        self.flat_succ = [s.reshape(len(states), -1) for s, states in zip(self.succ, self.levels)]
+        self.flat_succ = [s.reshape(len(states), -1) for s, states in zip(self.succ, self.levels, strict=True)]
 
     def soft_backup(self, reward: np.ndarray, gamma: float):
         """Soft VI: ``(values (S,), q_values (S, A), log_policy (S, A))``; log-policy exact where ``pi`` underflows."""
@@ -75,7 +74,7 @@ class _LevelledMDP:
         V = np.zeros(S)
         Q = np.zeros((S, A))
         log_policy = np.zeros((S, A))
-        for states, succ, prob in zip(self.levels, self.succ, self.prob):
+        for states, succ, prob in zip(self.levels, self.succ, self.prob, strict=True):
             q = reward[states, None] + gamma * (prob * V[succ]).sum(axis=2)
             shifted = q - q.max(axis=1, keepdims=True)  # exact zeros for tied actions
             log_norm = np.log(np.exp(shifted).sum(axis=1))
@@ -87,7 +86,7 @@ class _LevelledMDP:
     def occupancy(self, policy: np.ndarray, initial: np.ndarray, gamma: float) -> np.ndarray:
         """Discounted occupancy ``(S,)`` from ``initial`` (absorbing states visited once, pass nothing on)."""
         rho = np.array(initial, dtype=np.float64)
-        for states, flat_succ, prob in zip(self.levels[::-1], self.flat_succ[::-1], self.prob[::-1]):
+        for states, flat_succ, prob in zip(self.levels[::-1], self.flat_succ[::-1], self.prob[::-1], strict=True):
             flow = (gamma * rho[states])[:, None, None] * policy[states][:, :, None] * prob
             rho += np.bincount(flat_succ.ravel(), weights=flow.ravel(), minlength=self.n_states)
         return rho
@@ -184,8 +183,8 @@ class MaxEntIRLLearner:
         *,
         reward_model: str = "quadratic",
         learning_rate: float = 0.5,
-        projection_radius: Optional[float] = None,
-        initial_parameters: Optional[np.ndarray] = None,
+        projection_radius: float | None = None,
+        initial_parameters: np.ndarray | None = None,
     ):
         if reward_model not in REWARD_MODELS:
             raise ValueError(f"reward_model must be one of {REWARD_MODELS}; got {reward_model!r}")
@@ -210,7 +209,7 @@ class MaxEntIRLLearner:
         self._refresh()
 
     # ------------------------------------------------------------------ model
-    def reward(self, parameters: Optional[np.ndarray] = None) -> np.ndarray:
+    def reward(self, parameters: np.ndarray | None = None) -> np.ndarray:
         """``(S,)`` learned reward ``R_theta``."""
         theta = self.parameters if parameters is None else parameters
         d = self.n_features
@@ -219,7 +218,7 @@ class MaxEntIRLLearner:
             return linear
         return linear + (self.features @ theta[d:]) ** 2
 
-    def reward_jacobian(self, parameters: Optional[np.ndarray] = None) -> np.ndarray:
+    def reward_jacobian(self, parameters: np.ndarray | None = None) -> np.ndarray:
         """``(S, p)`` Jacobian ``G(theta)``, row ``s`` = ``[phi(s), 2 (theta[d:] . phi(s)) phi(s)]``."""
         theta = self.parameters if parameters is None else parameters
         if self.reward_model == "linear":
@@ -309,7 +308,7 @@ class MaxEntIRLLearner:
         return difference @ self.reward_jacobian()
 
     # ----------------------------------------------------------------- update
-    def update(self, expert_occupancy: np.ndarray, start, learning_rate: Optional[float] = None) -> np.ndarray:
+    def update(self, expert_occupancy: np.ndarray, start, learning_rate: float | None = None) -> np.ndarray:
         """One step ``theta <- Proj(theta - eta g)``; then policy, occupancy and expected reward are refreshed.
 
         Args:
@@ -326,14 +325,14 @@ class MaxEntIRLLearner:
         self._refresh()
         return g
 
-    def fit(self, expert_occupancy: np.ndarray, start, n_steps: int, initial_rate: float = 0.5) -> "MaxEntIRLLearner":
+    def fit(self, expert_occupancy: np.ndarray, start, n_steps: int, initial_rate: float = 0.5) -> MaxEntIRLLearner:
         """``n_steps`` updates on one target with ``eta_i = initial_rate / sqrt(i + 1)`` (pre-training, theta*)."""
         check_int("n_steps", n_steps, 0)
         for i in range(n_steps):
             self.update(expert_occupancy, start, learning_rate=pretraining_learning_rate(i, initial_rate))
         return self
 
-    def copy(self) -> "MaxEntIRLLearner":
+    def copy(self) -> MaxEntIRLLearner:
         """An independent copy (shares the immutable MDP and precomputed structure)."""
         clone = copy.copy(self)
         for name in ("parameters", "values", "q_values", "log_policy", "policy", "occupancy"):
