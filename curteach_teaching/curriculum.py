@@ -24,6 +24,11 @@ more, smaller batch, stepped on the mean loss of those ``r``; with ``"drop"`` th
 A selection smaller than one batch is trained as one batch of its size (``trainer.batch_size`` and
 ``minibatch_size`` are shrunk for that call and restored). The batches are a fixed list built before
 ``set_demonstrations``, so imitation's peek at the first element (one extra ``__iter__``) changes nothing.
+
+Extending. Each step of an epoch is one method of :class:`CurriculumBC` (:meth:`~CurriculumBC.learner_difficulty`,
+``selection.select``, :meth:`~CurriculumBC.epoch_batches`, :meth:`~CurriculumBC.train_batches`,
+``selection.log``, chained by :meth:`~CurriculumBC.train_epoch`), so another batch unit (whole demonstrations),
+another loss or a hook every N optimizer steps replaces one step and leaves the selection and its log as they are.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ car), and acts with ``pi_theta(a | s) = softmax_a H_theta(s, a)``; ``theta`` sta
 
 :class:`QuadraticSoftmaxPolicy` is that policy as a Stable-Baselines3 ``ActorCriticPolicy``, so it can be the
 ``policy`` of ``imitation.algorithms.bc.BC`` (its observation is the state index). Its log-probabilities come from a
-max-subtracted log-softmax and never overflow (the original exponentiated raw scores).
+max-subtracted log-softmax and never overflow (the original exponentiated raw scores; ``docs/deviations.md``).
 
 :func:`sequential_sgd` is the original's update, a direct NumPy implementation: one plain SGD step on
 ``log pi_theta(a | s)`` per demonstrated pair, in order, for several independent learners at once.
