@@ -49,6 +49,7 @@ from curteach_teaching.difficulty import (
     index_observations,
     sum_per_demonstration,
 )
+from curteach_teaching.names import CUR
 from curteach_teaching.selection import (
     VARIANTS,
     CurriculumSelection,
@@ -121,7 +122,7 @@ class CurriculumBC:
         trainer: BC,
         demonstrations: Sequence[types.Trajectory],
         *,
-        variant: str = "Cur",
+        variant: str = CUR,
         teacher: TeacherDifficulty = None,
         pacing: PacingSchedule | None = None,
         rng: np.random.Generator | None = None,
