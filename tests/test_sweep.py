@@ -262,3 +262,29 @@ def test_bad_sweep_arguments(tmp_path):
     assert isinstance(make_backend("serial"), SerialBackend)
     assert make_backend("processes", 3).workers == 3
     assert backends_module.BACKENDS.keys() == {"serial", "processes", "ray"}
+
+
+@dataclass(frozen=True)
+class WithModel(ShiftExperiment):
+    """Each run returns a binary artifact (a stand-in for a trained model's state_dict)."""
+
+    def run_cell(self, cell, index, seed_sequence):
+        result = super().run_cell(cell, index, seed_sequence)
+        result.artifacts["model.bin"] = result.curves["x"].tobytes()
+        return result
+
+
+def test_artifacts_are_written_by_the_driver_and_checked_on_resume(tmp_path, capsys):
+    sweep = run_sweep(WithModel(), tmp_path, 2, seed=3, workers=2, progress=False)
+    path = run_path(tmp_path, 1, "plus").with_suffix(".model.bin")
+    assert path.read_bytes() == sweep.cells["plus"][1].curves["x"].tobytes()
+    again = run_sweep(WithModel(), tmp_path, 2, seed=3, workers=1, progress=False)
+    assert again.computed == [] and again.cells["plus"][1].artifacts["model.bin"] == path.read_bytes()
+    path.write_bytes(b"damaged")
+    run_path(tmp_path, 0, "base").with_suffix(".model.bin").unlink()
+    third = run_sweep(WithModel(), tmp_path, 2, seed=3, workers=1, progress=False)
+    assert third.computed == [("base", 0), ("plus", 1)]
+    assert "missing" in third.invalid[("base", 0)] and "checksum" in third.invalid[("plus", 1)]
+    assert path.read_bytes() == sweep.cells["plus"][1].curves["x"].tobytes()
+    with pytest.raises(ValueError, match="artifact names"):
+        save_run(tmp_path / "x.json", RunResult(0, 0, {"a": np.zeros(1)}, artifacts={"../up": b""}), "f")

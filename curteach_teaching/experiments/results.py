@@ -1,8 +1,10 @@
 """Run files: one validated JSON file per (cell, run), written by the sweep's driver.
 
 **Run files** (``DIR/runs/<cell>/run_00007.json``) are JSON: ``{"format", "fingerprint", "checksum", "data"}``.
-``data`` is :meth:`RunResult.to_data`: the cell, the run index, its seed, the curves, the per-step records and
-free-form extras. ``checksum`` is the SHA-256 of ``data`` in canonical JSON (Python's float ``repr`` round-trips
+``data`` is :meth:`RunResult.to_data`: the cell, the run index, its seed, the curves, the per-step records,
+free-form extras and the SHA-256 of each artifact. **Artifacts** are binary files of a run (e.g. a trained model's
+``state_dict``), written beside the run file as ``run_00007.<name>`` before it; a run whose artifact is missing or
+does not match its digest is not used. ``checksum`` is the SHA-256 of ``data`` in canonical JSON (Python's float ``repr`` round-trips
 exactly), and ``fingerprint`` identifies the experiment's settings. A file that does not parse, fails its checksum,
 has inconsistent shapes, or was written for other settings is *not used*: :func:`load_run` says why and the sweep
 recomputes the run. Files are written atomically (a temporary file in the same folder, then ``os.replace``), so an
@@ -33,6 +35,8 @@ __all__ = [
     "fingerprint",
     "run_path",
     "atomic_write",
+    "artifact_path",
+    "check_artifact",
     "save_run",
     "load_run",
 ]
@@ -41,6 +45,7 @@ FORMAT = "curteach-run-2"
 #: The cell of an experiment that has a single setting (the car experiments).
 DEFAULT_CELL = "main"
 _CELL_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]{0,99}$")
+_ARTIFACT_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,59}$")
 
 
 def check_cell_name(cell) -> str:
@@ -52,6 +57,21 @@ def check_cell_name(cell) -> str:
             f"or a sign); got {cell!r}"
         )
     return cell
+
+
+def check_artifact(name, blob) -> bytes:
+    """``blob`` if ``name`` is a usable file suffix (letters, digits, ``. _ -``) and ``blob`` is bytes, else
+    ``ValueError``."""
+    if not isinstance(name, str) or not _ARTIFACT_PATTERN.match(name):
+        raise ValueError(f"artifact names must be 1-60 letters, digits and . _ - (not starting with a dot); got {name!r}")
+    if not isinstance(blob, (bytes, bytearray)):
+        raise ValueError(f"artifact {name!r} must be bytes; got {type(blob).__name__}")
+    return bytes(blob)
+
+
+def artifact_path(run_file: Path, name: str) -> Path:
+    """``runs/<cell>/run_00007.<name>`` beside the run file ``runs/<cell>/run_00007.json``."""
+    return Path(run_file).with_suffix("." + name)
 
 
 def _array(values) -> np.ndarray:
@@ -73,6 +93,7 @@ class RunResult:
             teacher picked at each step: ``records["picks"]["Cur"]``.
         extras: JSON-serialisable free-form values (e.g. the expert's reward, the step a run would have crashed).
         cell: the cell's name (:data:`DEFAULT_CELL` for single-cell experiments).
+        artifacts: name -> bytes of a binary file of the run (e.g. ``"model.pt"``); saved beside the run file.
     """
 
     index: int
@@ -81,6 +102,7 @@ class RunResult:
     records: dict = field(default_factory=dict)
     extras: dict = field(default_factory=dict)
     cell: str = DEFAULT_CELL
+    artifacts: dict = field(default_factory=dict)
 
     def to_data(self) -> dict:
         """The JSON-serialisable payload (integer records stay integers, floats round-trip exactly)."""
@@ -93,6 +115,8 @@ class RunResult:
                 name: {k: np.asarray(v).tolist() for k, v in per_curve.items()} for name, per_curve in self.records.items()
             },
             "extras": self.extras,
+            "artifacts": {name: hashlib.sha256(check_artifact(name, blob)).hexdigest()
+                          for name, blob in self.artifacts.items()},
         }
 
     @classmethod
@@ -130,8 +154,11 @@ def run_path(out_dir: Path, index: int, cell: str = DEFAULT_CELL) -> Path:
 
 
 def save_run(path: Path, result: RunResult, settings_fingerprint: str) -> None:
-    """Write ``result`` atomically (:func:`atomic_write`) with its checksum."""
+    """Write ``result`` atomically (:func:`atomic_write`) with its checksum; its artifacts first, so that a valid
+    run file always has its artifacts."""
     data = result.to_data()
+    for name, blob in result.artifacts.items():
+        atomic_write(artifact_path(path, name), lambda stream, blob=blob: stream.write(blob), binary=True)
     document = {
         "format": FORMAT,
         "fingerprint": settings_fingerprint,
@@ -162,6 +189,14 @@ def load_run(
         if document["fingerprint"] != settings_fingerprint:
             return None, "written for other settings"
         result = RunResult.from_data(data)
+        for name, digest in data.get("artifacts", {}).items():
+            check_artifact(name, b"")
+            if not artifact_path(path, name).exists():
+                return None, f"artifact {name!r} is missing"
+            blob = artifact_path(path, name).read_bytes()
+            if hashlib.sha256(blob).hexdigest() != digest:
+                return None, f"artifact {name!r} does not match its checksum (corrupt file)"
+            result.artifacts[name] = blob
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         return None, f"unreadable ({type(error).__name__}: {error})"
     if result.index != index or result.cell != cell:
