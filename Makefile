@@ -22,6 +22,7 @@ demo: install
 	$(VENV)/bin/curteach car-irl --init T0-T3 --runs 4 --workers 2 --out $(DEMO_OUT)/car-irl
 
 test: install
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -n 2 -q
 
 test-slow: install

@@ -44,10 +44,12 @@ def main() -> None:
         ("soft value iteration + one occupancy", soft_plus_occupancy),
         ("occupancy from the 40 start states (40 x 801)", lambda: occupancy(mdp, expert, starts)),
     ]
-    print(f"CarTeach-v0 MDP: {mdp.n_states} states, {mdp.n_actions} actions, depth {mdp.depth} (exact in {mdp.depth} sweeps)")
+    print(f"CarTeach-v0 MDP: {mdp.n_states} states, {mdp.n_actions} actions, depth {mdp.depth} "
+          f"(exact in {mdp.depth} sweeps)")
     for name, fn in rows:
         print(f"  {name:48s} {best_of(fn) * 1e3:8.3f} ms")
-    print("The original code needed about 0.6 s for one learner update (T_pi built by a Python loop over 801 x 3 rows).")
+    print("The original code needed about 0.6 s for one learner update "
+          "(T_pi built by a Python loop over 801 x 3 rows).")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 _COMMAND_MODULES = (
     "curteach_teaching.commands.datasets",
@@ -21,6 +21,7 @@ _COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``curteach`` parser with every sub-command of ``_COMMAND_MODULES``."""
     parser = argparse.ArgumentParser(
         prog="curteach",
         description="Curriculum design for teaching via demonstrations (Yengera et al., NeurIPS 2021).",
@@ -32,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; a ``ValueError`` becomes a one-line message and exit code 2."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -16,7 +16,7 @@ policy from the chosen start (:func:`occupancy_per_start`), as in the original.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -142,8 +142,8 @@ def sample_demonstrations(
     rng: np.random.Generator,
     *,
     n_per_start: int = 10,
-    length: Optional[int] = None,
-    start_states: Optional[np.ndarray] = None,
+    length: int | None = None,
+    start_states: np.ndarray | None = None,
 ) -> DemonstrationPool:
     """Sample ``n_per_start`` trajectories of ``length`` actions from every start state.
 
@@ -187,7 +187,7 @@ def sample_demonstrations(
 
 
 def occupancy_per_start(
-    mdp: TabularMDP, policy: np.ndarray, start_states: Optional[np.ndarray] = None
+    mdp: TabularMDP, policy: np.ndarray, start_states: np.ndarray | None = None
 ) -> np.ndarray:
     """Exact discounted state occupancy of ``policy`` from each start state (one row per start).
 

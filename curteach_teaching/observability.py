@@ -12,8 +12,6 @@ Krichevsky-Trofimov estimator); ``alpha = 0`` is allowed and then relies on the 
 
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 
 from curteach_envs._util import check_int
@@ -38,15 +36,19 @@ class ProbedPolicyView:
         self,
         learner,
         refresh_every: int,
-        probes_per_state: Optional[int],
-        rng: Optional[np.random.Generator] = None,
+        probes_per_state: int | None,
+        rng: np.random.Generator | None = None,
         smoothing: float = 0.5,
     ):
         check_int("refresh_every (B)", refresh_every, 1)
         if probes_per_state is not None and (
-            isinstance(probes_per_state, bool) or not isinstance(probes_per_state, (int, np.integer)) or probes_per_state < 1
+            isinstance(probes_per_state, bool)
+            or not isinstance(probes_per_state, (int, np.integer))
+            or probes_per_state < 1
         ):
-            raise ValueError(f"probes_per_state (k) must be an integer >= 1 or None (infinity); got {probes_per_state!r}")
+            raise ValueError(
+                f"probes_per_state (k) must be an integer >= 1 or None (infinity); got {probes_per_state!r}"
+            )
         if not smoothing >= 0:
             raise ValueError(f"smoothing must be >= 0; got {smoothing!r}")
         if probes_per_state is not None and rng is None:
@@ -56,7 +58,7 @@ class ProbedPolicyView:
         self.probes_per_state = probes_per_state
         self.rng = rng
         self.smoothing = float(smoothing)
-        self._estimate: Optional[np.ndarray] = None
+        self._estimate: np.ndarray | None = None
         self.n_refreshes = 0
 
     def at_step(self, step: int) -> None:
@@ -84,7 +86,7 @@ class ProbedPolicyView:
         return self._estimate
 
 
-def parse_observability(text: str) -> tuple[int, Optional[int]]:
+def parse_observability(text: str) -> tuple[int, int | None]:
     """Parse ``"B:k"`` (e.g. ``"1:inf"``, ``"40:100"``) into ``(B, k)`` with ``k = None`` for infinity."""
     parts = text.strip().split(":")
     if len(parts) != 2:

@@ -12,7 +12,6 @@ the sink is 0, its soft value is ``log A``, and each start puts occupancy ``gamm
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -53,7 +52,7 @@ class PlanningResult:
     n_sweeps: int
 
 
-def _gamma(mdp: TabularMDP, gamma: Optional[float]) -> float:
+def _gamma(mdp: TabularMDP, gamma: float | None) -> float:
     if gamma is None:
         return mdp.gamma
     if not 0.0 <= gamma <= 1.0:
@@ -61,7 +60,7 @@ def _gamma(mdp: TabularMDP, gamma: Optional[float]) -> float:
     return float(gamma)
 
 
-def _reward_sa(mdp: TabularMDP, reward: Optional[np.ndarray]) -> np.ndarray:
+def _reward_sa(mdp: TabularMDP, reward: np.ndarray | None) -> np.ndarray:
     """``(S, A)`` reward (a ``(S, 1)`` view for state rewards, broadcast in the backup)."""
     if reward is None:
         reward = mdp.reward
@@ -111,9 +110,9 @@ def _bellman_sweeps(mdp: TabularMDP, reward, gamma, combine, tol: float, max_swe
 
 def hard_value_iteration(
     mdp: TabularMDP,
-    reward: Optional[np.ndarray] = None,
+    reward: np.ndarray | None = None,
     *,
-    gamma: Optional[float] = None,
+    gamma: float | None = None,
     tie_tol: float = 1e-12,
     tol: float = 1e-10,
     max_sweeps: int = _DEFAULT_MAX_SWEEPS,
@@ -146,9 +145,9 @@ def _logsumexp_rows(Q: np.ndarray) -> np.ndarray:
 
 def soft_value_iteration(
     mdp: TabularMDP,
-    reward: Optional[np.ndarray] = None,
+    reward: np.ndarray | None = None,
     *,
-    gamma: Optional[float] = None,
+    gamma: float | None = None,
     tol: float = 1e-10,
     max_sweeps: int = _DEFAULT_MAX_SWEEPS,
 ) -> PlanningResult:
@@ -185,9 +184,9 @@ def policy_transition_matrix(mdp: TabularMDP, policy: np.ndarray) -> sp.csr_matr
 def occupancy(
     mdp: TabularMDP,
     policy: np.ndarray,
-    initial: Optional[np.ndarray] = None,
+    initial: np.ndarray | None = None,
     *,
-    gamma: Optional[float] = None,
+    gamma: float | None = None,
     tol: float = 1e-12,
     max_sweeps: int = _DEFAULT_MAX_SWEEPS,
 ) -> np.ndarray:
@@ -225,10 +224,10 @@ def occupancy(
 def feature_expectations(
     mdp: TabularMDP,
     policy: np.ndarray,
-    initial: Optional[np.ndarray] = None,
+    initial: np.ndarray | None = None,
     *,
-    features: Optional[np.ndarray] = None,
-    gamma: Optional[float] = None,
+    features: np.ndarray | None = None,
+    gamma: float | None = None,
 ) -> np.ndarray:
     """Discounted feature expectations ``mu = rho^T Phi``: ``(d,)``, or ``(K, d)`` for ``(K, S)`` initials."""
     phi = mdp.features if features is None else np.asarray(features, dtype=np.float64)
@@ -240,10 +239,10 @@ def feature_expectations(
 def expected_return(
     mdp: TabularMDP,
     policy: np.ndarray,
-    initial: Optional[np.ndarray] = None,
+    initial: np.ndarray | None = None,
     *,
-    reward: Optional[np.ndarray] = None,
-    gamma: Optional[float] = None,
+    reward: np.ndarray | None = None,
+    gamma: float | None = None,
 ) -> np.ndarray | float:
     """Expected discounted return of ``policy``: ``sum_s rho(s) sum_a pi(a|s) r(s, a)``.
 

@@ -6,8 +6,8 @@ get matplotlib's default cycle. Matplotlib runs with the non-interactive Agg bac
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 import numpy as np
 
@@ -36,16 +36,17 @@ def _pyplot():
 def plot_learning_curves(
     rows: Sequence[dict],
     path: Path,
-    teachers: Optional[Sequence[str]] = None,
+    teachers: Sequence[str] | None = None,
     spacing: int = 10,
-    reference: Optional[float] = None,
+    reference: float | None = None,
     title: str = "",
     ylabel: str = "Expected reward",
 ) -> Path:
     """Mean +- SEM learning curves from summary rows of one subset.
 
     Args:
-        rows: dicts with ``teacher, t, mean, sem`` (one subset of :func:`~curteach_teaching.experiments.results.summarize`).
+        rows: dicts with ``teacher, t, mean, sem`` (one subset of a summary table,
+            :func:`~curteach_teaching.experiments.reports.summarize`).
         path: output image file.
         teachers: which teachers, in legend order (default: all, in order of appearance).
         spacing: markers every ``spacing`` steps (the original plotted every 10th point).

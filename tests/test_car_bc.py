@@ -32,7 +32,8 @@ def test_same_seed_same_run_and_paper_setup():
     a = experiment.run(0, run_seed_sequence(3, 1))
     b = experiment.run(0, run_seed_sequence(3, 1))
     for name in experiment.teachers:
-        assert np.array_equal(a.curves[name], b.curves[name]) and np.array_equal(a.records["picks"][name], b.records["picks"][name])
+        assert np.array_equal(a.curves[name], b.curves[name])
+        assert np.array_equal(a.records["picks"][name], b.records["picks"][name])
     assert list(a.curves) == ["Agn", "Cur", "Cur-T", "Cur-L"]
     assert a.curves["Cur"].shape == (7,) and len({c[0] for c in a.curves.values()}) == 1
     assert a.extras["crash_step"] is None
@@ -107,4 +108,5 @@ def test_cli_constants_match_the_experiment():
     assert command.BC_TEACHER_NAMES == experiment.BC_TEACHER_NAMES
     assert command.UPDATES == experiment.UPDATES
     code = "import sys; from curteach_teaching.cli import build_parser; build_parser(); print('torch' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -20,7 +20,8 @@ def full_run():
 def test_run_protocol(full_run):
     assert tuple(full_run.curves) == TEACHER_NAMES  # the original's order of play
     for name in TEACHER_NAMES:
-        curve, picks, types = full_run.curves[name], full_run.records["picks"][name], full_run.records["pick_types"][name]
+        curve = full_run.curves[name]
+        picks, types = full_run.records["picks"][name], full_run.records["pick_types"][name]
         assert curve.shape == (201,) and np.isfinite(curve).all()
         assert picks.shape == types.shape == (200,)
         assert np.all(picks % 20 == 0) and np.all((0 <= picks) & (picks < 800))

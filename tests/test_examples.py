@@ -39,7 +39,8 @@ def test_01_car_environment(monkeypatch):
 
 
 def test_02_teaching_maxent_irl(monkeypatch, tmp_path):
-    text = text_of(run_notebook("02_teaching_maxent_irl.ipynb", monkeypatch, path=tmp_path, headless_plots=True))  # it writes results
+    # it writes results
+    text = text_of(run_notebook("02_teaching_maxent_irl.ipynb", monkeypatch, path=tmp_path, headless_plots=True))
     assert "expert's expected reward" in text
     assert "T0: mean score     0.00" in text
     assert "summary.csv" in text

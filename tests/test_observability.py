@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 
 from curteach_envs import CarTeachEnv
+from curteach_teaching.demonstrations import occupancy_per_start
 from curteach_teaching.experiments.car_irl import CarIRLExperiment
 from curteach_teaching.experiments.sweep import run_seed_sequence
 from curteach_teaching.learners import MaxEntIRLLearner
 from curteach_teaching.observability import ProbedPolicyView, parse_observability
 from curteach_teaching.planning import hard_value_iteration
-from curteach_teaching.demonstrations import occupancy_per_start
 
 
 @pytest.fixture(scope="module")

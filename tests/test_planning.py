@@ -143,7 +143,8 @@ def test_cyclic_fallback_matches_closed_form():
     np.testing.assert_allclose(rho, [1 / (1 - g), 0.0], atol=1e-9)
     # soft: V = logsumexp(R + g * V) solved by the linear system of the fixed point policy
     soft = soft_value_iteration(mdp)
-    residual = soft.values - scipy.special.logsumexp(np.array([1.0, 0.0])[:, None] + g * soft.values[[[0, 1], [0, 1]]], axis=1)
+    backup = np.array([1.0, 0.0])[:, None] + g * soft.values[[[0, 1], [0, 1]]]
+    residual = soft.values - scipy.special.logsumexp(backup, axis=1)
     assert np.abs(residual).max() < 1e-8
     with pytest.raises(RuntimeError, match="did not converge"):
         hard_value_iteration(cyclic_mdp(1.0), max_sweeps=50)

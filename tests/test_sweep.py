@@ -254,7 +254,8 @@ def test_generic_report_with_cells(tmp_path, capsys):
 
 def test_bad_sweep_arguments(tmp_path):
     experiment = CarIRLExperiment(**SMALL)
-    for kwargs, match in (({"runs": 0}, "runs"), ({"runs": 1, "seed": -1}, "seed"), ({"runs": 1, "workers": 0}, "workers")):
+    bad = (({"runs": 0}, "runs"), ({"runs": 1, "seed": -1}, "seed"), ({"runs": 1, "workers": 0}, "workers"))
+    for kwargs, match in bad:
         with pytest.raises(ValueError, match=match):
             run_sweep(experiment, tmp_path, progress=False, **kwargs)
     with pytest.raises(ValueError, match="backend must be one of"):

@@ -14,6 +14,7 @@ from curteach_teaching.names import BC_UPDATES as UPDATES
 
 
 def add_parser(subparsers) -> None:
+    """Register ``curteach car-bc``."""
     parser = subparsers.add_parser(
         "car-bc", help="teach CrossEnt-BC learners on the car with four teachers (paper Fig. 3)",
         description="Agn, Cur, Cur-T and Cur-L teach CrossEnt-BC learners (imitation's BC with a quadratic softmax "
@@ -29,14 +30,16 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--pretrain-sweeps", type=int, default=1000, help="pre-training sweeps (default 1000)")
     parser.add_argument("--teachers", default=",".join(BC_TEACHER_NAMES),
                         help=f"comma-separated subset of {','.join(BC_TEACHER_NAMES)} (default all)")
-    parser.add_argument("--heatmap-teacher", default="Cur", help="teacher whose curriculum heat map is drawn (default Cur)")
+    parser.add_argument("--heatmap-teacher", default="Cur",
+                        help="teacher whose curriculum heat map is drawn (default Cur)")
     add_sweep_arguments(parser, default_runs=10, default_out="results/car-bc-INIT-UPDATE")
     parser.set_defaults(func=run_car_bc)
 
 
 def run_car_bc(args: argparse.Namespace) -> int:
-    from curteach_teaching.experiments.car_bc import CarBCExperiment
+    """Run (or resume) the car-bc sweep and write its report."""
     from curteach_envs.car import INIT_CHOICES, parse_init
+    from curteach_teaching.experiments.car_bc import CarBCExperiment
     from curteach_teaching.experiments.car_report import CarReport
 
     if args.init not in INIT_CHOICES:

@@ -12,9 +12,11 @@ DEFAULT_OBSERVABILITY = "1:inf,40:inf,1:100,10:100,1:10"
 
 
 def _common(parser: argparse.ArgumentParser, default_out: str) -> None:
-    parser.add_argument("--init", default="T0-T3", help="pre-training tasks: T0 or T0-T3 (also none, T0-T1, ...); default T0-T3")
+    parser.add_argument("--init", default="T0-T3",
+                        help="pre-training tasks: T0 or T0-T3 (also none, T0-T1, ...); default T0-T3")
     parser.add_argument("--steps", type=int, default=200, help="teaching steps per run (default 200)")
-    parser.add_argument("--teaching-rate", type=float, default=0.17, help="constant teaching learning rate (default 0.17)")
+    parser.add_argument("--teaching-rate", type=float, default=0.17,
+                        help="constant teaching learning rate (default 0.17)")
     parser.add_argument(
         "--projection-radius", type=float, default=None,
         help="project theta onto this ball after each step (the paper's Proj; default: none, as in the original)",
@@ -26,6 +28,7 @@ def _common(parser: argparse.ArgumentParser, default_out: str) -> None:
 
 
 def add_parser(subparsers) -> None:
+    """Register ``curteach car-irl`` and ``curteach car-irl-observability``."""
     fig2 = subparsers.add_parser(
         "car-irl", help="teach the MaxEnt-IRL learner on the car with seven teachers (paper Fig. 2)",
         description="Seven teachers (Agn, Omn, Scot, Cur, Cur-T, Cur-L, BBox) teach MaxEnt-IRL learners on fresh "
@@ -47,7 +50,8 @@ def add_parser(subparsers) -> None:
     fig4.add_argument("--settings", default=DEFAULT_OBSERVABILITY,
                       help=f"comma-separated B:k pairs, k may be inf (default {DEFAULT_OBSERVABILITY})")
     fig4.add_argument("--smoothing", type=float, default=0.5, help="additive smoothing of probe counts (default 0.5)")
-    fig4.add_argument("--heatmap-teacher", default=None, help="teacher whose curriculum heat map is drawn (default: first)")
+    fig4.add_argument("--heatmap-teacher", default=None,
+                      help="teacher whose curriculum heat map is drawn (default: first)")
     fig4.set_defaults(func=run_observability)
 
 
@@ -75,6 +79,7 @@ def _sweep(args, experiment, default_out: str, heatmap_teacher, title: str) -> i
 
 
 def run_car_irl(args: argparse.Namespace) -> int:
+    """Run (or resume) the seven-teacher car-irl sweep and write its report."""
     from curteach_teaching.experiments.car_irl import CarIRLExperiment
 
     teachers = tuple(t.strip() for t in args.teachers.split(",") if t.strip())
@@ -86,6 +91,7 @@ def run_car_irl(args: argparse.Namespace) -> int:
 
 
 def run_observability(args: argparse.Namespace) -> int:
+    """Run (or resume) the limited-observability sweep and write its report."""
     from curteach_teaching.experiments.car_irl import CarIRLExperiment
     from curteach_teaching.observability import parse_observability
 

@@ -11,6 +11,7 @@ _KIND_NAMES = {"shortest-path": "shortest_path", "tsp": "tsp"}
 
 
 def add_parser(subparsers) -> None:
+    """Register ``curteach make-dataset`` and ``curteach dataset-info``."""
     make = subparsers.add_parser(
         "make-dataset",
         help="generate a shortest-path or TSP dataset (train/test/val) into one compressed file",
@@ -28,7 +29,8 @@ def add_parser(subparsers) -> None:
     info = subparsers.add_parser(
         "dataset-info",
         help="print per-split counts and means of a navigation dataset file",
-        description="Per split: tasks, demonstrations, mean length, optimal reward, optimal paths and (TSP) greedy gap.",
+        description="Per split: tasks, demonstrations, mean length, optimal reward, optimal paths and (TSP) "
+        "greedy gap.",
     )
     info.add_argument("file", type=Path, help="dataset file written by make-dataset")
     info.add_argument("--json", action="store_true", help="print one JSON object keyed by split")
@@ -36,6 +38,7 @@ def add_parser(subparsers) -> None:
 
 
 def run_make(args: argparse.Namespace) -> int:
+    """Generate and save a navigation dataset."""
     from curteach_envs.navigation.dataset import save_dataset
     from curteach_envs.navigation.generate import generate_dataset
 
@@ -45,7 +48,9 @@ def run_make(args: argparse.Namespace) -> int:
     )
     elapsed = time.perf_counter() - start
     path = save_dataset(dataset, args.out)
-    counts = ", ".join(f"{name} {split.n_tasks} tasks / {split.n_demos} demos" for name, split in dataset.splits.items())
+    counts = ", ".join(
+        f"{name} {split.n_tasks} tasks / {split.n_demos} demos" for name, split in dataset.splits.items()
+    )
     print(f"wrote {path} ({args.kind}, seed {args.seed}): {counts}; generated in {elapsed:.1f} s")
     return 0
 
@@ -61,6 +66,7 @@ _COLUMNS = (
 
 
 def run_info(args: argparse.Namespace) -> int:
+    """Print a dataset file's statistics per split."""
     from curteach_envs.navigation.dataset import load_dataset
 
     dataset = load_dataset(args.file)

@@ -9,6 +9,7 @@ import numpy as np
 
 
 def add_parser(subparsers) -> None:
+    """Register ``curteach demo``."""
     parser = subparsers.add_parser("demo", help="build a car road, plan the expert, save a picture")
     parser.add_argument("--out", type=Path, default=Path("results/demo"), help="output folder")
     parser.add_argument("--layout-seed", type=int, default=0, help="seed of the road layout")
@@ -26,6 +27,7 @@ def expert_value_per_type(env) -> np.ndarray:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Draw a road and print the expert's value per task type."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -21,12 +21,12 @@ import importlib.metadata
 import multiprocessing
 import os
 import sys
-from functools import lru_cache
-from pathlib import Path
 from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Iterator, Optional, Sequence
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -93,6 +93,7 @@ class SerialBackend(Backend):
     name = "serial"
 
     def run_units(self, experiment, units):
+        """Compute the units one after the other in this process."""
         for unit in units:
             yield unit, _labelled(compute_run, experiment, unit)
 
@@ -123,12 +124,13 @@ class ProcessBackend(Backend):
 
     name = "processes"
 
-    def __init__(self, workers: Optional[int] = None):
+    def __init__(self, workers: int | None = None):
         if workers is not None:
             check_int("workers", workers, 1)
         self.workers = workers
 
     def run_units(self, experiment, units):
+        """Compute the units in the pool (or in this process for one unit or one worker)."""
         units = list(units)
         n_workers = min(len(units), self.workers or os.cpu_count() or 1)
         if n_workers <= 1:
@@ -177,8 +179,8 @@ def _ray_compute(experiment, unit: Unit, driver_fingerprint: str) -> RunResult:
     mine = code_fingerprint()
     if mine != driver_fingerprint:
         raise RuntimeError(
-            f"curteach on this Ray worker ({mine}, pid {os.getpid()}) differs from the driver's ({driver_fingerprint}); "
-            f"install the same version on every node"
+            f"curteach on this Ray worker ({mine}, pid {os.getpid()}) differs from the driver's "
+            f"({driver_fingerprint}); install the same version on every node"
         )
     _single_threaded_worker()
     return compute_run(experiment, unit)
@@ -205,8 +207,8 @@ class RayBackend(Backend):
 
     def __init__(
         self,
-        address: Optional[str] = None,
-        workers: Optional[int] = None,
+        address: str | None = None,
+        workers: int | None = None,
         gpus_per_run: float = 0.0,
         max_retries: int = 3,
     ):
@@ -233,6 +235,7 @@ class RayBackend(Backend):
         return True
 
     def run_units(self, experiment, units):
+        """Submit one Ray task per unit and yield results as they arrive; cancel what is left on exit."""
         try:
             import ray
         except ImportError as error:
@@ -272,8 +275,8 @@ BACKENDS = {"serial": SerialBackend, "processes": ProcessBackend, "ray": RayBack
 
 def make_backend(
     name: str = "processes",
-    workers: Optional[int] = None,
-    ray_address: Optional[str] = None,
+    workers: int | None = None,
+    ray_address: str | None = None,
     gpus_per_run: float = 0.0,
 ) -> Backend:
     """The backend called ``name`` (``"serial"``, ``"processes"`` or ``"ray"``), sized by ``workers`` where that

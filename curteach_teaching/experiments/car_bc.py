@@ -108,7 +108,9 @@ class CarBCExperiment(SingleCellExperiment):
             raise ValueError(f"aggregation must be one of {AGGREGATIONS}; got {self.aggregation!r}")
         unknown = [t for t in self.teachers if t not in BC_TEACHER_NAMES]
         if unknown or not self.teachers or len(set(self.teachers)) != len(self.teachers):
-            raise ValueError(f"teachers must be distinct names from {list(BC_TEACHER_NAMES)}; got {list(self.teachers)}")
+            raise ValueError(
+                f"teachers must be distinct names from {list(BC_TEACHER_NAMES)}; got {list(self.teachers)}"
+            )
         object.__setattr__(self, "teachers", tuple(t for t in BC_TEACHER_NAMES if t in self.teachers))
 
     def settings(self) -> dict:
@@ -167,7 +169,9 @@ class CarBCExperiment(SingleCellExperiment):
             curves[name][0] = student.expected_reward()
         set_states, set_actions = _sets(pool)
         for t in range(T):
-            chosen = np.array([start_index[teacher.select(student, t)] for teacher, student in zip(teachers.values(), learners)])
+            chosen = np.array(
+                [start_index[teacher.select(student, t)] for teacher, student in zip(teachers.values(), learners)]
+            )
             _step_many(learners, set_states[chosen], set_actions[chosen])
             for (name, student), k in zip(zip(teachers, learners), chosen):
                 curves[name][t + 1] = student.expected_reward()

@@ -24,7 +24,6 @@ Agn, Scot and each probed view, so a teacher subset or an extra teacher changes 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Optional
 
 import numpy as np
 
@@ -62,7 +61,7 @@ __all__ = [
 # INIT_CHOICES and parse_init (the car's task-type parsing) live in curteach_envs.car; re-exported here.
 
 
-def observability_name(refresh_every: int, probes: Optional[int]) -> str:
+def observability_name(refresh_every: int, probes: int | None) -> str:
     """Teacher name of Cur under observability ``(B, k)``, e.g. ``"Cur B=40 k=inf"``."""
     return f"Cur B={refresh_every} k={'inf' if probes is None else probes}"
 
@@ -120,12 +119,12 @@ class CarIRLExperiment(SingleCellExperiment):
     pretrain_steps: int = 500
     pretrain_rate: float = 0.5
     teaching_rate: float = 0.17
-    projection_radius: Optional[float] = None
+    projection_radius: float | None = None
     reward_model: str = "quadratic"
     cur_aggregation: str = "mean"
     cur_t_aggregation: str = "geometric"
     cur_l_aggregation: str = "geometric"
-    observability: Optional[tuple] = None
+    observability: tuple | None = None
     smoothing: float = 0.5
 
     def __post_init__(self):
@@ -148,7 +147,9 @@ class CarIRLExperiment(SingleCellExperiment):
         if self.observability is None:
             unknown = [t for t in self.teachers if t not in TEACHER_NAMES]
             if unknown or not self.teachers or len(set(self.teachers)) != len(self.teachers):
-                raise ValueError(f"teachers must be distinct names from {list(TEACHER_NAMES)}; got {list(self.teachers)}")
+                raise ValueError(
+                    f"teachers must be distinct names from {list(TEACHER_NAMES)}; got {list(self.teachers)}"
+                )
             # play in the original's order whatever order was given
             object.__setattr__(self, "teachers", tuple(t for t in TEACHER_NAMES if t in self.teachers))
         else:
@@ -268,7 +269,9 @@ class CarIRLExperiment(SingleCellExperiment):
                 picks[name][t] = state
         pick_types = {name: mdp.task_of_state[p] for name, p in picks.items()}
         extras = {
-            "expert_reward": float(mdp.reward @ (mdp.initial_state_dist[pool.start_states] @ setup.expert_occupancy_per_start)),
+            "expert_reward": float(
+                mdp.reward @ (mdp.initial_state_dist[pool.start_states] @ setup.expert_occupancy_per_start)
+            ),
             "target_reward": setup.target.expected_reward,
             "initial_reward": setup.learner.expected_reward,
             "crash_checked": crash_teacher is not None,

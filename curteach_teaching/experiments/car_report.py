@@ -14,8 +14,8 @@ the flagged fraction, learning curves and curriculum heat maps.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 import numpy as np
 
@@ -37,7 +37,7 @@ SUBSETS = ("all", "finished")
 
 
 def car_run_result(
-    index: int, curves: dict, picks: dict, pick_types: dict, crash_step: Optional[int], extras: dict
+    index: int, curves: dict, picks: dict, pick_types: dict, crash_step: int | None, extras: dict
 ) -> RunResult:
     """A car run's result (see the module docstring for the layout)."""
     return RunResult(
@@ -49,7 +49,7 @@ def car_run_result(
     )
 
 
-def crash_step(result: RunResult) -> Optional[int]:
+def crash_step(result: RunResult) -> int | None:
     """The step at which the original code would have stopped, or ``None``."""
     return result.extras.get("crash_step")
 
@@ -86,7 +86,7 @@ class CarReport(Report):
     extras_not_averaged = ("crash_step",)
     metric_name = "expected reward"
 
-    def __init__(self, experiment, heatmap_teacher: Optional[str] = None, title: str = ""):
+    def __init__(self, experiment, heatmap_teacher: str | None = None, title: str = ""):
         super().__init__(experiment, curves=experiment.teachers, title=title)
         teachers = list(experiment.teachers)
         self.heatmap_teacher = heatmap_teacher or teachers[0]
@@ -94,9 +94,11 @@ class CarReport(Report):
             raise ValueError(f"heat-map teacher must be one of {teachers}; got {self.heatmap_teacher!r}")
 
     def subsets(self) -> dict:
+        """``all`` runs, and those the original would have ``finished``."""
         return {"all": None, "finished": finished}
 
     def report_data(self, sweep, rows: list) -> dict:
+        """The flagged runs (run -> crash step) and their fraction."""
         results = sweep.results
         flagged = {r.index: crash_step(r) for r in results if not finished(r)}
         return {
@@ -105,6 +107,7 @@ class CarReport(Report):
         }
 
     def figures(self, sweep, rows: list, out_dir: Path, extras: dict) -> list:
+        """Learning curves per subset and the heat-map teacher's curriculum per subset."""
         from curteach_teaching.plots import plot_curriculum_heatmap
 
         names = super().figures(sweep, rows, out_dir, extras)
@@ -122,11 +125,15 @@ class CarReport(Report):
         return names
 
     def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
+        """Runs computed and reused, the flagged runs, the final expected reward per subset."""
         results = sweep.results
         print(f"{len(results)} runs ({len(sweep.computed)} computed, {len(sweep.reused)} reused) in {out_dir}")
         unchecked = sum(r.extras.get("crash_checked") is False for r in results)
         if unchecked:
-            print(f"note: the crash flag was not checked in {unchecked} run(s) (no Cur teacher); they count as finished")
+            print(
+                f"note: the crash flag was not checked in {unchecked} run(s) (no Cur teacher); "
+                "they count as finished"
+            )
         flagged = report["flagged_runs"]
         print(
             f"flagged (the original would have crashed): {len(flagged)}/{len(results)} = "

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from curteach_teaching.experiments.results import RunResult
 __all__ = ["Report", "mean_sem", "read_summary", "summarize", "write_summary"]
 
 #: A subset's rule: which runs it holds (``None``: every run).
-SubsetRule = Optional[Callable[[RunResult], bool]]
+SubsetRule = Callable[[RunResult], bool] | None
 
 
 def mean_sem(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -50,9 +50,9 @@ def mean_sem(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def summarize(
     results: Sequence[RunResult],
     curves: Sequence[str],
-    subsets: Optional[Mapping[str, SubsetRule]] = None,
+    subsets: Mapping[str, SubsetRule] | None = None,
     label: str = "teacher",
-    cell: Optional[str] = None,
+    cell: str | None = None,
 ) -> list[dict]:
     """The tidy table: one row per (curve, subset, t) with ``mean``, ``sem`` (over runs) and ``n`` runs.
 
@@ -122,11 +122,11 @@ class Report:
     #: column name of the curve names in ``summary.csv``
     label = "teacher"
     #: the extra (per run) drawn as a dotted reference line in the learning curves, if present
-    reference_extra: Optional[str] = None
+    reference_extra: str | None = None
     #: extras left out of ``report.json``'s ``extras_mean``
     extras_not_averaged: tuple = ()
 
-    def __init__(self, experiment, curves: Optional[Sequence[str]] = None, title: str = ""):
+    def __init__(self, experiment, curves: Sequence[str] | None = None, title: str = ""):
         self.experiment = experiment
         self._curves = None if curves is None else list(curves)
         self.title = title
@@ -137,6 +137,7 @@ class Report:
         return {"all": None}
 
     def curve_names(self, sweep) -> list:
+        """The curve names, in row and legend order (default: those of the first run)."""
         if self._curves is not None:
             return self._curves
         return list(sweep.all_results[0].curves)
@@ -185,6 +186,7 @@ class Report:
 
     # ------------------------------------------------------------ machinery
     def summary_rows(self, sweep) -> list:
+        """The rows of ``summary.csv`` (see :func:`summarize`), cell by cell."""
         multi = len(sweep.cells) > 1
         rows = []
         for cell, results in sweep.cells.items():

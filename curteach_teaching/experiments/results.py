@@ -4,11 +4,11 @@
 ``data`` is :meth:`RunResult.to_data`: the cell, the run index, its seed, the curves, the per-step records,
 free-form extras and the SHA-256 of each artifact. **Artifacts** are binary files of a run (e.g. a trained model's
 ``state_dict``), written beside the run file as ``run_00007.<name>`` before it; a run whose artifact is missing or
-does not match its digest is not used. ``checksum`` is the SHA-256 of ``data`` in canonical JSON (Python's float ``repr`` round-trips
-exactly), and ``fingerprint`` identifies the experiment's settings. A file that does not parse, fails its checksum,
-has inconsistent shapes, or was written for other settings is *not used*: :func:`load_run` says why and the sweep
-recomputes the run. Files are written atomically (a temporary file in the same folder, then ``os.replace``), so an
-interrupted write never leaves a half file under the final name.
+does not match its digest is not used. ``checksum`` is the SHA-256 of ``data`` in canonical JSON (Python's float
+``repr`` round-trips exactly), and ``fingerprint`` identifies the experiment's settings. A file that does not parse,
+fails its checksum, has inconsistent shapes, or was written for other settings is *not used*: :func:`load_run` says
+why and the sweep recomputes the run. Files are written atomically (a temporary file in the same folder, then
+``os.replace``), so an interrupted write never leaves a half file under the final name.
 
 The summary table and the reports moved to :mod:`curteach_teaching.experiments.reports`; the old names
 (``summarize``, ``write_summary``, ``read_summary``, ``flagged_fraction``, ``SUBSETS``) still import from here.
@@ -21,7 +21,6 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 
@@ -63,7 +62,9 @@ def check_artifact(name, blob) -> bytes:
     """``blob`` if ``name`` is a usable file suffix (letters, digits, ``. _ -``) and ``blob`` is bytes, else
     ``ValueError``."""
     if not isinstance(name, str) or not _ARTIFACT_PATTERN.match(name):
-        raise ValueError(f"artifact names must be 1-60 letters, digits and . _ - (not starting with a dot); got {name!r}")
+        raise ValueError(
+            f"artifact names must be 1-60 letters, digits and . _ - (not starting with a dot); got {name!r}"
+        )
     if not isinstance(blob, (bytes, bytearray)):
         raise ValueError(f"artifact {name!r} must be bytes; got {type(blob).__name__}")
     return bytes(blob)
@@ -112,7 +113,8 @@ class RunResult:
             "seed": int(self.seed),
             "curves": {k: [float(x) for x in v] for k, v in self.curves.items()},
             "records": {
-                name: {k: np.asarray(v).tolist() for k, v in per_curve.items()} for name, per_curve in self.records.items()
+                name: {k: np.asarray(v).tolist() for k, v in per_curve.items()}
+                for name, per_curve in self.records.items()
             },
             "extras": self.extras,
             "artifacts": {name: hashlib.sha256(check_artifact(name, blob)).hexdigest()
@@ -170,7 +172,7 @@ def save_run(path: Path, result: RunResult, settings_fingerprint: str) -> None:
 
 def load_run(
     path: Path, settings_fingerprint: str, index: int, cell: str = DEFAULT_CELL
-) -> tuple[Optional[RunResult], str]:
+) -> tuple[RunResult | None, str]:
     """Load and validate a run file.
 
     Returns:

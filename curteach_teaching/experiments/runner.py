@@ -9,7 +9,6 @@ experiments' report (:class:`~curteach_teaching.experiments.car_report.CarReport
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 from curteach_teaching.experiments.backends import run_seed_sequence
 from curteach_teaching.experiments.sweep import SweepResult, check_sweep_arguments, run_sweep
@@ -21,7 +20,7 @@ def write_outputs(
     experiment,
     sweep: SweepResult,
     out_dir: Path,
-    heatmap_teacher: Optional[str] = None,
+    heatmap_teacher: str | None = None,
     figures: bool = True,
     title: str = "",
 ) -> dict:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from curteach_envs._util import check_int
 from curteach_teaching.experiments.backends import Backend, ProcessBackend, Unit, run_seed_sequence
@@ -55,6 +54,7 @@ class SingleCellExperiment:
     cells = (DEFAULT_CELL,)
 
     def run_cell(self, cell: str, index: int, seed_sequence) -> RunResult:
+        """Run ``index`` of the only cell (``ValueError`` for another cell name)."""
         if cell != DEFAULT_CELL:
             raise ValueError(f"{type(self).__name__} has the single cell {DEFAULT_CELL!r}; got {cell!r}")
         return self.run(index, seed_sequence)
@@ -89,7 +89,7 @@ class SweepResult:
         return [result for runs in self.cells.values() for result in runs]
 
 
-def check_sweep_arguments(runs: int, seed: int, workers: Optional[int]) -> None:
+def check_sweep_arguments(runs: int, seed: int, workers: int | None) -> None:
     """``ValueError`` for a bad run count, seed or worker count."""
     check_int("runs", runs, 1)
     check_int("seed", seed, 0)
@@ -122,9 +122,9 @@ def run_sweep(
     out_dir: Path,
     runs: int,
     seed: int = 0,
-    workers: Optional[int] = None,
+    workers: int | None = None,
     progress: bool = True,
-    backend: Optional[Backend] = None,
+    backend: Backend | None = None,
 ) -> SweepResult:
     """Run (or resume) ``runs`` seeded runs of every cell of ``experiment``, writing ``out_dir/runs/<cell>/``.
 
