@@ -192,7 +192,7 @@ class NavigationCNN(nn.Module):
         if isinstance(in_channels, bool) or not isinstance(in_channels, (int, np.integer)) or in_channels < 1:
             raise ValueError(f"in_channels must be a positive integer; got {in_channels!r}")
         generator = make_generator(seed)
-        meta = th.device("meta")  # no parameter is drawn here; _reset_parameters draws them all
+        meta = th.device("meta")  # no parameter is drawn here; reset_parameters draws them all
         self.in_channels = int(in_channels)
         self.conv0 = nn.Conv2d(self.in_channels, _CHANNELS, 3, padding=1, device=meta)
         self.block1 = ResidualBlock(_CHANNELS, device=meta)
@@ -237,7 +237,7 @@ class NavigationCNN(nn.Module):
         if x.ndim != 4 or tuple(x.shape[1:]) != (self.in_channels,) + OBSERVATION_SHAPE[1:]:
             expected = (self.in_channels,) + OBSERVATION_SHAPE[1:]
             raise ValueError(f"observations must have shape (B, {', '.join(map(str, expected))}); got {tuple(x.shape)}")
-        # channels_last makes the 6 x 6 convolutions 2-3x faster on CPU (oneDNN); the values are the same maths
+        # channels_last makes the 6 x 6 convolutions 2-3x faster on CPU (oneDNN); same function up to float rounding
         x = x.contiguous(memory_format=th.channels_last)
         h = F.relu(self.conv0(x), inplace=True)
         h = self.block2(self.block1(h))
