@@ -11,7 +11,13 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["TEACHER_STYLES", "plot_learning_curves", "plot_curriculum_heatmap"]
+__all__ = [
+    "TEACHER_STYLES",
+    "plot_learning_curves",
+    "plot_curriculum_heatmap",
+    "plot_curves_against_batches",
+    "plot_curriculum_features",
+]
 
 TEACHER_STYLES = {
     "Cur": dict(color="forestgreen", linestyle="-"),
@@ -113,4 +119,69 @@ def plot_curriculum_heatmap(
     fig.colorbar(mesh, ax=ax, label="fraction of runs")
     if title:
         ax.set_title(title, fontsize=9)
+    return _save(plt, fig, path)
+
+
+def plot_curves_against_batches(
+    curves: dict,
+    path: Path,
+    window: tuple | None = None,
+    title: str = "",
+    ylabel: str = "Expected reward (test, best-on-validation model)",
+    spacing: int = 5,
+) -> Path:
+    """Mean +- SEM curves against the number of training batches, one per curriculum.
+
+    Args:
+        curves: curriculum -> ``(batches (K,), mean (K,), sem (K,), n)``.
+        path: output image file.
+        window: ``(first, last)`` batches to mark as shaded bounds (e.g. the range the paper plots), or ``None``.
+        title, ylabel: labels.
+        spacing: markers every ``spacing`` points.
+    """
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    n_values = set()
+    for name, (batches, mean, sem, n) in curves.items():
+        batches, mean = np.asarray(batches, dtype=float), np.asarray(mean, dtype=float)
+        sem = np.nan_to_num(np.asarray(sem, dtype=float))
+        style = dict(TEACHER_STYLES.get(name, {}))
+        (line,) = ax.plot(batches, mean, label=f"{name} (n = {n})", markevery=max(1, spacing), markersize=4, **style)
+        ax.fill_between(batches, mean - sem, mean + sem, color=line.get_color(), alpha=0.18, linewidth=0)
+        n_values.add(n)
+    if window is not None:
+        lo, hi = window
+        ax.axvspan(ax.get_xlim()[0], lo, color="0.92", zorder=0)
+        ax.axvspan(hi, max(hi, ax.get_xlim()[1]), color="0.92", zorder=0)
+        ax.axvline(lo, color="0.5", linewidth=0.8, linestyle=":")
+        ax.axvline(hi, color="0.5", linewidth=0.8, linestyle=":", label=f"paper's window ({lo:,}-{hi:,} batches)")
+    ax.set_xlabel("Training batches")
+    ax.set_ylabel(ylabel)
+    ax.set_title((title + "\n" if title else "") + "mean, band = +-1 SEM over runs", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    return _save(plt, fig, path)
+
+
+def plot_curriculum_features(features: dict, path: Path, title: str = "") -> Path:
+    """The features of the demonstrations a curriculum trained on, against demonstrations seen.
+
+    Args:
+        features: feature name -> ``(seen (K,), mean (K,), sem (K,))``: the feature normalised to [0, 1] over the
+            training set, a moving average over the last 100 batches, averaged over runs.
+        path: output image file.
+        title: figure title.
+    """
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for name, (seen, mean, sem) in features.items():
+        seen, mean = np.asarray(seen, dtype=float), np.asarray(mean, dtype=float)
+        sem = np.nan_to_num(np.asarray(sem, dtype=float))
+        (line,) = ax.plot(seen, mean, label=name)
+        ax.fill_between(seen, mean - sem, mean + sem, color=line.get_color(), alpha=0.18, linewidth=0)
+    ax.set_xlabel("Demonstrations seen")
+    ax.set_ylabel("Feature (normalised to [0, 1]), mean of the last 100 batches")
+    ax.set_ylim(-0.02, 1.02)
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
     return _save(plt, fig, path)

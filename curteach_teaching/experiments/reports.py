@@ -193,7 +193,13 @@ class Report:
             rows += summarize(results, self.curve_names(sweep), self.subsets(), self.label, cell if multi else None)
         return rows
 
-    def _final(self, rows: list, sweep) -> dict:
+    def write_summary(self, rows: list, path: Path) -> None:
+        """Write ``summary.csv`` (default: :func:`write_summary` with :attr:`label`)."""
+        write_summary(rows, path, self.label)
+
+    def final(self, rows: list, sweep) -> dict:
+        """``report.json``'s ``final``: per subset (and per cell with several cells) and curve, the last row's
+        ``mean``, ``sem`` and ``n``."""
         final = {}
         multi = len(sweep.cells) > 1
         for cell, results in sweep.cells.items():
@@ -228,13 +234,13 @@ class Report:
         """
         out_dir = Path(out_dir)
         rows = self.summary_rows(sweep)
-        write_summary(rows, out_dir / "summary.csv", self.label)
+        self.write_summary(rows, out_dir / "summary.csv")
         extras = self._extras_mean(sweep)
         report = {
             "settings": self.experiment.settings(),
             "runs": len(next(iter(sweep.cells.values()))),
             **self.report_data(sweep, rows),
-            "final": self._final(rows, sweep),
+            "final": self.final(rows, sweep),
             "extras_mean": extras,
             "files": ["summary.csv", "report.json"],
         }

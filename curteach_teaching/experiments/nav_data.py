@@ -1,0 +1,126 @@
+"""What the navigation experiment prepares once per dataset and process: demonstrations, scores, features.
+
+A worker process that runs several (curriculum, run) units of one dataset loads and converts it once
+(:func:`prepare`, cached by the file's path and SHA-256).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from curteach_envs.navigation.dataset import NavigationSplit, load_dataset
+
+__all__ = [
+    "FEATURES",
+    "NAV_TASKS",
+    "PAPER_WINDOW",
+    "PreparedDataset",
+    "demonstration_features",
+    "file_digest",
+    "prepare",
+]
+
+#: ``--task`` names -> dataset kinds.
+NAV_TASKS = {"shortest-path": "shortest_path", "tsp": "tsp"}
+#: The batches the paper's Fig. 5 shows (navigation.md Section 7.2: checkpoints 10..110 or 10..60 of 100 batches).
+PAPER_WINDOW = {"shortest_path": (1000, 11000), "tsp": (1000, 6000)}
+#: The features of the appendix's Figs. 6 (shortest path) and 7 (TSP), in plotting order.
+FEATURES = {
+    "shortest_path": ("goals", "muds on the path", "bombs", "optimal reward", "optimal paths"),
+    "tsp": ("goals", "greedy gap", "optimal reward"),
+}
+
+
+def file_digest(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (hex)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def demonstration_features(split: NavigationSplit) -> tuple[tuple, np.ndarray]:
+    """The curriculum-figure features of every demonstration, each min-max normalised to [0, 1] over the split.
+
+    Returns:
+        ``(names, values)``: the feature names (:data:`FEATURES`) and ``(N, F)`` float64 values (a constant feature
+        becomes 0).
+    """
+    if split.kind == "shortest_path":
+        bombs = np.array([len(task.bombs) for task in split.tasks], dtype=np.float64)[split["task_index"]]
+        raw = [split.n_goals, split["mud_steps"], bombs, split["reward"], split["num_optimal_paths"]]
+    else:
+        raw = [split.n_goals, split.greedy_gap, split["reward"]]
+    values = np.stack([np.asarray(column, dtype=np.float64) for column in raw], axis=1)
+    low, high = values.min(axis=0), values.max(axis=0)
+    span = np.where(high > low, high - low, 1.0)
+    return FEATURES[split.kind], (values - low) / span
+
+
+@dataclass
+class PreparedDataset:
+    """A dataset ready for training: its splits, the training demonstrations as ``Trajectory`` objects, the teacher
+    scores per variant and the curriculum-figure features.
+
+    Attributes:
+        kind: ``"shortest_path"`` or ``"tsp"``.
+        train, val, test: the splits.
+        trajectories: ``N`` imitation ``Trajectory`` objects of the training demonstrations.
+        teacher: variant (``"original"``, ``"paper"``) -> ``(N,)`` log teacher difficulty.
+        feature_names: the names of ``features``' columns; features: ``(N, F)`` in [0, 1].
+    """
+
+    kind: str
+    train: NavigationSplit
+    val: NavigationSplit
+    test: NavigationSplit
+    trajectories: list
+    teacher: dict
+    feature_names: tuple
+    features: np.ndarray
+
+
+_CACHE: dict = {}
+
+
+def prepare(path: str | Path, digest: str) -> PreparedDataset:
+    """Load, check and convert the dataset at ``path`` (cached per process by path and digest).
+
+    Raises:
+        ValueError: the file is missing, damaged, not a dataset, or its SHA-256 is not ``digest`` (it changed since
+            the sweep started).
+    """
+    from curteach_teaching.demonstrations import navigation_trajectories
+    from curteach_teaching.difficulty import teacher_log_difficulty
+
+    key = (str(Path(path).resolve()), digest)
+    if key in _CACHE:
+        return _CACHE[key]
+    if not Path(path).is_file():
+        raise ValueError(f"no dataset file at {str(path)!r}")
+    if file_digest(path) != digest:
+        raise ValueError(f"dataset {str(path)!r} changed since the sweep started (its SHA-256 differs)")
+    dataset = load_dataset(path)
+    missing = [name for name in ("train", "val", "test") if name not in dataset.splits]
+    if missing:
+        raise ValueError(f"dataset {str(path)!r} has no {', '.join(missing)} split")
+    train = dataset["train"]
+    names, features = demonstration_features(train)
+    prepared = PreparedDataset(
+        kind=dataset.kind,
+        train=train,
+        val=dataset["val"],
+        test=dataset["test"],
+        trajectories=navigation_trajectories(train),
+        teacher={variant: teacher_log_difficulty(train, variant) for variant in ("original", "paper")},
+        feature_names=names,
+        features=features,
+    )
+    _CACHE.clear()  # one dataset at a time per process
+    _CACHE[key] = prepared
+    return prepared
