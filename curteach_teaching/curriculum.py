@@ -362,8 +362,8 @@ class CurriculumBC:
         loss: ``"mean"`` (default, imitation's per-pair mean) or ``"original"`` (per batch, the sum over time steps
             of the mean over the demonstrations still active; needs ``batch_unit="demonstrations"`` and a trainer
             whose ``loss_calculator`` has ``ent_weight`` and ``l2_weight``, as BC's).
-        hooks: run after optimizer steps: :class:`StepHook`\\ s, ``(every, fn)`` pairs or callables with an ``every``
-            attribute (e.g. :class:`StepLRHook`); see the module docstring.
+        hooks: run after optimizer steps: :class:`StepHook` objects, ``(every, fn)`` pairs or callables with an
+            ``every`` attribute (e.g. :class:`StepLRHook`); see the module docstring.
         difficulty_chunk_size: transitions per no-grad forward pass of the difficulty scores (>= 1; default 8192).
 
     Attributes:
@@ -743,8 +743,9 @@ class CurriculumBC:
         Returns:
             ``{"format", "config", "step", "rng", "history", "hooks"}``: the checked configuration (number of
             demonstrations and transitions, variant, batch unit, demonstrations per batch, loss, remainder), the
-            global optimizer step, the state of :attr:`rng` (permutations and shuffles), the :class:`EpochRecord`\\ s
-            as dicts, and the ``state_dict()`` of each hook that has one (``None`` for the others).
+            global optimizer step, the state of :attr:`rng` (permutations and shuffles), the history
+            (:class:`EpochRecord` fields as a dict per epoch), and the ``state_dict()`` of each hook that has one
+            (``None`` for the others).
         """
         history = [
             {**dataclasses.asdict(record), "selected": np.asarray(record.selected).tolist()} for record in self.history
