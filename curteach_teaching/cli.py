@@ -17,6 +17,7 @@ _COMMAND_MODULES = (
     "curteach_teaching.commands.demo",
     "curteach_teaching.commands.car_irl",
     "curteach_teaching.commands.car_bc",
+    "curteach_teaching.commands.nav",
 )
 
 

@@ -149,15 +149,23 @@ def plot_curves_against_batches(
         (line,) = ax.plot(batches, mean, label=f"{name} (n = {n})", markevery=max(1, spacing), markersize=4, **style)
         ax.fill_between(batches, mean - sem, mean + sem, color=line.get_color(), alpha=0.18, linewidth=0)
         n_values.add(n)
+    ax.set_xlim(0, max_batches := max(float(np.max(c[0])) for c in curves.values()) or 1.0)
+    note = ""
     if window is not None:
         lo, hi = window
-        ax.axvspan(ax.get_xlim()[0], lo, color="0.92", zorder=0)
-        ax.axvspan(hi, max(hi, ax.get_xlim()[1]), color="0.92", zorder=0)
-        ax.axvline(lo, color="0.5", linewidth=0.8, linestyle=":")
-        ax.axvline(hi, color="0.5", linewidth=0.8, linestyle=":", label=f"paper's window ({lo:,}-{hi:,} batches)")
+        if max_batches > lo:  # shade what the paper does not show, within the data
+            ax.axvspan(0, lo, color="0.92", zorder=0)
+            if hi < max_batches:
+                ax.axvspan(hi, max_batches, color="0.92", zorder=0)
+            ax.axvline(lo, color="0.5", linewidth=0.8, linestyle=":",
+                       label=f"paper's window ({lo:,}-{hi:,} batches)")
+            if hi < max_batches:
+                ax.axvline(hi, color="0.5", linewidth=0.8, linestyle=":")
+        else:
+            note = f" (the paper plots batches {lo:,}-{hi:,}, beyond these runs)"
     ax.set_xlabel("Training batches")
     ax.set_ylabel(ylabel)
-    ax.set_title((title + "\n" if title else "") + "mean, band = +-1 SEM over runs", fontsize=9)
+    ax.set_title((title + "\n" if title else "") + "mean, band = +-1 SEM over runs" + note, fontsize=9)
     ax.legend(fontsize=7, loc="lower right")
     return _save(plt, fig, path)
 
@@ -179,7 +187,7 @@ def plot_curriculum_features(features: dict, path: Path, title: str = "") -> Pat
         (line,) = ax.plot(seen, mean, label=name)
         ax.fill_between(seen, mean - sem, mean + sem, color=line.get_color(), alpha=0.18, linewidth=0)
     ax.set_xlabel("Demonstrations seen")
-    ax.set_ylabel("Feature (normalised to [0, 1]), mean of the last 100 batches")
+    ax.set_ylabel("feature, normalised to [0, 1]\n(mean of the last 100 batches)")
     ax.set_ylim(-0.02, 1.02)
     if title:
         ax.set_title(title, fontsize=9)

@@ -115,7 +115,7 @@ class NavReport(Report):
                 features[name.split(":", 1)[1]] = (seen[1:], mean[1:], sem[1:])  # index 0: before training
         plot_curriculum_features(
             features, out_dir / "curriculum_features.png",
-            title=f"{self.title}: features of the demonstrations {chosen} trained on (n = {len(results)} runs)",
+            title=f"{self.title}\nwhat {chosen} trained on (mean of {len(results)} runs)",
         )
         return ["test_reward.png", "curriculum_features.png"]
 

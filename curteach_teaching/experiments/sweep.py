@@ -159,7 +159,9 @@ def run_sweep(
         (runs_dir / cell).mkdir(exist_ok=True)
         for stale in (runs_dir / cell).glob(".run_*.tmp"):  # leftovers of an interrupted write
             stale.unlink(missing_ok=True)
-        for index in range(runs):
+    # run-major order: run 0 of every cell first, so that a sweep stopped early still holds paired runs
+    for index in range(runs):
+        for cell in cells:
             result, reason = load_run(run_path(out_dir, index, cell), settings_fingerprint, index, cell)
             if result is not None and result.seed == seed:
                 sweep.cells[cell][index] = result

@@ -1,0 +1,100 @@
+"""Look at what a trained navigation learner does: its greedy rollout on one task, as pictures.
+
+The rollout is played in the task's own Gymnasium environment (``ShortestPathTeach-v0`` / ``TSPTeach-v0``), one
+greedy action (argmax of the logits) per step, and each frame is the environment's ``rgb_array`` rendering.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["draw_rollout", "greedy_frames", "load_policy"]
+
+_ENV_IDS = {"shortest_path": "ShortestPathTeach-v0", "tsp": "TSPTeach-v0"}
+
+
+def load_policy(path: str | Path, device: str = "cpu"):
+    """A :class:`~curteach_teaching.learners.networks.NavigationCNNPolicy` with the weights of a ``.pt`` file
+    written by ``curteach nav`` (a ``state_dict``), in eval mode.
+
+    Raises:
+        ValueError: the file is missing or not such a ``state_dict``.
+    """
+    import torch as th
+
+    from curteach_teaching.learners.networks import NavigationCNNPolicy
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"no model file at {str(path)!r}")
+    policy = NavigationCNNPolicy.for_navigation(seed=0, device=device)
+    try:
+        state = th.load(path, map_location=device, weights_only=True)
+        policy.load_state_dict(state)
+    except Exception as error:
+        raise ValueError(f"{str(path)!r} is not a navigation model's state_dict ({type(error).__name__}: {error})") \
+            from error
+    policy.set_training_mode(False)
+    return policy
+
+
+def greedy_frames(policy, task) -> tuple[list, float]:
+    """Roll out ``policy`` greedily on ``task`` in its environment.
+
+    Returns:
+        ``(frames, total)``: the ``(H, W, 3)`` uint8 pictures before the first and after every action, and the
+        return.
+    """
+    import gymnasium as gym
+    import torch as th
+
+    import curteach_envs  # noqa: F401  (registers the environments)
+
+    kind = "tsp" if type(task).__name__ == "TSPTask" else "shortest_path"
+    env = gym.make(_ENV_IDS[kind], render_mode="rgb_array")
+    obs, _ = env.reset(options={"task": task})
+    frames, total, done = [env.render()], 0.0, False
+    while not done:
+        with th.no_grad():
+            logits = policy.action_logits(th.as_tensor(obs[None], dtype=th.float32, device=policy.device))
+        action = int(th.argmax(logits, dim=1)[0])
+        obs, reward, terminated, truncated, _ = env.step(action)
+        total += float(reward)
+        frames.append(env.render())
+        done = terminated or truncated
+    env.close()
+    return frames, total
+
+
+def draw_rollout(policy, split, index: int, out: str | Path) -> float:
+    """Draw the greedy rollout on datapoint ``index`` of ``split`` into ``out`` (``.png``: a strip of frames;
+    ``.gif``: an animation); return its return."""
+    out = Path(out)
+    frames, total = greedy_frames(policy, split.task(index))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix.lower() == ".gif":
+        from PIL import Image
+
+        images = [Image.fromarray(np.asarray(frame)) for frame in frames]
+        images[0].save(out, save_all=True, append_images=images[1:], duration=400, loop=0)
+        return total
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    columns = min(len(frames), 8)
+    rows = -(-len(frames) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(1.6 * columns, 1.8 * rows), squeeze=False)
+    for k, ax in enumerate(axes.flat):
+        ax.axis("off")
+        if k < len(frames):
+            ax.imshow(frames[k])
+            ax.set_title(f"t = {k}", fontsize=7)
+    fig.suptitle(f"{split.name} datapoint {index}: greedy rollout, return {total:g}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return total
