@@ -66,3 +66,15 @@ def test_04_navigation_tasks(monkeypatch):
     assert "trajectories; the first has obs" in text
     assert n_images(outputs) == 2
     assert not any(output.get("output_type") == "error" for output in outputs)
+
+
+def test_05_learner_centric_curriculum(monkeypatch, tmp_path):
+    outputs = run_notebook("05_learner_centric_curriculum.ipynb", monkeypatch, path=tmp_path)
+    text = text_of(outputs)
+    assert "dataset size: small" in text
+    assert "Agn : " in text and "trained each epoch on 100%, 100%, 100%, 100%" in text
+    assert "Cur : " in text and "trained each epoch on 66%" in text  # int(0.5 N + N / (0.8 * 4) * 0.5) of N = 692
+    assert "summary.csv" in text and "run_00000.model.pt" in text
+    assert "the learner's return" in text
+    assert n_images(outputs) == 2  # the curves with the features, and the rollout
+    assert not any(output.get("output_type") == "error" for output in outputs)
