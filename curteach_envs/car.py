@@ -99,7 +99,7 @@ def sample_road(rng: np.random.Generator, n_instances: int = 5, road_length: int
     road[:, :, :-1, :, CAR_FRONT] |= road[:, :, 1:, :, CAR]
     road[:, :, :-1, :, PED_FRONT] |= road[:, :, 1:, :, PED]
     # T6 lanes without any pedestrian get one at in-lane offset L - 1, replacing the cell's content. The original
-    # adds no ped-in-f behind it (spec Section 1.5); we keep that.
+    # adds no ped-in-f behind it (a documented oddity we keep: docs/deviations.md, "The car environment").
     no_ped = ~road[:, 6, :, :, PED].any(axis=(1, 2))
     row, column = divmod(L - 1, 2)
     road[no_ped, 6, row, column, :] = 0

@@ -2,7 +2,7 @@
 
 A *demonstration pool* holds, for every start state of a :class:`~curteach_envs.TabularMDP`, a fixed number of
 trajectories sampled from a (teacher) policy, as the original car experiments drew them once per run (10
-trajectories of 10 steps per start; ``../shared/spec/car_driving.md`` Section 5.1).
+trajectories of 10 steps per start; docs/teaching/teachers.md, "Demonstrations").
 
 Every trajectory is an ``imitation.data.types.Trajectory`` whose observations *are the state ids* (``obs`` holds
 ``len(acts) + 1`` integer states: the visited states and the state reached after the last action), so a demonstration

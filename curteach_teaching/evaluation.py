@@ -1,13 +1,13 @@
 """Fast batched evaluation on the navigation tasks: greedy rollouts of a whole split at once.
 
-The original (``../shared/spec/navigation.md`` Section 7.1) rolls out each datapoint of a split alone: the network's
+The original (docs/experiments/nav.md, "Fast evaluation") rolls out each datapoint of a split alone: the network's
 argmax action, in eval mode, from the task's start pose, until the episode ends or 30 actions have been taken; the
 metric is the mean undiscounted return per datapoint. Here every task of the split is stepped together, in one loop
 over time: one forward pass per step for all episodes still running, with the environment's rules applied with
 NumPy over the batch (no Python loop over tasks). Finished episodes leave the batch.
 
-The rules are those of ``ShortestPathTeach-v0`` and ``TSPTeach-v0`` (Sections 1.5 and 2.4), and the observations
-are built exactly as the environments build them:
+The rules are those of ``ShortestPathTeach-v0`` and ``TSPTeach-v0`` (docs/environments/navigation.md), and the
+observations are built exactly as the environments build them:
 
 * shortest path: -1 per action, -2 for an action that ends on mud (turns on mud too); a bomb or leaving the grid
   gives -6 and ends the episode; any goal gives +9 and ends it. Observation planes: 0-3 agent (channel =
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 KINDS = ("shortest_path", "tsp")
-#: Per-step rewards (navigation.md 1.5, 2.4).
+#: Per-step rewards of the two environments (docs/environments/navigation.md, "The two tasks").
 _STEP, _MUD = -1, -2
 _SP_EXIT, _SP_GOAL = -6, 9
 _TSP_EXIT, _TSP_TOUR = -11, 9

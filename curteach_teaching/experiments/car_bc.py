@@ -1,6 +1,6 @@
 """The CrossEnt-BC experiment on the car: the paper's Fig. 3 (teachers Agn, Cur, Cur-T, Cur-L).
 
-One run, as the original ``BC/main.py`` (``../shared/spec/car_driving.md`` Sections 4, 6 and 7.2), from one seed:
+One run, as the original ``BC/main.py`` (docs/experiments/car-bc.md), from one seed:
 
 1. a fresh road and its MDP with gamma = 0.999;
 2. the expert (hard VI, tie-uniform) and the demonstration pool: 10 expert trajectories of 10 steps per start;

@@ -1,6 +1,6 @@
 """The MaxEnt-IRL experiments on the car: the paper's Fig. 2 (seven teachers) and Fig. 4 (limited observability).
 
-One run, exactly as the original ``IRL/main.py`` (``../shared/spec/car_driving.md`` Section 7.1), from one seed:
+One run, exactly as the original ``IRL/main.py`` (docs/experiments/car-irl.md), from one seed:
 
 1. a fresh road (``sample_road``) and its MDP (gamma = 0.99);
 2. the expert (hard VI, tie-uniform), its exact occupancy from every start;
@@ -12,7 +12,7 @@ One run, exactly as the original ``IRL/main.py`` (``../shared/spec/car_driving.m
    state and its learner takes one step on the expert's exact occupancy from it; the metric ``R_true . rho^{pi_L}``
    (uniform start) is recorded after each step.
 
-**Crash flag** (spec Section 9.1): before Cur scores at step ``t``, we check whether the original would have
+**Crash flag** (docs/experiments/car-irl.md): before Cur scores at step ``t``, we check whether the original would have
 raised its assertion -- whether Cur's learner gives probability exactly 0.0 in float64, computed as the original
 did (``exp(Q - max Q) / sum``), to an action of Cur's demonstration pool. The first such ``t`` is the run's
 ``crash_step``; our scores are computed in log space and the run continues.
@@ -183,7 +183,7 @@ class CarIRLExperiment(SingleCellExperiment):
         target = MaxEntIRLLearner(mdp, learning_rate=self.pretrain_rate, **learner_options)
         tasks = target.tasks
         expert_occupancy = target.policy_occupancy(expert.policy)
-        expert_per_start = tasks.per_start(expert_occupancy)  # (K, S), exact (spec Section 2.4)
+        expert_per_start = tasks.per_start(expert_occupancy)  # (K, S), exact (the original's lane trick)
         expert_features = tasks.feature_expectations(expert_occupancy, mdp.features)
         uniform = mdp.initial_state_dist[tasks.start_states]
         target.fit(uniform @ expert_per_start, uniform, self.target_steps, self.pretrain_rate)

@@ -1,13 +1,13 @@
 """The navigation learner: the original's residual CNN, as a Stable-Baselines3 policy that imitation's ``BC`` trains.
 
-The network (``../shared/spec/navigation.md`` Section 5.1) maps a batch of observations ``(B, 7, 6, 6)`` to action
+The original's network (docs/experiments/nav.md) maps a batch of observations ``(B, 7, 6, 6)`` to action
 logits ``(B, 3)`` (0 move, 1 turn_left, 2 turn_right):
 
 * ``conv0``: Conv2d(7 -> 32, k=3, pad=1) + ReLU;
 * two residual blocks, each ``relu(h + x)`` with ``h = relu(c3(relu(c2(relu(c1(x))))))`` and three
   Conv2d(32 -> 32, k=3, pad=1); the skip is real and the add is out of place (the original's in-place
-  ``out += residual`` fails on PyTorch >= 1.10, Section 10.1). The final ReLU is a no-op (both terms are >= 0) but is
-  kept, as in the original;
+  ``out += residual`` fails on PyTorch >= 1.10, docs/deviations.md). The final ReLU is a no-op (both terms are
+  >= 0) but is kept, as in the original;
 * flatten (channel-major, 32 * 6 * 6 = 1152) -> Linear(1152 -> 512) + ReLU -> Linear(512 -> 256) + ReLU ->
   Dropout(0.2) -> Linear(256 -> 3).
 
@@ -55,9 +55,9 @@ __all__ = [
 OBSERVATION_SHAPE = (7, 6, 6)
 #: move, turn_left, turn_right.
 N_ACTIONS = 3
-#: Parameters of :class:`NavigationCNN` with the spec's sizes (navigation.md 5.1).
+#: Parameters of :class:`NavigationCNN` with the original's sizes (docs/experiments/nav.md).
 N_PARAMETERS = 779_971
-#: Learning rate of the original's plain SGD (navigation.md 5.2).
+#: Learning rate of the original's plain SGD (docs/experiments/nav.md).
 DEFAULT_LEARNING_RATE = 0.01
 _CHANNELS = 32
 _EMBEDDING = 512
