@@ -1,8 +1,8 @@
 """Time one full CrossEnt-BC run on the car (4 teachers x 400 steps) with each update.
 
 Usage: ``python benchmarks/car_bc.py [--init T0|T0-T3] [--repeats N]``. Prints seconds per run (best of N) and the
-final expected rewards, so the figures can be compared with the spec's (the authors' code: about 8.5 minutes per
-run). Nothing is asserted.
+final expected rewards, so the figures can be compared with the original's (the authors' code: about 8.5 minutes per
+run; docs/performance.md). Nothing is asserted.
 """
 
 from __future__ import annotations

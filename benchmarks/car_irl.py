@@ -1,6 +1,6 @@
 """CPU time of one full car MaxEnt-IRL run: theta* (500 updates) + pre-training (500) + 7 teachers x 200 steps.
 
-The original code needs about 0.6-0.7 s per learner update, i.e. 25-45 CPU-minutes per run (spec Section 8).
+The original code needs about 0.6-0.7 s per learner update, i.e. 25-45 CPU-minutes per run (docs/performance.md).
 Prints figures only; nothing is asserted.
 """
 

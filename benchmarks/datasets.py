@@ -25,7 +25,8 @@ REFERENCE = {
     "shortest_path": "original: ~616 s on one core; demos train/val/test ~16,921 / 1,711 / 5,096",
     "tsp": "original: 1.5-3 h on one core; tasks 6,000 / 300 / 1,500; measured by running the original's sampling "
            "code (docs/deviations.md): acceptance 0.76 / 0.60 / 0.55, stored tour longer than the optimum in "
-           "3.7% / 0.5% / 1.1% for G = 2 / 3 / 4 (the spec quotes 0.70-0.76 and 4.0% / 1.3% / 2.0%)",
+           "3.7% / 0.5% / 1.1% for G = 2 / 3 / 4 (a description of the original quoted 0.70-0.76 and "
+           "4.0% / 1.3% / 2.0%, which its code does not give)",
 }
 
 

@@ -4,7 +4,7 @@ A freshly initialised navigation network (NavigationCNNPolicy, seed 0) is rolled
 once (curteach_teaching.evaluation.evaluate_split), on one torch thread by default. The paper-size dataset (seed 0) is
 generated once into results/nav-datasets/ if missing (about 30 s on 2 cores).
 
-The original evaluates one datapoint at a time: 7-35 s per test evaluation on one thread (navigation.md Section 8).
+The original evaluates one datapoint at a time: 7-35 s per test evaluation on one thread (docs/experiments/nav.md).
 Target here (issue 11): a test evaluation <= 3 s on one thread. Prints figures; asserts nothing.
 
     python benchmarks/nav_eval.py [--threads 1] [--repeats 3] [--seed 0] [--device cpu] [--no-skip-cycles]

@@ -64,7 +64,7 @@ def test_per_start_occupancy_closed_forms_and_lane_trick(car):
     without_sink = exact.copy()
     without_sink[:, -1] = 0.0
     np.testing.assert_allclose(trick, without_sink, atol=1e-14)
-    # the expert's value per task from the per-start occupancy: T0 = 4.78090 (closed form of the spec)
+    # the expert's value per task from the per-start occupancy: T0 = 4.78090 (closed form, docs/environments/car.md)
     values = exact @ mdp.reward
     np.testing.assert_allclose(values[mdp.task_of_state[mdp.start_states] == 0], 4.78090, atol=1e-5)
 

@@ -103,7 +103,7 @@ def test_zero_probability_is_safe():
         log_difficulty(log_l, states, actions[..., :1])
 
 
-# ------------------------------------------------------------------ theory checks (teaching.md Section 8)
+# ------------------------------------------------- theory checks (the paper's Lemma 1 and Theorem 1)
 def _binary_tree_mdp(depth=3, n_features=3, seed=0):
     """A deterministic binary tree (2 actions) of ``depth`` decisions, leaves -> an absorbing sink; gamma = 1."""
     rng = np.random.default_rng(seed)

@@ -1,4 +1,4 @@
-"""Batched greedy evaluation (navigation.md 7.1) against the environments stepped one action at a time."""
+"""Batched greedy evaluation (docs/experiments/nav.md) against the environments stepped one action at a time."""
 
 from __future__ import annotations
 
@@ -232,7 +232,7 @@ def test_evaluate_split_is_the_mean_return_per_datapoint(splits, kind):
 
 
 def test_shortest_path_split_has_duplicated_tasks(splits):
-    # the metric counts a task once per stored path, as the original (navigation.md 7.1)
+    # the metric counts a task once per stored path, as the original (docs/deviations.md, "The navigation learner")
     split = splits["shortest_path"]
     assert split.n_demos > split.n_tasks
 

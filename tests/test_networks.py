@@ -1,4 +1,4 @@
-"""The navigation learner network (navigation.md 5.1) and its SB3 policy."""
+"""The navigation learner network (the original's CNN, docs/experiments/nav.md) and its SB3 policy."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _obs(batch: int, seed: int = 0) -> th.Tensor:
 
 
 def _manual_forward(net: NavigationCNN, x: th.Tensor) -> th.Tensor:
-    """The spec's network written out with functional ops and out-of-place adds (eval mode, no dropout)."""
+    """The original's network written out with functional ops and out-of-place adds (eval mode, no dropout)."""
 
     def conv(layer, h):
         return F.conv2d(h, layer.weight, layer.bias, padding=1)
@@ -53,7 +53,7 @@ def test_parameter_count_is_the_spec_figure():
     assert sum(p.numel() for p in net.parameters()) == N_PARAMETERS == 779_971
     policy = NavigationCNNPolicy.for_navigation(seed=0)
     assert sum(p.numel() for p in policy.parameters()) == 779_971
-    # 7 convolutions (3x3, padding 1) and 3 linear layers, as in the spec
+    # 7 convolutions (3x3, padding 1) and 3 linear layers, as in the original
     convs = [m for m in net.modules() if isinstance(m, nn.Conv2d)]
     linears = [m for m in net.modules() if isinstance(m, nn.Linear)]
     assert [(c.in_channels, c.out_channels, c.kernel_size, c.padding) for c in convs] == (
@@ -124,7 +124,7 @@ def test_a_block_with_a_zero_branch_is_the_identity():
 
 
 def test_backward_works_through_the_residual_adds():
-    # The original's in-place `out += residual` fails here on PyTorch >= 1.10 (navigation.md 10.1).
+    # The original's in-place `out += residual` fails here on PyTorch >= 1.10 (docs/deviations.md).
     net = NavigationCNN(seed=4).train()
     loss = F.cross_entropy(net(_obs(8)), th.tensor([0, 1, 2, 0, 1, 2, 0, 1]))
     loss.backward()

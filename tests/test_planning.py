@@ -1,4 +1,4 @@
-"""Planners: closed-form values of the car spec (Section 1.11), hand-made MDPs, and a cross-check with imitation."""
+"""Planners: closed-form values of the car (docs/environments/car.md), hand-made MDPs, a cross-check with imitation."""
 
 import numpy as np
 import pytest
@@ -19,7 +19,7 @@ def discounted_steps(gamma, n):
     return sum(gamma**t for t in range(n))
 
 
-# ---------------------------------------------------------------- car closed forms (spec Section 1.11)
+# ------------------------------------------------------ car closed forms (docs/environments/car.md)
 def test_geometric_sums_of_the_spec():
     assert discounted_steps(0.99, 10) == pytest.approx(9.56179, abs=5e-6)
     assert discounted_steps(0.999, 10) == pytest.approx(9.95512, abs=5e-6)
@@ -158,7 +158,7 @@ def test_per_start_occupancy_matrix(car_mdp):
     assert per_start.shape == (40, 801)
     np.testing.assert_allclose(per_start.mean(axis=0), occupancy(car_mdp, expert.policy), atol=1e-13)
     np.testing.assert_allclose(per_start[3], occupancy(car_mdp, expert.policy, car_mdp.state_indicator([starts[3]])[0]))
-    # the lane trick of the original (spec 2.4): rho^(s) = 40 * mask_lane(s) * rho^{D_init} on the road cells
+    # the lane trick of the original (docs/deviations.md): rho^(s) = 40 * mask_lane(s) * rho^{D_init} on the road cells
     rho = occupancy(car_mdp, expert.policy)
     for i, s in enumerate(starts[:8]):
         mask = np.zeros(801)
