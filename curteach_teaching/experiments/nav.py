@@ -164,10 +164,19 @@ class NavExperiment:
         """Run ``index`` of curriculum ``cell``; see the module docstring."""
         if cell not in self.curricula:
             raise ValueError(f"cell must be one of {list(self.curricula)}; got {cell!r}")
-        with warnings.catch_warnings():
-            # imitation's BC logger calls float() on tensors that require grad (harmless)
-            warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
-            return _NavRun(self, cell, index, seed_sequence).run()
+        import torch as th
+
+        # One math thread for every run, in a worker or in this process: float sums then do not depend on the
+        # backend or the worker count (runs run side by side instead), and a loaded machine is not oversubscribed.
+        threads = th.get_num_threads()
+        th.set_num_threads(1)
+        try:
+            with warnings.catch_warnings():
+                # imitation's BC logger calls float() on tensors that require grad (harmless)
+                warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
+                return _NavRun(self, cell, index, seed_sequence).run()
+        finally:
+            th.set_num_threads(threads)
 
     @property
     def window(self) -> tuple:
@@ -366,8 +375,8 @@ class _NavRun:
             self.features.load_state_dict(state["features"])
         except Exception as error:  # any damage: name the file, keep it for inspection
             raise ValueError(
-                f"checkpoint {str(path)!r} cannot be used ({type(error).__name__}: {error}); delete it to restart "
-                f"that run from scratch"
+                f"checkpoint {str(path)!r} cannot be used ({type(error).__name__}: "
+                f"{(str(error).strip().splitlines() or [''])[0]}); delete it to restart that run from scratch"
             ) from error
         best = state["best"]
         self.best_val, self.best_test, self.best_state = best["val"], best["test"], best["state"]

@@ -2,6 +2,13 @@
 
 A worker process that runs several (curriculum, run) units of one dataset loads and converts it once
 (:func:`prepare`, cached by the file's path and SHA-256).
+
+**Demonstration order.** A dataset file stores its demonstrations in generation order (by goal, mud and bomb counts).
+The curricula rank demonstrations with ties broken by position, and Cur-T's teacher scores tie often, so in file
+order its ties would favour the configurations generated first (fewer muds and bombs). The original broke ties with
+NumPy's unstable sort: an order fixed for a dataset but unrelated to the tasks. :func:`prepare` therefore puts the
+training demonstrations in one fixed random order (:data:`TRAINING_ORDER_SEED`), the same for every run and
+curriculum, before anything else sees them.
 """
 
 from __future__ import annotations
@@ -18,11 +25,15 @@ __all__ = [
     "FEATURES",
     "NAV_TASKS",
     "PAPER_WINDOW",
+    "TRAINING_ORDER_SEED",
     "PreparedDataset",
     "demonstration_features",
     "file_digest",
     "prepare",
 ]
+
+#: Seed of the fixed random order of the training demonstrations (see the module docstring).
+TRAINING_ORDER_SEED = 20211206
 
 #: ``--task`` names -> dataset kinds.
 NAV_TASKS = {"shortest-path": "shortest_path", "tsp": "tsp"}
@@ -70,7 +81,9 @@ class PreparedDataset:
 
     Attributes:
         kind: ``"shortest_path"`` or ``"tsp"``.
-        train, val, test: the splits.
+        train, val, test: the splits (as stored).
+        order: ``(N,)`` the training demonstrations' positions in ``train``, in training order: demonstration ``j``
+            of ``trajectories``, ``teacher`` and ``features`` is ``train``'s demonstration ``order[j]``.
         trajectories: ``N`` imitation ``Trajectory`` objects of the training demonstrations.
         teacher: variant (``"original"``, ``"paper"``) -> ``(N,)`` log teacher difficulty.
         feature_names: the names of ``features``' columns; features: ``(N, F)`` in [0, 1].
@@ -80,6 +93,7 @@ class PreparedDataset:
     train: NavigationSplit
     val: NavigationSplit
     test: NavigationSplit
+    order: np.ndarray
     trajectories: list
     teacher: dict
     feature_names: tuple
@@ -112,15 +126,18 @@ def prepare(path: str | Path, digest: str) -> PreparedDataset:
         raise ValueError(f"dataset {str(path)!r} has no {', '.join(missing)} split")
     train = dataset["train"]
     names, features = demonstration_features(train)
+    order = np.random.default_rng(TRAINING_ORDER_SEED).permutation(train.n_demos)
+    trajectories = navigation_trajectories(train)
     prepared = PreparedDataset(
         kind=dataset.kind,
         train=train,
         val=dataset["val"],
         test=dataset["test"],
-        trajectories=navigation_trajectories(train),
-        teacher={variant: teacher_log_difficulty(train, variant) for variant in ("original", "paper")},
+        order=order,
+        trajectories=[trajectories[i] for i in order],
+        teacher={variant: teacher_log_difficulty(train, variant)[order] for variant in ("original", "paper")},
         feature_names=names,
-        features=features,
+        features=features[order],
     )
     _CACHE.clear()  # one dataset at a time per process
     _CACHE[key] = prepared

@@ -100,12 +100,14 @@ def write_summary(rows: Sequence[dict], path: Path, label: str = "teacher") -> N
 
 
 def read_summary(path: Path) -> list[dict]:
-    """Read a summary CSV back (``t``, ``n`` as int; ``mean``, ``sem`` as float; other columns as text)."""
+    """Read a summary CSV back (``t``, ``batches``, ``n`` as int; ``mean``, ``sem`` as float; other columns as
+    text)."""
     with open(path, newline="") as stream:
         rows = []
         for row in csv.DictReader(stream):
             row = dict(row)
-            row.update(t=int(row["t"]), n=int(row["n"]), mean=float(row["mean"]), sem=float(row["sem"]))
+            row.update({key: int(row[key]) for key in ("t", "batches", "n") if key in row})
+            row.update({key: float(row[key]) for key in ("mean", "sem") if key in row})
             rows.append(row)
         return rows
 

@@ -1,0 +1,232 @@
+"""The navigation experiment (`curteach nav`): runs, pairing, model selection, checkpoints, outputs, bad input."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch as th
+
+from curteach_envs.navigation.dataset import save_dataset
+from curteach_envs.navigation.generate import generate_dataset
+from curteach_teaching.cli import main
+from curteach_teaching.evaluation import evaluate_split
+from curteach_teaching.experiments import nav as nav_module
+from curteach_teaching.experiments.backends import run_seed_sequence
+from curteach_teaching.experiments.nav import NavExperiment
+from curteach_teaching.experiments.nav_data import demonstration_features, file_digest, prepare
+from curteach_teaching.experiments.nav_report import NavReport
+from curteach_teaching.experiments.nav_show import load_policy
+from curteach_teaching.experiments.reports import read_summary
+from curteach_teaching.experiments.sweep import run_sweep
+
+SIZES = {"train": 1, "test": 1, "val": 1}
+
+
+@pytest.fixture(scope="module")
+def sp_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("nav") / "sp.npz"
+    save_dataset(generate_dataset("shortest_path", SIZES, seed=3, workers=1, progress=False), path)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def tsp_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("nav") / "tsp.npz"
+    save_dataset(generate_dataset("tsp", {"train": 6, "test": 3, "val": 3}, seed=3, workers=1, progress=False), path)
+    return str(path)
+
+
+def _experiment(path, **kwargs):
+    options = dict(epochs=2, eval_every=4, curricula=("Agn", "Cur"))
+    options.update(kwargs)
+    return NavExperiment(dataset=path, dataset_digest=file_digest(path), **options)
+
+
+def _same(a, b):
+    assert a.curves.keys() == b.curves.keys()
+    for name in a.curves:
+        np.testing.assert_array_equal(a.curves[name], b.curves[name])
+    for record in a.records:
+        np.testing.assert_array_equal(a.records[record]["test"], b.records[record]["test"])
+    assert a.extras == b.extras and a.artifacts == b.artifacts
+
+
+def test_a_run_is_deterministic_and_paired_across_curricula(sp_file):
+    experiment = _experiment(sp_file)
+    first = experiment.run_cell("Cur", 0, run_seed_sequence(0, 0))
+    _same(first, experiment.run_cell("Cur", 0, run_seed_sequence(0, 0)))
+    agn = experiment.run_cell("Agn", 0, run_seed_sequence(0, 0))
+    # same initial network in every curriculum of run 0: the evaluation before training agrees
+    assert agn.curves["test"][0] == first.curves["test"][0] and agn.curves["val"][0] == first.curves["val"][0]
+    other = experiment.run_cell("Cur", 1, run_seed_sequence(0, 1))
+    assert other.artifacts["model.pt"] != first.artifacts["model.pt"]
+    # evaluations at 0 and every 4 optimizer steps; demonstrations seen grow with the batches
+    batches = first.records["batches"]["test"]
+    assert batches[0] == 0 and np.all(np.diff(batches) == 4) and batches[-1] <= first.extras["batches"]
+    assert np.all(np.diff(first.records["seen"]["test"]) > 0)
+    assert first.extras["epochs"] == 2 and len(first.extras["epoch_val"]) == 2
+
+
+def test_selected_fraction_per_epoch_follows_linear_pacing(sp_file):
+    experiment = _experiment(sp_file, epochs=3)
+    n = prepare(sp_file, file_digest(sp_file)).train.n_demos
+    cur = experiment.run_cell("Cur", 0, run_seed_sequence(0, 0))
+    expected = [int(0.5 * n + min(1.0, e / (0.8 * 3)) * 0.5 * n) / n for e in (1, 2, 3)]
+    assert cur.extras["selected_fraction"] == pytest.approx(expected)
+    agn = experiment.run_cell("Agn", 0, run_seed_sequence(0, 0))
+    assert agn.extras["selected_fraction"] == [1.0, 1.0, 1.0]
+    # batches of 32 whole demonstrations, the last one partial
+    assert agn.extras["epoch_batches"] == [math.ceil(n / 32) * e for e in (1, 2, 3)]
+    kept = [int(f * n + 0.5) for f in cur.extras["selected_fraction"]]
+    assert cur.extras["batches"] == sum(math.ceil(k / 32) for k in kept)
+
+
+def test_best_model_is_kept_with_greater_or_equal(sp_file, monkeypatch):
+    """Validation returns 1, 0, 1, 2: the best model changes at the 1st, 3rd (a tie) and 4th evaluation, and the
+    test split is evaluated only then."""
+    run = nav_module._NavRun(_experiment(sp_file), "Agn", 0, run_seed_sequence(0, 0))
+    scripted = iter([1.0, 0.0, 1.0, 2.0])
+    calls = []
+
+    def fake(split, batch):
+        calls.append(split.name)
+        return next(scripted) if split.name == "val" else float(len(calls))
+
+    monkeypatch.setattr(run, "_evaluate_split", fake)
+    tests = []
+    for step in range(4):
+        with th.no_grad():  # a different model each time
+            next(run.policy.parameters()).add_(1.0)
+        run._evaluate(step)
+        tests.append(run.best_test)
+    assert calls == ["val", "test", "val", "val", "test", "val", "test"]
+    assert tests == [2.0, 2.0, 5.0, 7.0]
+    assert run.best_val == 2.0
+    np.testing.assert_array_equal(run.best_state["net.head.bias"], run.policy.state_dict()["net.head.bias"])
+
+
+def test_the_best_model_file_reproduces_its_test_return(sp_file, tmp_path):
+    result = _experiment(sp_file, curricula=("Agn",)).run_cell("Agn", 0, run_seed_sequence(0, 0))
+    path = tmp_path / "model.pt"
+    path.write_bytes(result.artifacts["model.pt"])
+    data = prepare(sp_file, file_digest(sp_file))
+    assert evaluate_split(load_policy(path), data.test).mean_return == result.extras["best_test"]
+
+
+def test_an_interrupted_run_resumes_from_its_checkpoint(sp_file, tmp_path, monkeypatch):
+    experiment = _experiment(sp_file, epochs=3, checkpoint_dir=str(tmp_path / "ckpt"))
+    straight = _experiment(sp_file, epochs=3).run_cell("Cur", 0, run_seed_sequence(0, 0))
+    original = nav_module._NavRun._on_epoch_end
+
+    def stop_after_epoch_2(self, record):
+        original(self, record)
+        if record.epoch == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(nav_module._NavRun, "_on_epoch_end", stop_after_epoch_2)
+    with pytest.raises(KeyboardInterrupt):
+        experiment.run_cell("Cur", 0, run_seed_sequence(0, 0))
+    assert len(list((tmp_path / "ckpt").glob("Cur_run_00000_*.pt"))) == 1
+    monkeypatch.setattr(nav_module._NavRun, "_on_epoch_end", original)
+    resumed = experiment.run_cell("Cur", 0, run_seed_sequence(0, 0))
+    _same(straight, resumed)
+    assert list((tmp_path / "ckpt").glob("*.pt")) == []  # removed once the run ended
+
+
+def test_a_damaged_checkpoint_is_a_clear_error(sp_file, tmp_path):
+    experiment = _experiment(sp_file, checkpoint_dir=str(tmp_path))
+    path = nav_module._NavRun(experiment, "Agn", 0, run_seed_sequence(0, 0))._checkpoint_path()
+    path.write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="cannot be used.*delete it"):
+        experiment.run_cell("Agn", 0, run_seed_sequence(0, 0))
+    assert path.exists()
+
+
+def test_sweep_report_and_worker_count(sp_file, tmp_path, capsys):
+    experiment = _experiment(sp_file, epochs=1)
+    one = run_sweep(experiment, tmp_path / "a", 2, seed=1, workers=1, progress=False)
+    two = run_sweep(experiment, tmp_path / "b", 2, seed=1, workers=2, progress=False)
+    for a, b in zip(one.all_results, two.all_results, strict=True):
+        _same(a, b)
+    report = NavReport(experiment, window=experiment.window, title="test").write(one, tmp_path / "a")
+    rows = read_summary(tmp_path / "a" / "summary.csv")
+    assert list(rows[0]) == ["curriculum", "batches", "mean", "sem", "n"]
+    agn = [r for r in rows if r["curriculum"] == "Agn"]
+    expected = np.mean([r.curves["test"][-1] for r in one.cells["Agn"]])
+    assert agn[-1]["mean"] == pytest.approx(expected) and agn[-1]["n"] == 2
+    assert {"test_reward.png", "curriculum_features.png"} <= set(report["files"])
+    assert json.loads((tmp_path / "a" / "report.json").read_text())["paper_window"] == [1000, 11000]
+    assert "test return of the best-on-validation model, Cur (n=2)" in capsys.readouterr().out
+
+
+def test_features_are_normalised(sp_file, tsp_file):
+    for path in (sp_file, tsp_file):
+        data = prepare(path, file_digest(path))
+        names, values = demonstration_features(data.train)
+        assert values.shape == (data.train.n_demos, len(names))
+        assert values.min() >= 0.0 and values.max() <= 1.0
+
+
+def test_nav_command_small(tmp_path, capsys):
+    out = tmp_path / "nav"
+    args = ["nav", "--scale", "small", "--runs", "1", "--curricula", "Agn,Cur-L", "--epochs", "1",
+            "--workers", "1", "--no-progress", "--out", str(out)]
+    assert main(args) == 0
+    assert (out / "runs" / "Cur-L" / "run_00000.model.pt").exists()
+    assert (out / "test_reward.png").exists() and (out / "summary.csv").exists()
+    assert main(args + ["--no-figures"]) == 0
+    assert "0 computed, 2 reused" in capsys.readouterr().out
+    model = out / "runs" / "Agn" / "run_00000.model.pt"
+    for name in ("show.png", "show.gif"):
+        assert main(["nav-show", "--model", str(model), "--task", "shortest-path", "--dataset",
+                     str(next(out.glob("dataset-*.npz"))), "--index", "1", "--out", str(tmp_path / name)]) == 0
+        assert (tmp_path / name).stat().st_size > 0
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--curricula", "Agn,Best"], "--curricula must be"),
+    (["--epochs", "0"], "--epochs"),
+    (["--max-batches", "0"], "max_batches"),
+    (["--eval-every", "-1"], "--eval-every"),
+    (["--runs", "0"], "runs"),
+    (["--device", "cuda"] if not th.cuda.is_available() else ["--runs", "-1"], "cuda|runs"),
+])
+def test_nav_command_bad_arguments(tmp_path, capsys, extra, message):
+    assert main(["nav", "--scale", "small", "--out", str(tmp_path), "--no-progress", *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("curteach nav: error:") and len(err.strip().splitlines()) == 1
+    assert any(part in err for part in message.split("|"))
+
+
+def test_nav_command_bad_datasets(sp_file, tmp_path, capsys):
+    base = ["nav", "--scale", "small", "--runs", "1", "--no-progress", "--out", str(tmp_path / "out")]
+    assert main(base + ["--task", "tsp", "--dataset", sp_file]) == 2
+    assert "holds shortest_path tasks, not tsp" in capsys.readouterr().err
+    damaged = tmp_path / "damaged.npz"
+    data = bytearray(open(sp_file, "rb").read())
+    data[len(data) // 2] ^= 0xFF
+    damaged.write_bytes(bytes(data))
+    assert main(base + ["--dataset", str(damaged)]) == 2
+    assert "damaged.npz" in capsys.readouterr().err
+    assert main(base + ["--dataset", str(tmp_path / "missing.npz")]) == 2
+    assert not (tmp_path / "out" / "runs").exists()  # nothing computed
+
+
+def test_experiment_rejects_bad_settings(sp_file):
+    for kwargs, match in (
+        ({"task": "maze"}, "task must be"),
+        ({"curricula": ()}, "curricula"),
+        ({"curricula": ("Cur", "Cur")}, "curricula"),
+        ({"epochs": 0}, "epochs"),
+        ({"learning_rate": float("nan")}, "learning_rate"),
+        ({"loss": "sum"}, "loss"),
+        ({"teacher_difficulty": "mine"}, "teacher_difficulty"),
+        ({"device": "auto"}, "device"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            _experiment(sp_file, **kwargs)
+    with pytest.raises(ValueError, match="not tsp"):
+        _experiment(sp_file, task="tsp").run_cell("Agn", 0, run_seed_sequence(0, 0))
+    with pytest.raises(ValueError, match="changed since"):
+        NavExperiment(dataset=sp_file, dataset_digest="0" * 64).run_cell("Agn", 0, run_seed_sequence(0, 0))
