@@ -43,6 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(f"curteach {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # the sweep has said what it kept; no traceback
+        return 130
     return int(result or 0)
 
 

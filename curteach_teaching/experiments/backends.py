@@ -20,10 +20,11 @@ import hashlib
 import importlib.metadata
 import multiprocessing
 import os
+import queue
+import signal
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -115,14 +116,24 @@ def _single_threaded_worker() -> None:
         sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 
+def _pool_worker() -> None:
+    """Pool workers ignore Ctrl-C: the terminal sends SIGINT to the whole process group, and the driver, not each
+    worker, decides what stops (it terminates the pool)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _single_threaded_worker()
+
+
 class ProcessBackend(Backend):
     """A pool of ``workers`` spawned processes (default: the CPU count), one math thread each.
 
     With a single unit or ``workers == 1`` the units run in this process instead (as :class:`SerialBackend`): a pool
-    would only add start-up time, and the results are the same.
+    would only add start-up time, and the results are the same. When the driver stops early (Ctrl-C, a failed run),
+    the pool is terminated at once: queued units are dropped and the runs in flight are lost, never half-written.
     """
 
     name = "processes"
+    #: how often the driver wakes up while waiting for results (seconds); keeps Ctrl-C prompt
+    poll_interval = 0.2
 
     def __init__(self, workers: int | None = None):
         if workers is not None:
@@ -138,21 +149,30 @@ class ProcessBackend(Backend):
             return
         # spawn: no inherited locks or threads; run seeds do not depend on the process that runs them
         context = multiprocessing.get_context("spawn")
-        pool = ProcessPoolExecutor(max_workers=n_workers, mp_context=context, initializer=_single_threaded_worker)
+        pool = context.Pool(n_workers, initializer=_pool_worker)
+        arrived: queue.SimpleQueue = queue.SimpleQueue()
         try:
-            pending = {pool.submit(compute_run, experiment, unit): unit for unit in units}
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    unit = pending.pop(future)
+            for unit in units:
+                pool.apply_async(
+                    compute_run, (experiment, unit),
+                    callback=lambda result, unit=unit: arrived.put((unit, result, None)),
+                    error_callback=lambda error, unit=unit: arrived.put((unit, None, error)),
+                )
+            for _ in units:
+                while True:
                     try:
-                        result = future.result()
-                    except Exception:
-                        print(f"run {unit.index} of cell {unit.cell!r} failed:", file=sys.stderr)
-                        raise
-                    yield unit, result
+                        unit, result, error = arrived.get(timeout=self.poll_interval)
+                        break
+                    except queue.Empty:
+                        continue
+                if error is not None:
+                    print(f"run {unit.index} of cell {unit.cell!r} failed:", file=sys.stderr)
+                    raise error
+                yield unit, result
+            pool.close()
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.terminate()
+            pool.join()
 
 
 @lru_cache(maxsize=1)

@@ -187,6 +187,12 @@ def run_sweep(
                 sweep.cells[unit.cell][unit.index] = result
                 sweep.computed.append((unit.cell, unit.index))
                 bar.update()
+    except KeyboardInterrupt:
+        bar.close()
+        saved = len(sweep.reused) + len(sweep.computed)
+        print(f"interrupted: {saved} of {total} runs saved in {out_dir}; run the same command again to resume",
+              file=sys.stderr)
+        raise
     finally:
         bar.close()
     sweep.computed.sort(key=lambda unit: (cells.index(unit[0]), unit[1]))

@@ -1,0 +1,73 @@
+"""Ctrl-C on a parallel sweep (real subprocesses): prompt exit 130, one line, finished runs kept, no process left."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from curteach_teaching.experiments.reports import read_summary
+
+
+def _processes_with(token: str) -> list[int]:
+    """PIDs of live processes whose environment holds ``token`` (the command and its workers)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if token.encode() in (entry / "environ").read_bytes():
+                status = (entry / "status").read_text()
+                if "\nState:\tZ" not in status:
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _start(args: list[str], token: str) -> subprocess.Popen:
+    env = {**os.environ, "CURTEACH_TEST_TOKEN": token}
+    return subprocess.Popen([sys.executable, "-m", "curteach_teaching.cli", *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def _wait_for_runs(out: Path, n: int, proc: subprocess.Popen, limit: float = 240.0) -> None:
+    deadline = time.monotonic() + limit
+    while len(list((out / "runs" / "main").glob("run_*.json"))) < n:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the sweep made no progress"
+        time.sleep(0.2)
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc to find the workers")
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_stops_a_parallel_sweep_and_keeps_finished_runs(tmp_path, presses):
+    out = tmp_path / "sweep"
+    args = ["car-bc", "--runs", "8", "--steps", "300", "--workers", "2", "--no-progress", "--no-figures",
+            "--out", str(out)]
+    token = uuid.uuid4().hex
+    proc = _start(args, token)
+    _wait_for_runs(out, 2, proc)
+    for _ in range(presses):  # the terminal's Ctrl-C reaches the whole process group
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(0.05)
+    started = time.monotonic()
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and time.monotonic() - started < 10
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("interrupted:")]
+    assert len(lines) == 1 and "runs saved in" in lines[0] and "run the same command again" in lines[0]
+    saved = len(list((out / "runs" / "main").glob("run_*.json")))
+    assert 2 <= saved < 8 and not list((out / "runs" / "main").glob(".*.tmp"))
+    time.sleep(0.5)
+    assert _processes_with(token) == []
+    if presses == 1:  # the rerun finishes the sweep with the numbers of an uninterrupted one
+        rerun = _start(args, uuid.uuid4().hex)
+        assert rerun.wait(timeout=300) == 0
+        whole = _start([*args[:-1], str(tmp_path / "whole")], uuid.uuid4().hex)
+        assert whole.wait(timeout=300) == 0
+        assert read_summary(out / "summary.csv") == read_summary(tmp_path / "whole" / "summary.csv")
