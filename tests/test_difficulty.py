@@ -166,6 +166,34 @@ def test_sb3_log_likelihood_matches_the_tabular_one(car):
         assert np.array_equal(again, sb3)
 
 
+def test_cpu_pieces_cover_each_chunk_and_leave_the_scores_unchanged(monkeypatch):
+    """A chunk is forwarded in pieces of rows..2*rows-1 rows (one piece if shorter); the scores do not change."""
+    from curteach_envs._util import row_pieces
+    from curteach_teaching import difficulty
+    from curteach_teaching.learners.networks import NavigationCNNPolicy
+
+    for begin, end, rows in ((0, 8192, 1024), (8192, 11715, 1024), (5, 1030, 1024), (0, 3, 1024), (0, 50, 7),
+                             (0, 9, None)):
+        pieces = row_pieces(begin, end, rows)
+        assert pieces[0][0] == begin and pieces[-1][1] == end
+        assert all(a[1] == b[0] for a, b in zip(pieces[:-1], pieces[1:]))
+        if rows is None or end - begin < 2 * rows:
+            assert len(pieces) == 1
+        else:
+            assert all(rows <= stop - start < 2 * rows for start, stop in pieces)
+    policy = NavigationCNNPolicy.for_navigation(seed=0)
+    rng = np.random.default_rng(0)
+    obs = (rng.random((100, 7, 6, 6)) < 0.2).astype(np.float32)
+    acts = rng.integers(0, 3, 100)
+    demo_of_transition = np.repeat(np.arange(20), 5)
+    monkeypatch.setattr(difficulty, "CPU_PIECE_ROWS", 8)  # chunks of 64 and 36 rows -> pieces of 8 and 9 rows
+    pieced = demonstration_log_likelihoods(policy, obs, acts, demo_of_transition, 20, chunk_size=64)
+    monkeypatch.setattr(difficulty, "CPU_PIECE_ROWS", 10**9)
+    whole = demonstration_log_likelihoods(policy, obs, acts, demo_of_transition, 20, chunk_size=64)
+    # bit-identical with torch 2.13 on x86-64 AVX2; other kernels may differ in the last bits
+    np.testing.assert_allclose(pieced, whole, rtol=1e-6)
+
+
 def test_sum_per_demonstration_floors_every_step_and_nan():
     steps = np.array([-1.0, -np.inf, np.nan, -2.0, 0.5])
     demo_of_transition = np.array([0, 0, 1, 1, 3])
