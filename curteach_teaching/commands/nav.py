@@ -135,7 +135,7 @@ def run_nav(args: argparse.Namespace) -> int:
         teacher_difficulty=args.teacher_difficulty,
         device=device,
         checkpoint_dir=default_checkpoint_dir(out),
-        progress=not args.no_progress and (args.workers == 1 or args.backend == "serial"),
+        progress=not args.no_progress and args.backend != "ray",
     )
     title = f"{args.task}, {args.scale} dataset"
     report = NavReport(experiment, window=experiment.window, title=title)

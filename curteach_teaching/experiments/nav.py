@@ -384,6 +384,16 @@ class _NavRun:
         self.epoch = int(state["epoch"])
         return self.epoch + 1
 
+    def _planned_batches(self) -> int:
+        """Optimizer steps the run will take: batches per epoch from the pacing schedule, cut at ``max_batches``."""
+        from curteach_teaching.selection import LinearPacing
+
+        experiment, n = self.experiment, len(self.data.trajectories)
+        pacing = LinearPacing(experiment.pacing_a, experiment.pacing_b)
+        kept = [n if self.cell == AGN else pacing(e, experiment.epochs, n) for e in range(1, experiment.epochs + 1)]
+        total = sum(-(-k // experiment.demos_per_batch) for k in kept)
+        return total if experiment.max_batches is None else min(total, experiment.max_batches)
+
     # -------------------------------------------------------------------- run
     def run(self) -> RunResult:
         experiment = self.experiment
@@ -392,8 +402,9 @@ class _NavRun:
         if experiment.progress:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=experiment.max_batches, initial=self.curriculum.step, unit="batch", leave=False,
-                            desc=f"{self.cell} run {self.index} epoch {self.epoch}/{experiment.epochs}")
+            self.bar = tqdm(total=self._planned_batches(), initial=self.curriculum.step, unit="batch", leave=False,
+                            desc=f"{self.cell} run {self.index} epoch {self.epoch}/{experiment.epochs}",
+                            position=_bar_position(), dynamic_ncols=True)
         try:
             self.policy.set_training_mode(True)
             self.curriculum.train(experiment.epochs, start_epoch=start, max_steps=experiment.max_batches,
@@ -434,6 +445,16 @@ class _NavRun:
             cell=self.cell,
             artifacts={"model.pt": buffer.getvalue()},
         )
+
+
+def _bar_position() -> int:
+    """The line of a run's progress bar: the sweep's bar is line 0; a pool worker ``...PoolWorker-k`` draws on line
+    ``k``, the driver's own process on line 1."""
+    import multiprocessing
+
+    name = multiprocessing.current_process().name
+    suffix = name.rsplit("-", 1)[-1]
+    return int(suffix) if "PoolWorker" in name and suffix.isdigit() else 1
 
 
 def default_checkpoint_dir(out_dir: str | os.PathLike) -> str:
