@@ -289,3 +289,29 @@ def test_artifacts_are_written_by_the_driver_and_checked_on_resume(tmp_path, cap
     assert path.read_bytes() == sweep.cells["plus"][1].curves["x"].tobytes()
     with pytest.raises(ValueError, match="artifact names"):
         save_run(tmp_path / "x.json", RunResult(0, 0, {"a": np.zeros(1)}, artifacts={"../up": b""}), "f")
+
+
+def test_report_only_uses_the_saved_runs(tmp_path, capsys):
+    with pytest.raises(ValueError, match="no finished run"):
+        run_sweep(ShiftExperiment(), tmp_path, 3, seed=0, workers=1, progress=False, compute=False)
+    run_sweep(ShiftExperiment(), tmp_path, 2, seed=0, workers=1, progress=False)
+    run_path(tmp_path, 1, "plus").unlink()
+    partial = run_sweep(ShiftExperiment(), tmp_path, 3, seed=0, workers=1, progress=False, compute=False)
+    assert [r.index for r in partial.cells["base"]] == [0, 1] and [r.index for r in partial.cells["plus"]] == [0]
+    assert partial.computed == [] and not run_path(tmp_path, 2, "base").exists()
+    report = Report(ShiftExperiment()).write(partial, tmp_path)
+    assert report["final"]["plus"]["all"]["x"]["n"] == 1 and report["final"]["base"]["all"]["x"]["n"] == 2
+
+
+def test_report_only_command(tmp_path, capsys):
+    from curteach_teaching.cli import main
+
+    args = ["car-irl", "--steps", "3", "--teachers", "Agn,Cur", "--no-progress", "--no-figures", "--out", str(tmp_path)]
+    assert main([*args, "--runs", "2", "--report-only"]) == 2
+    assert "no finished run" in capsys.readouterr().err
+    assert main([*args, "--runs", "1", "--workers", "1"]) == 0
+    capsys.readouterr()
+    assert main([*args, "--runs", "3", "--report-only"]) == 0
+    out = capsys.readouterr().out
+    assert "report of the 1 of 3 runs saved so far" in out and "1 runs (0 computed, 1 reused)" in out
+    assert not run_path(tmp_path, 1).exists()

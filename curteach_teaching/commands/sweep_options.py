@@ -1,8 +1,9 @@
 """The flags every sweep command shares, and running a sweep from them.
 
 Every sweep command (``car-irl``, ``car-irl-observability``, ``car-bc``) calls :func:`add_sweep_arguments` on its
-parser, so ``--runs --seed --workers --out --no-progress --no-figures --backend --ray-address --gpus-per-run`` mean
-the same everywhere, and :func:`run_sweep_command` to validate them, run (or resume) the sweep and write its report.
+parser, so ``--runs --seed --workers --out --no-progress --no-figures --report-only --backend --ray-address
+--gpus-per-run`` mean the same everywhere, and :func:`run_sweep_command` to validate them, run (or resume) the sweep
+and write its report.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ def add_sweep_arguments(parser: argparse.ArgumentParser, default_runs: int, defa
     group.add_argument("--out", type=Path, default=None, help=f"output folder (default {default_out})")
     group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     group.add_argument("--no-figures", action="store_true", help="skip the figures")
+    group.add_argument("--report-only", action="store_true",
+                       help="compute nothing: write the summary, report and figures of the runs saved so far (e.g. "
+                       "while the sweep still runs elsewhere)")
     group.add_argument("--backend", choices=("serial", "processes", "ray"), default="processes",
                        help="where runs are computed: serial (this process), processes (a local pool, the default) "
                        "or ray (a Ray cluster; needs pip install 'curteach[ray]')")
@@ -66,6 +70,10 @@ def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path) -
     from curteach_teaching.experiments.sweep import run_sweep
 
     backend = check_sweep_flags(args)
-    sweep = run_sweep(experiment, out, args.runs, seed=args.seed, progress=not args.no_progress, backend=backend)
+    sweep = run_sweep(experiment, out, args.runs, seed=args.seed, progress=not args.no_progress, backend=backend,
+                      compute=not args.report_only)
+    if args.report_only:
+        found = sum(len(runs) for runs in sweep.cells.values())
+        print(f"report of the {found} of {len(experiment.cells) * args.runs} runs saved so far")
     report.write(sweep, out, figures=not args.no_figures)
     return 0

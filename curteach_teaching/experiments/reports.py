@@ -175,7 +175,7 @@ class Report:
         """Print what the sweep did and the final means."""
         results = sweep.all_results
         print(f"{len(results)} runs ({len(sweep.computed)} computed, {len(sweep.reused)} reused) in {out_dir}")
-        for cell, final in self._final_by_cell(report).items():
+        for cell, final in self._final_by_cell(report, sweep).items():
             for subset, entries in final.items():
                 ranked = sorted(entries.items(), key=lambda item: -np.nan_to_num(item[1]["mean"], nan=-np.inf))
                 n = next(iter(entries.values()))["n"]
@@ -214,8 +214,8 @@ class Report:
                     }
         return final
 
-    def _final_by_cell(self, report: dict) -> dict:
-        if len(self.experiment.cells) > 1:
+    def _final_by_cell(self, report: dict, sweep) -> dict:
+        if len(sweep.cells) > 1:
             return report["final"]
         return {None: report["final"]}
 
@@ -246,7 +246,7 @@ class Report:
             "extras_mean": extras,
             "files": ["summary.csv", "report.json"],
         }
-        if len(sweep.cells) > 1:
+        if len(self.experiment.cells) > 1:
             report["cells"] = list(sweep.cells)
         if figures:
             report["files"] += self.figures(sweep, rows, out_dir, extras)

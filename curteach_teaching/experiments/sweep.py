@@ -125,6 +125,7 @@ def run_sweep(
     workers: int | None = None,
     progress: bool = True,
     backend: Backend | None = None,
+    compute: bool = True,
 ) -> SweepResult:
     """Run (or resume) ``runs`` seeded runs of every cell of ``experiment``, writing ``out_dir/runs/<cell>/``.
 
@@ -138,12 +139,15 @@ def run_sweep(
         progress: show a progress bar over units (tqdm, on stderr).
         backend: where units are computed (default :class:`~curteach_teaching.experiments.backends.ProcessBackend`
             with ``workers``).
+        compute: ``False`` computes nothing: the result holds only the runs already saved (cells without one are
+            left out), e.g. to report on a sweep that is still running.
 
     Returns:
         A :class:`SweepResult`.
 
     Raises:
-        ValueError: bad arguments, bad cell names, or a run folder of the old flat layout.
+        ValueError: bad arguments, bad cell names, a run folder of the old flat layout, or (``compute=False``) no
+            saved run.
     """
     check_sweep_arguments(runs, seed, workers)
     cells = _check_cells(experiment)
@@ -174,6 +178,13 @@ def run_sweep(
                 where = f"run {index}" if cells == (DEFAULT_CELL,) else f"cell {cell!r} run {index}"
                 print(f"{where}: existing file not used ({reason}); recomputing", file=sys.stderr)
             todo.append(Unit(cell, index, int(seed)))
+
+    if not compute:
+        sweep.cells = {cell: [r for r in found if r is not None] for cell, found in sweep.cells.items()}
+        sweep.cells = {cell: found for cell, found in sweep.cells.items() if found}
+        if not sweep.cells:
+            raise ValueError(f"{out_dir} holds no finished run of these settings yet")
+        return sweep
 
     from tqdm import tqdm
 
