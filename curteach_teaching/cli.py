@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
 from collections.abc import Sequence
 
@@ -21,12 +22,20 @@ _COMMAND_MODULES = (
 )
 
 
+def _version() -> str:
+    try:
+        return importlib.metadata.version("curteach")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``curteach`` parser with every sub-command of ``_COMMAND_MODULES``."""
     parser = argparse.ArgumentParser(
         prog="curteach",
         description="Curriculum design for teaching via demonstrations (Yengera et al., NeurIPS 2021).",
     )
+    parser.add_argument("--version", action="version", version=f"curteach {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     for name in _COMMAND_MODULES:

@@ -21,3 +21,9 @@ def test_demo_bad_gamma_is_a_clean_error(tmp_path, capsys):
 def test_unknown_command_exits():
     with pytest.raises(SystemExit):
         main(["no-such-command"])
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out.startswith("curteach 0.")
