@@ -154,6 +154,13 @@ def plot_curves_against_batches(
     if window is not None:
         lo, hi = window
         if max_batches > lo:  # shade what the paper does not show, within the data
+            inside = [(np.asarray(m, float) - np.nan_to_num(np.asarray(e, float)),
+                       np.asarray(m, float) + np.nan_to_num(np.asarray(e, float)), np.asarray(b) >= lo)
+                      for b, m, e, _ in curves.values()]
+            low = min(float(np.min(a[k])) for a, _, k in inside if k.any())
+            high = max(float(np.max(z[k])) for _, z, k in inside if k.any())
+            pad = 0.05 * (high - low or 1.0)
+            ax.set_ylim(low - pad, high + pad)  # scaled to the window; the untrained start may fall below
             ax.axvspan(0, lo, color="0.92", zorder=0)
             if hi < max_batches:
                 ax.axvspan(hi, max_batches, color="0.92", zorder=0)
