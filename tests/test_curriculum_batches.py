@@ -9,6 +9,7 @@ import pytest
 import torch as th
 from imitation.algorithms.bc import BC
 from imitation.data.types import Trajectory
+from test_curriculum import count_training_pairs
 
 from curteach_teaching.curriculum import (
     CurriculumBC,
@@ -48,20 +49,6 @@ def trainer_for(mdp, batch_size=32, seed=0, optimizer=th.optim.SGD, lr=0.05, ent
     )
 
 
-def record_training_batches(trainer):
-    """The sizes of the batches BC trains on (evaluate_actions under grad; the difficulty pass uses no_grad)."""
-    seen = []
-    original = trainer.policy.evaluate_actions
-
-    def wrapped(obs, acts):
-        if th.is_grad_enabled():
-            seen.append(len(acts))
-        return original(obs, acts)
-
-    trainer.policy.evaluate_actions = wrapped
-    return seen
-
-
 # --------------------------------------------------------------------------------------- demonstration batches
 @pytest.mark.parametrize("remainder", ["partial", "drop"])
 def test_demonstration_batches_whole_demos_permuted_last_partial(car, remainder):
@@ -94,7 +81,7 @@ def test_demonstration_batches_train_one_step_per_group(car):
     demos = cut(demos, lengths)  # 55 transitions in 10 demonstrations
     trainer = trainer_for(mdp, batch_size=16)
     trainer.minibatch_size = 8
-    seen = record_training_batches(trainer)
+    seen = count_training_pairs(trainer)
     curriculum = CurriculumBC(trainer, demos, variant="Agn", batch_unit="demonstrations", demos_per_batch=4,
                               rng=np.random.default_rng(1))
     order = np.random.default_rng(1).permutation(10)
