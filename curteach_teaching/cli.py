@@ -13,6 +13,8 @@ import importlib.metadata
 import sys
 from collections.abc import Sequence
 
+from curteach_teaching.interrupts import EXIT_CODE, handle_interrupts
+
 _COMMAND_MODULES = (
     "curteach_teaching.commands.datasets",
     "curteach_teaching.commands.demo",
@@ -44,16 +46,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; a ``ValueError`` becomes a one-line message and exit code 2."""
+    """Run the command line; a ``ValueError`` becomes a one-line message and exit code 2, Ctrl-C exit code 130
+    (see :mod:`curteach_teaching.interrupts`)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        result = args.func(args)
+        with handle_interrupts():
+            result = args.func(args)
     except ValueError as error:
         print(f"curteach {args.command}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # the sweep has said what it kept; no traceback
-        return 130
+        return EXIT_CODE
     return int(result or 0)
 
 

@@ -31,8 +31,14 @@ def _processes_with(token: str) -> list[int]:
 
 def _start(args: list[str], token: str) -> subprocess.Popen:
     env = {**os.environ, "CURTEACH_TEST_TOKEN": token}
-    return subprocess.Popen([sys.executable, "-m", "curteach_teaching.cli", *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "curteach_teaching.cli", *args],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
 
 
 def _wait_for_runs(out: Path, n: int, proc: subprocess.Popen, limit: float = 240.0) -> None:
@@ -43,12 +49,37 @@ def _wait_for_runs(out: Path, n: int, proc: subprocess.Popen, limit: float = 240
         time.sleep(0.2)
 
 
+def _ray_installed() -> bool:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc to find the workers")
+@pytest.mark.parametrize(
+    "backend",
+    ["processes", pytest.param("ray", marks=pytest.mark.skipif(not _ray_installed(), reason="needs the ray extra"))],
+)
 @pytest.mark.parametrize("presses", [1, 2])
-def test_ctrl_c_stops_a_parallel_sweep_and_keeps_finished_runs(tmp_path, presses):
+def test_ctrl_c_stops_a_parallel_sweep_and_keeps_finished_runs(tmp_path, presses, backend):
     out = tmp_path / "sweep"
-    args = ["car-bc", "--runs", "8", "--steps", "300", "--workers", "2", "--no-progress", "--no-figures",
-            "--out", str(out)]
+    args = [
+        "car-bc",
+        "--runs",
+        "8",
+        "--steps",
+        "300",
+        "--workers",
+        "2",
+        "--no-progress",
+        "--no-figures",
+        "--backend",
+        backend,
+        "--out",
+        str(out),
+    ]
     token = uuid.uuid4().hex
     proc = _start(args, token)
     _wait_for_runs(out, 2, proc)
@@ -71,3 +102,49 @@ def test_ctrl_c_stops_a_parallel_sweep_and_keeps_finished_runs(tmp_path, presses
         whole = _start([*args[:-1], str(tmp_path / "whole")], uuid.uuid4().hex)
         assert whole.wait(timeout=300) == 0
         assert read_summary(out / "summary.csv") == read_summary(tmp_path / "whole" / "summary.csv")
+
+
+def test_first_press_raises_and_sigint_stays_ignored_after_an_interruption():
+    from curteach_teaching import interrupts
+
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(KeyboardInterrupt), interrupts.handle_interrupts():
+            with interrupts.interruption_message(lambda: "interrupted: test"):
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(1)  # the handler runs at the next bytecode; the sleep is cut short
+        # a press while the interpreter shuts down must not kill the process by the signal
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        with interrupts.handle_interrupts():  # an ignored SIGINT is left alone (a background job)
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
+    with interrupts.handle_interrupts():  # no press: the previous handler comes back
+        assert signal.getsignal(signal.SIGINT) is not before
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+_SECOND_PRESS = """
+import os, signal, subprocess, sys, time
+from curteach_teaching import interrupts
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+print(child.pid, flush=True)
+with interrupts.handle_interrupts(), interrupts.interruption_message(lambda: "interrupted: 3 of 5 runs saved"):
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+    except KeyboardInterrupt:
+        os.kill(os.getpid(), signal.SIGINT)  # the second press, in the middle of the clean-up
+        time.sleep(5)
+        print("clean-up went on after the second press", flush=True)
+"""
+
+
+def test_second_press_prints_the_message_once_kills_children_and_exits_130():
+    proc = subprocess.run([sys.executable, "-c", _SECOND_PRESS], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 130
+    child = int(proc.stdout.split()[0])
+    assert "clean-up went on" not in proc.stdout
+    assert proc.stderr.splitlines() == ["interrupted: 3 of 5 runs saved"]
+    time.sleep(0.2)
+    assert not Path(f"/proc/{child}").exists() or "\nState:\tZ" in Path(f"/proc/{child}/status").read_text()

@@ -37,6 +37,7 @@ from curteach_teaching.experiments.results import (
     run_path,
     save_run,
 )
+from curteach_teaching.interrupts import announce, interruption_message
 
 __all__ = [
     "SingleCellExperiment",
@@ -191,21 +192,24 @@ def run_sweep(
     total = len(cells) * runs
     bar = tqdm(total=total, initial=len(sweep.reused), desc="runs", unit="run", disable=not progress, file=sys.stderr)
     backend = backend if backend is not None else ProcessBackend(workers)
-    try:
-        if todo:
-            for unit, result in backend.run_units(experiment, todo):
+
+    def interrupted() -> str:
+        saved = len(sweep.reused) + len(sweep.computed)
+        return f"interrupted: {saved} of {total} runs saved in {out_dir}; run the same command again to resume"
+
+    with interruption_message(interrupted):
+        try:
+            for unit, result in backend.run_units(experiment, todo) if todo else ():
                 save_run(run_path(out_dir, unit.index, unit.cell), result, settings_fingerprint)
                 sweep.cells[unit.cell][unit.index] = result
                 sweep.computed.append((unit.cell, unit.index))
                 bar.update()
-    except KeyboardInterrupt:
-        bar.close()
-        saved = len(sweep.reused) + len(sweep.computed)
-        print(f"interrupted: {saved} of {total} runs saved in {out_dir}; run the same command again to resume",
-              file=sys.stderr)
-        raise
-    finally:
-        bar.close()
+        except KeyboardInterrupt:
+            bar.close()
+            announce()
+            raise
+        finally:
+            bar.close()
     sweep.computed.sort(key=lambda unit: (cells.index(unit[0]), unit[1]))
     sweep.reused.sort(key=lambda unit: (cells.index(unit[0]), unit[1]))
     return sweep

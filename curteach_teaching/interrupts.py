@@ -1,0 +1,119 @@
+"""Ctrl-C for long commands: the first press stops cleanly, a second press stops at once.
+
+The ``curteach`` command installs :func:`handle_interrupts` for its whole run. The first Ctrl-C raises
+:class:`KeyboardInterrupt` as usual, so the sweep stops its backend, keeps every finished run and says so. A further
+Ctrl-C during that clean-up does not raise again (a second exception in the middle of a clean-up can escape every
+handler and end the process with a traceback, or by the signal itself): it prints the sweep's line if the sweep has
+not printed it yet, kills every process this one started (pool workers, a local Ray instance), and exits with code
+130 at once. Finished runs are safe either way: each was written atomically before the press.
+
+Library code does not install anything: a notebook or a caller of :func:`~curteach_teaching.experiments.run_sweep`
+keeps its own Ctrl-C handling and gets a plain :class:`KeyboardInterrupt`.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+#: the exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it
+EXIT_CODE = 130
+
+_presses = 0
+#: registered messages, innermost last, each with whether it was printed
+_messages: list[list] = []
+
+
+def announce() -> None:
+    """Print the innermost registered interruption message to stderr, unless it was printed already."""
+    if _messages and not _messages[-1][1]:
+        _messages[-1][1] = True
+        print(_messages[-1][0](), file=sys.stderr, flush=True)
+
+
+@contextmanager
+def interruption_message(message: Callable[[], str]) -> Iterator[None]:
+    """Register ``message`` (called when needed, so it can count what is saved by then) as the line to print if
+    the command is interrupted within the block; :func:`announce` prints it once."""
+    entry = [message, False]
+    _messages.append(entry)
+    try:
+        yield
+    finally:
+        _messages.remove(entry)
+
+
+def _descendants() -> list[int]:
+    """PIDs of every process below this one (from ``/proc``; elsewhere only multiprocessing's children)."""
+    me = os.getpid()
+    children: dict[int, list[int]] = {}
+    proc = Path("/proc")
+    if not proc.is_dir():
+        import multiprocessing
+
+        return [child.pid for child in multiprocessing.active_children() if child.pid is not None]
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            # the command may hold spaces and parentheses, so the fields are read after the last ')'
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, stack = [], [me]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def stop_now() -> None:
+    """Print the interruption message (once), kill every descendant process, exit with :data:`EXIT_CODE`."""
+    announce()
+    for pid in _descendants():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:  # already gone
+            pass
+    sys.stderr.flush()
+    os._exit(EXIT_CODE)
+
+
+def _on_sigint(signum, frame) -> None:
+    global _presses
+    _presses += 1
+    if _presses == 1:
+        raise KeyboardInterrupt
+    stop_now()
+
+
+@contextmanager
+def handle_interrupts() -> Iterator[None]:
+    """Within the block, the first SIGINT raises :class:`KeyboardInterrupt` and a second one calls
+    :func:`stop_now`. Nothing is installed outside the main thread, or where SIGINT is ignored (a background job
+    of a non-interactive shell ignores it, and so does this block then).
+
+    After an interruption SIGINT stays ignored on leaving the block, since the process is about to exit: a press
+    during interpreter shutdown (where Python's own handlers are gone) would otherwise kill it by the signal, with
+    no exit code 130."""
+    global _presses
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:
+        yield
+        return
+    _presses = 0
+    signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN if _presses else previous)
