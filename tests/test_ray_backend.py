@@ -43,6 +43,18 @@ def test_car_irl_command_on_a_local_ray_instance(tmp_path, capsys):
     assert not ray.is_initialized()
 
 
+def test_an_unreachable_address_is_a_clear_error(tmp_path, capsys, monkeypatch):
+    """Before the shared instance starts: with Ray initialised, the backend uses that instance instead."""
+    args = ["car-irl", "--runs", "1", "--steps", "3", "--no-progress", "--no-figures", "--out", str(tmp_path),
+            "--backend", "ray"]
+    assert main([*args, "--ray-address", "127.0.0.1:1"]) == 2
+    assert "no Ray cluster answers at '127.0.0.1:1'" in capsys.readouterr().err
+    monkeypatch.setenv("RAY_ADDRESS", "ray://127.0.0.1:1")
+    assert main(args) == 2
+    assert "no Ray cluster answers at 'ray://127.0.0.1:1'" in capsys.readouterr().err
+    assert not list(tmp_path.rglob("run_*.json")) and not ray.is_initialized()
+
+
 @dataclass(frozen=True)
 class DyingOnce:
     """Run 1's worker process dies the first time (a killed worker); every run then finishes."""
@@ -118,3 +130,4 @@ def test_ray_flags(tmp_path, capsys):
         make_backend("processes", ray_address="127.0.0.1:6379")
     assert main(["car-irl", "--runs", "1", "--out", str(tmp_path), "--ray-address", "127.0.0.1:1"]) == 2
     assert "need --backend ray" in capsys.readouterr().err
+

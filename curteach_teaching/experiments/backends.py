@@ -206,6 +206,25 @@ def _ray_compute(experiment, unit: Unit, driver_fingerprint: str) -> RunResult:
     return compute_run(experiment, unit)
 
 
+def check_ray_address(address: str, timeout: float = 5.0) -> None:
+    """Raise a ``ValueError`` at once if ``address`` (``HOST:PORT`` or ``ray://HOST:PORT``) accepts no TCP
+    connection within ``timeout`` seconds; Ray itself retries an unreachable address for minutes. Addresses
+    without a port (``auto``, ``local``) are left to Ray."""
+    import socket
+
+    host, separator, port = address.removeprefix("ray://").rpartition(":")
+    if not separator or not port.isdigit():
+        return
+    host = host.strip("[]")  # an IPv6 literal
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as error:
+        raise ValueError(
+            f"no Ray cluster answers at {address!r} ({error.strerror or error}); start one with "
+            f"'ray start --head' or check --ray-address / RAY_ADDRESS"
+        ) from None
+
+
 class RayBackend(Backend):
     """One Ray task per unit (``num_cpus=1``, ``num_gpus=gpus_per_run``).
 
@@ -249,7 +268,11 @@ class RayBackend(Backend):
         address = self.address or os.environ.get("RAY_ADDRESS") or None
         options = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
         if address:
-            ray.init(address=address, **options)
+            check_ray_address(address)
+            try:
+                ray.init(address=address, **options)
+            except ConnectionError as error:
+                raise ValueError(f"cannot join the Ray cluster at {address!r}: {error}") from error
         else:
             ray.init(num_cpus=self.workers or os.cpu_count() or 1, **options)
         return True
