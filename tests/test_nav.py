@@ -230,3 +230,32 @@ def test_experiment_rejects_bad_settings(sp_file):
         _experiment(sp_file, task="tsp").run_cell("Agn", 0, run_seed_sequence(0, 0))
     with pytest.raises(ValueError, match="changed since"):
         NavExperiment(dataset=sp_file, dataset_digest="0" * 64).run_cell("Agn", 0, run_seed_sequence(0, 0))
+
+
+def test_a_worker_without_the_driver_disk_reads_the_shipped_dataset(sp_file, tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    here = _experiment(sp_file)
+    assert here.local_dataset() == sp_file  # no bytes: the path
+    blob = open(sp_file, "rb").read()
+    assert _experiment(sp_file, dataset_bytes=blob).local_dataset() == sp_file  # the file is here: used as is
+    elsewhere = NavExperiment(dataset=str(tmp_path / "on-the-driver.npz"), dataset_digest=here.dataset_digest,
+                              epochs=2, eval_every=4, curricula=("Agn", "Cur"), dataset_bytes=blob)
+    assert elsewhere.settings() == here.settings()  # neither the path nor the bytes are settings
+    copy = elsewhere.local_dataset()
+    assert copy.startswith(str(tmp_path / "curteach-datasets")) and file_digest(copy) == here.dataset_digest
+    _same(elsewhere.run_cell("Cur", 0, run_seed_sequence(0, 0)), here.run_cell("Cur", 0, run_seed_sequence(0, 0)))
+
+
+def test_nav_on_ray_needs_an_explicit_gpu_request(tmp_path, capsys):
+    base = ["nav", "--scale", "small", "--out", str(tmp_path), "--no-progress", "--backend", "ray"]
+    assert main([*base, "--device", "cuda"]) == 2
+    assert "--gpus-per-run" in capsys.readouterr().err
+    assert main([*base, "--device", "auto", "--gpus-per-run", "1"]) == 2
+    assert "--device auto" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.skipif(th.cuda.is_available(), reason="checks the message of a machine without a GPU")
+def test_a_cuda_run_on_a_machine_without_gpu_names_the_run(sp_file):
+    with pytest.raises(ValueError, match="run 0 of Cur needs a GPU"):
+        _experiment(sp_file, device="cuda").run_cell("Cur", 0, run_seed_sequence(0, 0))

@@ -131,3 +131,24 @@ def test_ray_flags(tmp_path, capsys):
     assert main(["car-irl", "--runs", "1", "--out", str(tmp_path), "--ray-address", "127.0.0.1:1"]) == 2
     assert "need --backend ray" in capsys.readouterr().err
 
+
+
+def test_nav_runs_on_ray_without_the_driver_disk(local_ray, tmp_path):
+    """The dataset travels with the experiment: the workers never see the driver's file."""
+    from curteach_envs.navigation.dataset import save_dataset
+    from curteach_envs.navigation.generate import generate_dataset
+    from curteach_teaching.experiments.backends import SerialBackend
+    from curteach_teaching.experiments.nav import NavExperiment
+    from curteach_teaching.experiments.nav_data import file_digest
+
+    path = tmp_path / "sp.npz"
+    save_dataset(generate_dataset("shortest_path", {"train": 1, "test": 1, "val": 1}, seed=3, workers=1,
+                                  progress=False), path)
+    options = dict(dataset_digest=file_digest(path), epochs=2, eval_every=4, curricula=("Agn", "Cur"))
+    here = NavExperiment(dataset=str(path), **options)
+    remote = NavExperiment(dataset=str(tmp_path / "only-on-the-driver.npz"), dataset_bytes=path.read_bytes(),
+                           **options)
+    on_ray = run_sweep(remote, tmp_path / "ray", 2, seed=5, backend=RayBackend(), progress=False)
+    serial = run_sweep(here, tmp_path / "serial", 2, seed=5, backend=SerialBackend(), progress=False)
+    _assert_same(on_ray, serial)
+    assert [r.artifacts for r in on_ray.all_results] == [r.artifacts for r in serial.all_results]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from curteach_teaching.commands.sweep_options import add_sweep_arguments, check_sweep_flags, run_sweep_command
@@ -102,10 +103,20 @@ def _check_dataset(path: Path, kind: str) -> str:
     return file_digest(path)
 
 
+def _checkpoint_dir(args: argparse.Namespace, out: Path) -> str | None:
+    """Per-epoch checkpoints under ``out`` (absolute, so Ray workers find it), except on a Ray cluster given by
+    address, whose nodes may not share this disk."""
+    from curteach_teaching.experiments.nav import default_checkpoint_dir
+
+    if args.backend == "ray" and (args.ray_address or os.environ.get("RAY_ADDRESS")):
+        return None
+    return default_checkpoint_dir(out.resolve())
+
+
 def run_nav(args: argparse.Namespace) -> int:
     """Run (or resume) the navigation sweep and write its report."""
     from curteach_envs._util import check_int
-    from curteach_teaching.experiments.nav import NavExperiment, default_checkpoint_dir, resolve_device
+    from curteach_teaching.experiments.nav import NavExperiment, resolve_device
     from curteach_teaching.experiments.nav_data import NAV_TASKS
     from curteach_teaching.experiments.nav_report import NavReport
 
@@ -118,7 +129,15 @@ def run_nav(args: argparse.Namespace) -> int:
     unknown = [c for c in curricula if c not in CURRICULA]
     if unknown or not curricula:
         raise ValueError(f"--curricula must be names from {','.join(CURRICULA)}; got {args.curricula!r}")
-    device = resolve_device(args.device)
+    if args.backend == "ray" and args.device != "cpu":
+        # the driver need not have a GPU; Ray gives a task one only when the task declares it
+        if args.device == "auto":
+            raise ValueError("--device auto is resolved on the driver; with --backend ray say --device cuda or cpu")
+        if not args.gpus_per_run:
+            raise ValueError("--device cuda with --backend ray needs --gpus-per-run (e.g. 0.25: four runs per GPU)")
+        device = "cuda"
+    else:
+        device = resolve_device(args.device)
     out = args.out if args.out is not None else Path(f"results/nav-{args.task}-{args.scale}")
     out.mkdir(parents=True, exist_ok=True)
     path = _dataset_path(args, out, kind, split_sizes)
@@ -134,8 +153,10 @@ def run_nav(args: argparse.Namespace) -> int:
         loss=args.loss,
         teacher_difficulty=args.teacher_difficulty,
         device=device,
-        checkpoint_dir=default_checkpoint_dir(out),
+        checkpoint_dir=_checkpoint_dir(args, out),
         progress=not args.no_progress and args.backend != "ray",
+        # Ray workers on other nodes cannot read the driver's disk: the data travel with the experiment
+        dataset_bytes=path.read_bytes() if args.backend == "ray" else None,
     )
     title = f"{args.task}, {args.scale} dataset"
     report = NavReport(experiment, window=experiment.window, title=title)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import copy
 import io
 import os
+import tempfile
 import warnings
 from collections import deque
 from dataclasses import asdict, dataclass, field
@@ -98,6 +99,9 @@ class NavExperiment:
         device: ``"cpu"``, ``"cuda"`` (resolve ``"auto"`` with :func:`resolve_device` first).
         checkpoint_dir: where runs save per-epoch checkpoints (``None``: no checkpoints); not a setting.
         progress: show a progress bar per run; not a setting.
+        dataset_bytes: the dataset file's bytes, for workers that cannot read ``dataset`` (a cluster without the
+            driver's disk): a worker without the file writes them to its temporary folder once and reads that copy.
+            Not a setting (the digest is).
     """
 
     dataset: str
@@ -117,6 +121,7 @@ class NavExperiment:
     device: str = "cpu"
     checkpoint_dir: str | None = field(default=None, compare=False)
     progress: bool = field(default=False, compare=False)
+    dataset_bytes: bytes | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         if self.task not in NAV_TASKS.values():
@@ -153,7 +158,7 @@ class NavExperiment:
     def settings(self) -> dict:
         """JSON-serialisable settings (fingerprinted into run files); the dataset is identified by its digest."""
         data = asdict(self)
-        for name in ("dataset", "checkpoint_dir", "progress"):
+        for name in ("dataset", "checkpoint_dir", "progress", "dataset_bytes"):
             data.pop(name)
         data["curricula"] = list(self.curricula)
         data["experiment"] = "nav"
@@ -166,6 +171,8 @@ class NavExperiment:
             raise ValueError(f"cell must be one of {list(self.curricula)}; got {cell!r}")
         import torch as th
 
+        if self.device == "cuda" and not th.cuda.is_available():
+            raise ValueError(f"run {index} of {cell} needs a GPU, but torch in pid {os.getpid()} sees none")
         # One math thread for every run, in a worker or in this process: float sums then do not depend on the
         # backend or the worker count (runs run side by side instead), and a loaded machine is not oversubscribed.
         threads = th.get_num_threads()
@@ -177,6 +184,20 @@ class NavExperiment:
                 return _NavRun(self, cell, index, seed_sequence).run()
         finally:
             th.set_num_threads(threads)
+
+    def local_dataset(self) -> str:
+        """The dataset file to read on this machine: ``dataset`` if it is here with the right digest, else a copy of
+        ``dataset_bytes`` in the temporary folder (written once per machine)."""
+        from curteach_teaching.experiments.nav_data import file_digest
+
+        if self.dataset_bytes is None:
+            return self.dataset
+        if Path(self.dataset).is_file() and file_digest(self.dataset) == self.dataset_digest:
+            return self.dataset
+        copy = Path(tempfile.gettempdir()) / "curteach-datasets" / f"{self.dataset_digest}.npz"
+        if not copy.is_file() or file_digest(copy) != self.dataset_digest:
+            atomic_write(copy, lambda stream: stream.write(self.dataset_bytes), binary=True)
+        return str(copy)
 
     @property
     def window(self) -> tuple:
@@ -227,7 +248,7 @@ class _NavRun:
 
         self.th = th
         self.experiment, self.cell, self.index = experiment, cell, index
-        data = prepare(experiment.dataset, experiment.dataset_digest)
+        data = prepare(experiment.local_dataset(), experiment.dataset_digest)
         if data.kind != experiment.task:
             raise ValueError(f"the dataset holds {data.kind} tasks, not {experiment.task}")
         self.data = data
