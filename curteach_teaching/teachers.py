@@ -210,9 +210,13 @@ class OmniscientTeacher(Teacher):
     def objective(self, view: GradientView) -> np.ndarray:
         """``(K,)`` the IMT objective of every start."""
         g = view.gradients_per_start(self.expert_occupancy_per_start)
-        eta = view.learning_rate
+        eta = np.float64(view.learning_rate)
         offset = view.parameters - self.target_parameters
-        return eta**2 * np.einsum("kp,kp->k", g, g) - 2.0 * eta * (g @ offset)
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = eta**2 * np.einsum("kp,kp->k", g, g) - 2.0 * eta * (g @ offset)
+        if not np.all(np.isfinite(scores)):  # eta^2 overflows: the same argmin, divided by eta > 0
+            scores = eta * np.einsum("kp,kp->k", g, g) - 2.0 * (g @ offset)
+        return scores
 
     def select(self, view: GradientView, step: int) -> int:
         """The start whose demonstration would bring the learner's parameters closest to ``theta*``."""

@@ -41,6 +41,7 @@ from curteach_teaching.experiments.results import RunResult
 from curteach_teaching.experiments.sweep import SingleCellExperiment
 from curteach_teaching.learners.bc_car import UPDATES, BCCarLearner, make_bc_trainer
 from curteach_teaching.learners.bc_car import step_many as _step_many
+from curteach_teaching.learners.divergence import LearnerDiverged
 from curteach_teaching.names import BC_TEACHER_NAMES
 from curteach_teaching.planning import expected_return, hard_value_iteration
 from curteach_teaching.teachers import (
@@ -121,7 +122,10 @@ class CarBCExperiment(SingleCellExperiment):
         return data
 
     def build(self, seed_sequence: np.random.SeedSequence):
-        """Road, expert, pool and the pre-trained learner of a run: ``(mdp, expert, pool, learner, rngs)``."""
+        """Road, expert, pool and the pre-trained learner of a run: ``(mdp, expert, pool, learner, rngs)``.
+
+        ``learner.pretraining_diverged`` says whether pre-training diverged (the learner then keeps its initial
+        parameters)."""
         road_seed, pool_seed, agn_seed, trainer_seed = seed_sequence.spawn(4)
         mdp = car_tabular(sample_road(np.random.default_rng(road_seed)), gamma=self.gamma)
         expert = hard_value_iteration(mdp)
@@ -131,9 +135,13 @@ class CarBCExperiment(SingleCellExperiment):
         learner = BCCarLearner(mdp, self.update, self.learning_rate, self.n_per_start * self.demo_length,
                                np.random.default_rng(trainer_seed))
         starts = pretraining_starts(pool.start_states, mdp.task_of_state, self.init_types)
+        learner.pretraining_diverged = False
         if starts.size and self.pretrain_sweeps:
             set_states, set_actions = _sets(pool)
-            learner.train_sets(set_states[starts], set_actions[starts], repeats=self.pretrain_sweeps)
+            try:
+                learner.train_sets(set_states[starts], set_actions[starts], repeats=self.pretrain_sweeps)
+            except LearnerDiverged:  # the learner keeps its initial parameters; see _run
+                learner.pretraining_diverged = True
         rngs = {"agn": np.random.default_rng(agn_seed), "trainer": trainer_seed}
         return mdp, expert, pool, learner, rngs
 
@@ -168,11 +176,18 @@ class CarBCExperiment(SingleCellExperiment):
         for name, student in zip(teachers, learners):
             curves[name][0] = student.expected_reward()
         set_states, set_actions = _sets(pool)
+        names = list(teachers)
+        # a learner that diverged keeps its last finite parameters: taught no more (pre-training counts as step 0)
+        diverged = {name: 0 for name in names} if learner.pretraining_diverged else {}
         for t in range(T):
             chosen = np.array(
                 [start_index[teacher.select(student, t)] for teacher, student in zip(teachers.values(), learners)]
             )
-            _step_many(learners, set_states[chosen], set_actions[chosen])
+            active = [i for i, name in enumerate(names) if name not in diverged]
+            if active:
+                taught = chosen[active]
+                lost = _step_many([learners[i] for i in active], set_states[taught], set_actions[taught])
+                diverged.update({names[active[j]]: t for j in lost})
             for (name, student), k in zip(zip(teachers, learners), chosen):
                 curves[name][t + 1] = student.expected_reward()
                 picks[name][t] = starts[k]
@@ -181,7 +196,9 @@ class CarBCExperiment(SingleCellExperiment):
             "expert_reward": float(expected_return(mdp, expert.policy)),
             "initial_reward": float(curves[next(iter(teachers))][0]),
         }
-        return car_run_result(index, curves, picks, pick_types, None, extras)
+        if learner.pretraining_diverged:
+            extras["pretraining_diverged"] = True
+        return car_run_result(index, curves, picks, pick_types, None, extras, diverged)
 
 
 def _sets(pool: DemonstrationPool) -> tuple[np.ndarray, np.ndarray]:

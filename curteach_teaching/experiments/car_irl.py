@@ -17,6 +17,11 @@ raised its assertion -- whether Cur's learner gives probability exactly 0.0 in f
 did (``exp(Q - max Q) / sum``), to an action of Cur's demonstration pool. The first such ``t`` is the run's
 ``crash_step``; our scores are computed in log space and the run continues.
 
+**Divergence** (docs/teaching/learners.md#divergence): a teaching step that would make a learner's parameters or
+policy non-finite (a teaching rate too large for it) is not applied; the step is recorded in ``extras["diverged"]``
+(teacher -> step) and that learner keeps its last finite parameters for the rest of the run, so its curve stays
+at its last finite value. Its teacher still picks (the picks are recorded), but teaches nothing more.
+
 Randomness: the run's ``SeedSequence`` is split into independent generators for the road, the demonstration pool,
 Agn, Scot and each probed view, so a teacher subset or an extra teacher changes nothing else.
 """
@@ -34,6 +39,7 @@ from curteach_teaching.difficulty import AGGREGATIONS
 from curteach_teaching.experiments.car_report import car_run_result
 from curteach_teaching.experiments.results import RunResult
 from curteach_teaching.experiments.sweep import SingleCellExperiment
+from curteach_teaching.learners.divergence import LearnerDiverged
 from curteach_teaching.learners.maxent_irl import REWARD_MODELS, MaxEntIRLLearner
 from curteach_teaching.observability import ProbedPolicyView
 from curteach_teaching.planning import hard_value_iteration
@@ -135,8 +141,10 @@ class CarIRLExperiment(SingleCellExperiment):
             check_int(name, getattr(self, name), 0)
         if not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"gamma must be in [0, 1]; got {self.gamma}")
-        if not self.teaching_rate > 0 or not self.pretrain_rate > 0:
-            raise ValueError(f"learning rates must be > 0; got {self.teaching_rate}, {self.pretrain_rate}")
+        for name in ("teaching_rate", "pretrain_rate"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (np.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
         if self.projection_radius is not None and not self.projection_radius > 0:
             raise ValueError(f"projection_radius must be > 0 or None; got {self.projection_radius}")
         if self.reward_model not in REWARD_MODELS:
@@ -255,6 +263,7 @@ class CarIRLExperiment(SingleCellExperiment):
         for name in teachers:
             curves[name][0] = learners[name].expected_reward
         crash_step = None
+        diverged = {}
         for t in range(T):
             for name, teacher in teachers.items():
                 learner, view = learners[name], views[name]
@@ -264,7 +273,11 @@ class CarIRLExperiment(SingleCellExperiment):
                 if isinstance(view, ProbedPolicyView):
                     view.at_step(t)
                 state = teacher.select(view, t)
-                learner.update(setup.expert_occupancy_per_start[start_index[state]], state)
+                if name not in diverged:  # a diverged learner keeps its last finite parameters
+                    try:
+                        learner.update(setup.expert_occupancy_per_start[start_index[state]], state)
+                    except LearnerDiverged:
+                        diverged[name] = t
                 curves[name][t + 1] = learner.expected_reward
                 picks[name][t] = state
         pick_types = {name: mdp.task_of_state[p] for name, p in picks.items()}
@@ -276,7 +289,7 @@ class CarIRLExperiment(SingleCellExperiment):
             "initial_reward": setup.learner.expected_reward,
             "crash_checked": crash_teacher is not None,
         }
-        return car_run_result(index, curves, picks, pick_types, crash_step, extras)
+        return car_run_result(index, curves, picks, pick_types, crash_step, extras, diverged)
 
 
 def build_setup(experiment: CarIRLExperiment, seed: int = 0, index: int = 0) -> CarIRLSetup:

@@ -6,7 +6,9 @@ A car run is a :class:`~curteach_teaching.experiments.results.RunResult` of the 
 * ``records["picks"][teacher]``, ``records["pick_types"][teacher]``: ``(T,)`` the start state picked at each step
   and its task type;
 * ``extras["crash_step"]``: the step at which the original code would have stopped (``None``: it would finish), and
-  the experiment's scalar extras (the expert's reward, ...).
+  the experiment's scalar extras (the expert's reward, ...);
+* ``extras["diverged"]`` (only when some learner diverged): teacher -> the step at which its learner diverged; it
+  keeps its last finite parameters from then on (:mod:`curteach_teaching.learners.divergence`).
 
 The runs the original would have finished form the subset ``"finished"``; :class:`CarReport` reports both subsets,
 the flagged fraction, learning curves and curriculum heat maps.
@@ -28,6 +30,8 @@ __all__ = [
     "CarReport",
     "car_run_result",
     "crash_step",
+    "diverged_share",
+    "diverged_steps",
     "finished",
     "flagged_fraction",
     "summarize",
@@ -37,16 +41,38 @@ SUBSETS = ("all", "finished")
 
 
 def car_run_result(
-    index: int, curves: dict, picks: dict, pick_types: dict, crash_step: int | None, extras: dict
+    index: int,
+    curves: dict,
+    picks: dict,
+    pick_types: dict,
+    crash_step: int | None,
+    extras: dict,
+    diverged: dict | None = None,
 ) -> RunResult:
-    """A car run's result (see the module docstring for the layout)."""
+    """A car run's result (see the module docstring for the layout); ``diverged``: teacher -> the step at which its
+    learner diverged (only teachers whose learner did)."""
+    extras = {**extras, "crash_step": None if crash_step is None else int(crash_step)}
+    if diverged:  # absent when nothing diverged, so such runs keep the layout they always had
+        extras["diverged"] = {name: int(t) for name, t in diverged.items()}
     return RunResult(
         index=index,
         seed=0,
         curves=curves,
         records={"picks": picks, "pick_types": pick_types},
-        extras={**extras, "crash_step": None if crash_step is None else int(crash_step)},
+        extras=extras,
     )
+
+
+def diverged_steps(result: RunResult) -> dict:
+    """Teacher -> the step at which its learner diverged, for the teachers whose learner did (empty for most runs)."""
+    return dict(result.extras.get("diverged") or {})
+
+
+def diverged_share(results: Sequence[RunResult], teachers: Sequence[str]) -> dict:
+    """Teacher -> the fraction of ``results`` in which its learner diverged (NaN for no runs)."""
+    if not results:
+        return {name: float("nan") for name in teachers}
+    return {name: sum(name in diverged_steps(r) for r in results) / len(results) for name in teachers}
 
 
 def crash_step(result: RunResult) -> int | None:
@@ -83,7 +109,7 @@ class CarReport(Report):
 
     label = "teacher"
     reference_extra = "expert_reward"
-    extras_not_averaged = ("crash_step",)
+    extras_not_averaged = ("crash_step", "diverged")
     metric_name = "expected reward"
 
     def __init__(self, experiment, heatmap_teacher: str | None = None, title: str = ""):
@@ -101,9 +127,12 @@ class CarReport(Report):
         """The flagged runs (run -> crash step) and their fraction."""
         results = sweep.results
         flagged = {r.index: crash_step(r) for r in results if not finished(r)}
+        diverged = {r.index: diverged_steps(r) for r in results if diverged_steps(r)}
         return {
             "flagged_runs": {str(k): v for k, v in sorted(flagged.items())},
             "flagged_fraction": flagged_fraction(results),
+            "diverged_runs": {str(k): v for k, v in sorted(diverged.items())},
+            "diverged_share": diverged_share(results, list(self.experiment.teachers)),
         }
 
     def figures(self, sweep, rows: list, out_dir: Path, extras: dict) -> list:
@@ -140,6 +169,10 @@ class CarReport(Report):
             f"{report['flagged_fraction']:.2f}"
             + (f"  at steps {sorted(flagged.values())}" if flagged else "")
         )
+        share = {name: value for name, value in report["diverged_share"].items() if value > 0}
+        if share:
+            text = ", ".join(f"{name} {value:.2f}" for name, value in share.items())
+            print(f"diverged (learner kept its last finite parameters): share of runs {text}")
         final = report["final"]
         for subset in SUBSETS:
             if subset not in final:

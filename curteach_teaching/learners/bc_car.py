@@ -21,6 +21,7 @@ from imitation.algorithms.bc import BC
 
 from curteach_teaching.curriculum import silent_logger
 from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy, action_features, quadratic_log_policy, sequential_sgd
+from curteach_teaching.learners.divergence import LearnerDiverged, all_finite
 from curteach_teaching.names import BC_UPDATES
 from curteach_teaching.planning import expected_return
 
@@ -105,6 +106,10 @@ class BCCarLearner:
         Args:
             states, actions: ``(m, n_pairs)`` the sets' pairs (one row per set, in order).
             repeats: passes over the m sets (pre-training sweeps).
+
+        Raises:
+            LearnerDiverged: the parameters or the policy became non-finite; the learner is left with the parameters
+                it had before this call.
         """
         states, actions = np.asarray(states), np.asarray(actions)
         # a set whose every pair has psi = 0 (a T0 set) has exactly zero gradient under both rules: skip it
@@ -112,36 +117,75 @@ class BCCarLearner:
         states, actions = states[informative], actions[informative]
         if states.shape[0] == 0 or repeats == 0:
             return
+        before = self.theta
         if self.update_rule == "sequential":
             # sets chain exactly: every pair's step starts from the previous one's parameters
             flat_states = np.tile(states.reshape(-1), repeats)
             flat_actions = np.tile(actions.reshape(-1), repeats)
-            theta = sequential_sgd(self.theta, self.features, flat_states, flat_actions, self.learning_rate)
+            with np.errstate(over="ignore", invalid="ignore"):
+                theta = sequential_sgd(self.theta, self.features, flat_states, flat_actions, self.learning_rate)
+            if not all_finite(theta):
+                raise LearnerDiverged(self._diverged_message())
             self.policy.set_theta(theta)
         else:
             batches = [{"obs": s, "acts": a} for s, a in zip(states, actions, strict=True)]
             self.trainer.set_demonstrations(batches)
             self.trainer.train(n_epochs=repeats, progress_bar=False, log_interval=10**9)
         self._log_policy = None
+        self._check_finite(before)
+
+    def _diverged_message(self) -> str:
+        return (f"a {self.update_rule} step of rate {self.learning_rate:g} made the BC learner's parameters or policy "
+                "non-finite; the learner keeps its previous parameters")
+
+    def _check_finite(self, before: np.ndarray) -> None:
+        """Raise :class:`LearnerDiverged` after restoring ``before`` if the parameters or the policy are not finite."""
+        theta = self.theta
+        finite = all_finite(theta)
+        if finite:  # a finite log-policy gives a finite policy and a finite expected reward
+            with np.errstate(over="ignore", invalid="ignore"):
+                finite = all_finite(self.action_log_probabilities())
+        if not finite:
+            with th.no_grad():  # set_theta refuses non-finite values; the previous ones are finite
+                self.policy.theta.copy_(th.as_tensor(before, dtype=self.policy.dtype))
+            self._log_policy = None
+            raise LearnerDiverged(self._diverged_message())
 
 
-def step_many(learners: list, states: np.ndarray, actions: np.ndarray) -> None:
+def step_many(learners: list, states: np.ndarray, actions: np.ndarray) -> list:
     """One teaching step of several learners at once, learner ``i`` on its own set ``i``.
 
     The sequential learners share one vectorised :func:`~curteach_teaching.learners.bc.sequential_sgd` call (they
-    must share the MDP and learning rate); batch learners step one by one.
+    must share the MDP and learning rate); batch learners step one by one. A learner whose step would make its
+    parameters or policy non-finite is left as it was (see :mod:`curteach_teaching.learners.divergence`).
 
     Args:
         learners: the :class:`BCCarLearner` s.
         states, actions: ``(len(learners), n_pairs)`` the set of each learner.
+
+    Returns:
+        The indices of the learners whose step diverged (usually empty).
     """
+    diverged = []
     sequential = [i for i, learner in enumerate(learners) if learner.update_rule == "sequential"]
     if sequential:
         first = learners[sequential[0]]
-        theta = np.stack([learners[i].theta for i in sequential])
-        theta = sequential_sgd(theta, first.features, states[sequential], actions[sequential], first.learning_rate)
+        before = np.stack([learners[i].theta for i in sequential])
+        with np.errstate(over="ignore", invalid="ignore"):
+            theta = sequential_sgd(before, first.features, states[sequential], actions[sequential], first.learning_rate)
         for row, i in enumerate(sequential):
+            if not all_finite(theta[row]):
+                diverged.append(i)
+                continue
             learners[i].set_theta(theta[row])
+            try:
+                learners[i]._check_finite(before[row])
+            except LearnerDiverged:
+                diverged.append(i)
     for i, learner in enumerate(learners):
         if learner.update_rule == "batch":
-            learner.train_sets(states[i : i + 1], actions[i : i + 1])
+            try:
+                learner.train_sets(states[i : i + 1], actions[i : i + 1])
+            except LearnerDiverged:
+                diverged.append(i)
+    return sorted(diverged)

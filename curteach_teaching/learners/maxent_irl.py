@@ -26,12 +26,16 @@ import scipy.sparse as sp
 
 from curteach_envs._util import check_int
 from curteach_envs.tabular import TabularMDP
+from curteach_teaching.learners.divergence import LearnerDiverged, all_finite
 from curteach_teaching.planning import occupancy as generic_occupancy
 from curteach_teaching.planning import soft_value_iteration
 
 __all__ = ["MaxEntIRLLearner", "REWARD_MODELS", "TaskDecomposition", "pretraining_learning_rate"]
 
 REWARD_MODELS = ("quadratic", "linear")
+#: the arrays a learner owns (copied by ``copy``) and, with the expected reward, its whole state after a step
+_ARRAYS = ("parameters", "values", "q_values", "log_policy", "policy", "occupancy")
+_STATE = (*_ARRAYS, "expected_reward")
 
 
 def pretraining_learning_rate(step: int, initial: float = 0.5) -> float:
@@ -318,11 +322,23 @@ class MaxEntIRLLearner:
 
         Returns:
             ``(p,)`` the gradient applied.
+
+        Raises:
+            LearnerDiverged: the step would make the parameters or the policy non-finite; the learner is left as it
+                was before the step.
         """
         eta = self.learning_rate if learning_rate is None else float(learning_rate)
         g = self.gradient(expert_occupancy, start)
-        self.parameters = self._project(self.parameters - eta * g)
-        self._refresh()
+        before = {name: getattr(self, name) for name in _STATE}  # _refresh replaces these arrays, never edits them
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.parameters = self._project(self.parameters - eta * g)
+            if all_finite(self.parameters):
+                self._refresh()
+        if not all_finite(self.parameters, self.log_policy, self.occupancy, self.expected_reward):
+            for name, value in before.items():
+                setattr(self, name, value)
+            raise LearnerDiverged(f"a step of rate {eta:g} made the MaxEnt-IRL learner's parameters or policy "
+                                  "non-finite; the learner keeps its previous parameters")
         return g
 
     def fit(self, expert_occupancy: np.ndarray, start, n_steps: int, initial_rate: float = 0.5) -> MaxEntIRLLearner:
@@ -335,6 +351,6 @@ class MaxEntIRLLearner:
     def copy(self) -> MaxEntIRLLearner:
         """An independent copy (shares the immutable MDP and precomputed structure)."""
         clone = copy.copy(self)
-        for name in ("parameters", "values", "q_values", "log_policy", "policy", "occupancy"):
+        for name in _ARRAYS:
             setattr(clone, name, getattr(self, name).copy())
         return clone

@@ -1,0 +1,23 @@
+"""Divergence of a learner: a step that would leave its parameters or its policy non-finite.
+
+A teaching or learning rate that is too large for the learner (Theorems 1 and 2 of the paper assume
+``eta ||g||^2 << 2 |<theta* - theta, g>|``) drives the parameters to infinity or NaN within a few steps. The car
+learners check every step: such a step raises :class:`LearnerDiverged` and leaves the learner exactly as it was
+before the step, with its last finite parameters and policy. The car experiments record the step and keep that
+last finite learner for the rest of the run (docs/teaching/learners.md#divergence).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["LearnerDiverged", "all_finite"]
+
+
+class LearnerDiverged(ArithmeticError):
+    """A learner step would have made the parameters or the policy non-finite; the learner is unchanged."""
+
+
+def all_finite(*values) -> bool:
+    """Whether every number in every array or scalar of ``values`` is finite."""
+    return all(bool(np.all(np.isfinite(value))) for value in values)
