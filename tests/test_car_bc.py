@@ -72,7 +72,10 @@ def test_cli_outputs_and_resume(tmp_path, capsys):
     assert main(args + ["--update", "sequential", "--no-figures"]) == 0
     assert "0 computed, 2 reused" in capsys.readouterr().out
     assert (out / "runs" / "main" / "run_00000.json").read_bytes() == first
-    assert main(args + ["--update", "batch", "--no-figures"]) == 0  # other settings: recomputed, never reused
+    assert main(args + ["--update", "batch", "--no-figures"]) == 2  # other settings: refused, nothing touched
+    assert "update: 'sequential' -> 'batch'" in capsys.readouterr().err
+    assert (out / "runs" / "main" / "run_00000.json").read_bytes() == first
+    assert main(args + ["--update", "batch", "--no-figures", "--overwrite"]) == 0  # replaced, never reused
     assert "2 computed, 0 reused" in capsys.readouterr().out
 
 

@@ -141,11 +141,22 @@ def test_corrupt_and_stale_files_are_recomputed(tmp_path, capsys):
     assert "recomputing" in capsys.readouterr().err
     for a, b in zip(first.results, again.results):
         _same(a, b)
-    # other settings or another seed: not reused
-    changed = run_sweep(CarIRLExperiment(**{**SMALL, "steps": 5}), out, 1, seed=2, workers=1, progress=False)
-    assert changed.computed == [("main", 0)] and "other settings" in changed.invalid[("main", 0)]
-    reseeded = run_sweep(CarIRLExperiment(**{**SMALL, "steps": 5}), out, 1, seed=3, workers=1, progress=False)
-    assert reseeded.computed == [("main", 0)] and "seed" in reseeded.invalid[("main", 0)]
+    # a file of other settings inside this sweep's folder (copied in by hand): not reused
+    document = json.loads(run_path(out, 2).read_text())
+    document["fingerprint"] = "0" * 16
+    run_path(out, 2).write_text(json.dumps(document))
+    stale = run_sweep(CarIRLExperiment(**SMALL), out, 3, seed=2, workers=1, progress=False)
+    assert stale.computed == [("main", 2)] and "other settings" in stale.invalid[("main", 2)]
+    # a sweep of other settings or another seed is refused, naming the difference, unless overwrite is given
+    with pytest.raises(ValueError, match=r"other settings \(steps: 4 -> 5\); pass --overwrite"):
+        run_sweep(CarIRLExperiment(**{**SMALL, "steps": 5}), out, 1, seed=2, workers=1, progress=False)
+    with pytest.raises(ValueError, match="seed: 2 -> 3"):
+        run_sweep(CarIRLExperiment(**SMALL), out, 1, seed=3, workers=1, progress=False)
+    assert len(list((out / "runs" / "main").glob("run_*.json"))) == 3  # nothing was touched
+    changed = run_sweep(CarIRLExperiment(**{**SMALL, "steps": 5}), out, 1, seed=2, workers=1, progress=False,
+                        overwrite=True)
+    assert changed.computed == [("main", 0)] and changed.invalid == {}
+    assert [p.name for p in (out / "runs" / "main").glob("run_*.json")] == ["run_00000.json"]
 
 
 def test_a_file_of_another_cell_or_index_is_not_used(tmp_path):

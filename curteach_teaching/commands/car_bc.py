@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from curteach_teaching.commands.sweep_options import add_sweep_arguments, check_sweep_flags, run_sweep_command
+from curteach_teaching.commands.sweep_options import (
+    add_sweep_arguments,
+    check_sweep_flags,
+    claim_output_folder,
+    output_folder,
+    run_sweep_command,
+)
 
 # the import-free names module: the experiment module imports torch and imitation, and the parser must not (the CLI
 # starts for every command)
@@ -38,13 +43,21 @@ def add_parser(subparsers) -> None:
 
 def run_car_bc(args: argparse.Namespace) -> int:
     """Run (or resume) the car-bc sweep and write its report."""
-    from curteach_envs.car import INIT_CHOICES, parse_init
-    from curteach_teaching.experiments.car_bc import CarBCExperiment
-    from curteach_teaching.experiments.car_report import CarReport
+    from curteach_envs.car import INIT_CHOICES
 
     if args.init not in INIT_CHOICES:
         raise ValueError(f"--init must be one of {list(INIT_CHOICES)}; got {args.init!r}")
     check_sweep_flags(args)
+    out = output_folder(args, f"results/car-bc-{args.init}-{args.update}")
+    with claim_output_folder(args, out):  # before importing torch and imitation (seconds)
+        return _run_car_bc(args, out)
+
+
+def _run_car_bc(args: argparse.Namespace, out) -> int:
+    from curteach_envs.car import parse_init
+    from curteach_teaching.experiments.car_bc import CarBCExperiment
+    from curteach_teaching.experiments.car_report import CarReport
+
     teachers = tuple(t.strip() for t in args.teachers.split(",") if t.strip())
     experiment = CarBCExperiment(
         init_types=parse_init(args.init),
@@ -59,6 +72,5 @@ def run_car_bc(args: argparse.Namespace) -> int:
         if args.heatmap_teacher != "Cur":
             raise ValueError(f"--heatmap-teacher must be one of {list(experiment.teachers)}; got {heatmap!r}")
         heatmap = experiment.teachers[0]
-    out = args.out if args.out is not None else Path(f"results/car-bc-{args.init}-{args.update}")
     report = CarReport(experiment, heatmap, title=f"CrossEnt-BC ({args.update}), init {args.init}")
     return run_sweep_command(args, experiment, report, out)

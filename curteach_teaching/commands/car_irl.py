@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from curteach_teaching.commands.sweep_options import add_sweep_arguments, check_sweep_flags, run_sweep_command
+from curteach_teaching.commands.sweep_options import (
+    add_sweep_arguments,
+    check_sweep_flags,
+    output_folder,
+    run_sweep_command,
+)
 from curteach_teaching.teachers import TEACHER_NAMES
 
 DEFAULT_OBSERVABILITY = "1:inf,40:inf,1:100,10:100,1:10"
@@ -74,7 +78,7 @@ def _sweep(args, experiment, default_out: str, heatmap_teacher, title: str) -> i
     check_sweep_flags(args)
     if heatmap_teacher is not None and heatmap_teacher not in experiment.teachers:
         raise ValueError(f"--heatmap-teacher must be one of {list(experiment.teachers)}; got {heatmap_teacher!r}")
-    out = args.out if args.out is not None else Path(f"{default_out}-{args.init}")
+    out = output_folder(args, f"{default_out}-{args.init}")
     return run_sweep_command(args, experiment, CarReport(experiment, heatmap_teacher, title), out)
 
 

@@ -6,7 +6,13 @@ import argparse
 import os
 from pathlib import Path
 
-from curteach_teaching.commands.sweep_options import add_sweep_arguments, check_sweep_flags, run_sweep_command
+from curteach_teaching.commands.sweep_options import (
+    add_sweep_arguments,
+    check_sweep_flags,
+    claim_output_folder,
+    output_folder,
+    run_sweep_command,
+)
 from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T
 
 CURRICULA = (AGN, CUR, CUR_L, CUR_T)
@@ -138,29 +144,30 @@ def run_nav(args: argparse.Namespace) -> int:
         device = "cuda"
     else:
         device = resolve_device(args.device)
-    out = args.out if args.out is not None else Path(f"results/nav-{args.task}-{args.scale}")
-    out.mkdir(parents=True, exist_ok=True)
-    path = _dataset_path(args, out, kind, split_sizes)
-    experiment = NavExperiment(
-        dataset=str(path),
-        dataset_digest=_check_dataset(path, kind),
-        task=kind,
-        curricula=curricula,
-        epochs=epochs,
-        max_batches=args.max_batches,
-        eval_every=eval_every,
-        lr_period=args.lr_period,
-        loss=args.loss,
-        teacher_difficulty=args.teacher_difficulty,
-        device=device,
-        checkpoint_dir=_checkpoint_dir(args, out),
-        progress=not args.no_progress and args.backend != "ray",
-        # Ray workers on other nodes cannot read the driver's disk: the data travel with the experiment
-        dataset_bytes=path.read_bytes() if args.backend == "ray" else None,
-    )
-    title = f"{args.task}, {args.scale} dataset"
-    report = NavReport(experiment, window=experiment.window, title=title)
-    return run_sweep_command(args, experiment, report, out)
+    out = output_folder(args, f"results/nav-{args.task}-{args.scale}")
+    with claim_output_folder(args, out):  # also keeps a second sweep from generating the same dataset file
+        out.mkdir(parents=True, exist_ok=True)
+        path = _dataset_path(args, out, kind, split_sizes)
+        experiment = NavExperiment(
+            dataset=str(path),
+            dataset_digest=_check_dataset(path, kind),
+            task=kind,
+            curricula=curricula,
+            epochs=epochs,
+            max_batches=args.max_batches,
+            eval_every=eval_every,
+            lr_period=args.lr_period,
+            loss=args.loss,
+            teacher_difficulty=args.teacher_difficulty,
+            device=device,
+            checkpoint_dir=_checkpoint_dir(args, out),
+            progress=not args.no_progress and args.backend != "ray",
+            # Ray workers on other nodes cannot read the driver's disk: the data travel with the experiment
+            dataset_bytes=path.read_bytes() if args.backend == "ray" else None,
+        )
+        title = f"{args.task}, {args.scale} dataset"
+        report = NavReport(experiment, window=experiment.window, title=title)
+        return run_sweep_command(args, experiment, report, out)
 
 
 def run_nav_show(args: argparse.Namespace) -> int:

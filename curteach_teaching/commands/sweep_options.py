@@ -1,9 +1,9 @@
 """The flags every sweep command shares, and running a sweep from them.
 
 Every sweep command (``car-irl``, ``car-irl-observability``, ``car-bc``) calls :func:`add_sweep_arguments` on its
-parser, so ``--runs --seed --workers --out --no-progress --no-figures --report-only --backend --ray-address
---gpus-per-run`` mean the same everywhere, and :func:`run_sweep_command` to validate them, run (or resume) the sweep
-and write its report.
+parser, so ``--runs --seed --workers --out --overwrite --no-progress --no-figures --report-only --backend
+--ray-address --gpus-per-run`` mean the same everywhere, and :func:`run_sweep_command` to validate them, run (or
+resume) the sweep and write its report.
 """
 
 from __future__ import annotations
@@ -11,7 +11,31 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-__all__ = ["add_sweep_arguments", "check_sweep_flags", "run_sweep_command"]
+__all__ = ["add_sweep_arguments", "check_sweep_flags", "claim_output_folder", "output_folder", "run_sweep_command"]
+
+
+def claim_output_folder(args: argparse.Namespace, out: Path):
+    """A context that holds ``out``'s lock (:func:`~curteach_teaching.experiments.folders.folder_lock`), after
+    checking that it can be written; nothing for ``--report-only``, which only reads. A command enters it before its
+    slow imports and preparations, so a folder in use is refused at once."""
+    from contextlib import nullcontext
+
+    from curteach_teaching.experiments.folders import check_writable, folder_lock
+
+    if args.report_only:
+        return nullcontext()
+    check_writable(out)
+    return folder_lock(out)
+
+
+def output_folder(args: argparse.Namespace, default: str | Path) -> Path:
+    """``--out`` as a path, or ``default`` when it is not given; ``ValueError`` for an empty ``--out`` (which would
+    otherwise mean the current folder)."""
+    if args.out is None:
+        return Path(default)
+    if not str(args.out).strip():
+        raise ValueError("--out must not be empty")
+    return Path(args.out)
 
 
 def add_sweep_arguments(parser: argparse.ArgumentParser, default_runs: int, default_out: str) -> None:
@@ -28,7 +52,10 @@ def add_sweep_arguments(parser: argparse.ArgumentParser, default_runs: int, defa
     group.add_argument("--seed", type=int, default=0,
                        help="sweep seed; run i of every cell uses SeedSequence([seed, i]) (default 0)")
     group.add_argument("--workers", type=int, default=None, help="parallel processes (default: CPU count)")
-    group.add_argument("--out", type=Path, default=None, help=f"output folder (default {default_out})")
+    group.add_argument("--out", default=None, help=f"output folder (default {default_out})")
+    group.add_argument("--overwrite", action="store_true",
+                       help="replace a sweep of other settings, seed or curteach version in the output folder (its "
+                       "runs are deleted) instead of refusing")
     group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     group.add_argument("--no-figures", action="store_true", help="skip the figures")
     group.add_argument("--report-only", action="store_true",
@@ -50,6 +77,8 @@ def check_sweep_flags(args: argparse.Namespace):
     from curteach_teaching.experiments.sweep import check_sweep_arguments
 
     check_sweep_arguments(args.runs, args.seed, args.workers)
+    if args.report_only and args.overwrite:
+        raise ValueError("--report-only computes nothing and cannot --overwrite")
     if args.backend != "ray" and (args.ray_address is not None or args.gpus_per_run):
         raise ValueError("--ray-address and --gpus-per-run need --backend ray")
     return make_backend(args.backend, args.workers, args.ray_address, args.gpus_per_run)
@@ -70,10 +99,12 @@ def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path) -
     from curteach_teaching.experiments.sweep import run_sweep
 
     backend = check_sweep_flags(args)
-    sweep = run_sweep(experiment, out, args.runs, seed=args.seed, progress=not args.no_progress, backend=backend,
-                      compute=not args.report_only)
-    if args.report_only:
-        found = sum(len(runs) for runs in sweep.cells.values())
-        print(f"report of the {found} of {len(experiment.cells) * args.runs} runs saved so far")
-    report.write(sweep, out, figures=not args.no_figures)
+    # the lock covers the report too: two commands never write one folder's outputs at once
+    with claim_output_folder(args, out):
+        sweep = run_sweep(experiment, out, args.runs, seed=args.seed, progress=not args.no_progress,
+                          backend=backend, compute=not args.report_only, overwrite=args.overwrite)
+        if args.report_only:
+            found = sum(len(runs) for runs in sweep.cells.values())
+            print(f"report of the {found} of {len(experiment.cells) * args.runs} runs saved so far")
+        report.write(sweep, out, figures=not args.no_figures)
     return 0

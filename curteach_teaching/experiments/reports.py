@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from curteach_envs._util import atomic_write
+from curteach_teaching.experiments.folders import remove_stale_outputs
 from curteach_teaching.experiments.results import RunResult
 
 __all__ = ["Report", "mean_sem", "read_summary", "summarize", "write_summary"]
@@ -250,6 +251,7 @@ class Report:
             report["cells"] = list(sweep.cells)
         if figures:
             report["files"] += self.figures(sweep, rows, out_dir, extras)
+        remove_stale_outputs(out_dir, report["files"])  # before report.json, which names the previous outputs
         atomic_write(out_dir / "report.json", lambda stream: json.dump(report, stream, indent=1))
         self.print_summary(sweep, report, out_dir)
         return report

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from curteach_envs._util import check_int
 from curteach_teaching.experiments.backends import Backend, ProcessBackend, Unit, run_seed_sequence
+from curteach_teaching.experiments.folders import check_folder, check_writable, folder_lock
 from curteach_teaching.experiments.results import (
     DEFAULT_CELL,
     RunResult,
@@ -127,6 +128,7 @@ def run_sweep(
     progress: bool = True,
     backend: Backend | None = None,
     compute: bool = True,
+    overwrite: bool = False,
 ) -> SweepResult:
     """Run (or resume) ``runs`` seeded runs of every cell of ``experiment``, writing ``out_dir/runs/<cell>/``.
 
@@ -142,27 +144,43 @@ def run_sweep(
             with ``workers``).
         compute: ``False`` computes nothing: the result holds only the runs already saved (cells without one are
             left out), e.g. to report on a sweep that is still running.
+        overwrite: replace a sweep of other settings, seed or curteach version in ``out_dir`` (its runs are
+            deleted) instead of refusing; see :mod:`~curteach_teaching.experiments.folders`.
 
     Returns:
         A :class:`SweepResult`.
 
     Raises:
-        ValueError: bad arguments, bad cell names, a run folder of the old flat layout, or (``compute=False``) no
-            saved run.
+        ValueError: bad arguments, bad cell names, an output folder that cannot be written, is in use by another
+            sweep or holds another sweep (without ``overwrite``), a run folder of the old flat layout, or
+            (``compute=False``) no saved run.
     """
     check_sweep_arguments(runs, seed, workers)
     cells = _check_cells(experiment)
     out_dir = Path(out_dir)
+    if not compute:  # reads only, and may run beside the sweep that writes
+        return _run_sweep(experiment, out_dir, cells, runs, seed, workers, progress, backend, compute, overwrite)
+    check_writable(out_dir)
+    with folder_lock(out_dir):
+        return _run_sweep(experiment, out_dir, cells, runs, seed, workers, progress, backend, compute, overwrite)
+
+
+def _run_sweep(experiment, out_dir, cells, runs, seed, workers, progress, backend, compute, overwrite) -> SweepResult:
     runs_dir = out_dir / "runs"
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    _check_layout(runs_dir)
-    settings_fingerprint = fingerprint(experiment.settings())
+    if not compute and not runs_dir.is_dir():
+        raise ValueError(f"{out_dir} holds no finished run of these settings yet")
+    if runs_dir.is_dir():
+        _check_layout(runs_dir)
+    settings = experiment.settings()
+    settings_fingerprint = fingerprint(settings)
+    check_folder(out_dir, settings, settings_fingerprint, seed, overwrite=overwrite, write=compute)
 
     sweep = SweepResult(cells={cell: [None] * runs for cell in cells})
     todo = []
-    for cell in cells:
-        (runs_dir / cell).mkdir(exist_ok=True)
-        for stale in (runs_dir / cell).glob(".run_*.tmp"):  # leftovers of an interrupted write
+    for cell in cells if compute else ():  # a report of the saved runs writes and deletes nothing
+        (runs_dir / cell).mkdir(parents=True, exist_ok=True)
+        # leftovers of an interrupted write of this folder's sweep (the lock keeps any other sweep out)
+        for stale in (runs_dir / cell).glob(".run_*.tmp"):
             stale.unlink(missing_ok=True)
     # run-major order: run 0 of every cell first, so that a sweep stopped early still holds paired runs
     for index in range(runs):

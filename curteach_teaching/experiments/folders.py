@@ -1,0 +1,200 @@
+"""One sweep per output folder: a lock while it computes, and a record of what the folder holds.
+
+* **Lock.** A computing sweep holds an exclusive ``flock`` on ``DIR/.curteach.lock`` (the file keeps the holder's
+  pid). A second sweep on the same folder is refused at once (``DIR is in use by pid N``). The operating system
+  releases the lock when the holder exits in any way, a crash or ``kill -9`` included, so a stale lock never blocks
+  a folder. Where ``fcntl`` does not exist (Windows) there is no lock.
+* **Record.** ``DIR/sweep.json`` names the experiment's settings, the sweep's seed and the curteach version that
+  wrote the runs. A sweep whose settings, seed or version differ is refused with a message naming each difference,
+  unless ``overwrite=True`` (``--overwrite``), which deletes the folder's runs and the outputs its last report
+  wrote first. A folder from before this record (run files only) is adopted when every run file is of this
+  sweep's settings and seed, and refused otherwise.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from curteach_envs._util import atomic_write
+
+__all__ = ["LOCK_NAME", "RECORD_NAME", "check_folder", "folder_lock", "library_version", "remove_stale_outputs"]
+
+LOCK_NAME = ".curteach.lock"
+RECORD_NAME = "sweep.json"
+RECORD_FORMAT = "curteach-sweep-1"
+
+#: folders this process holds the lock of -> [open lock file, nesting depth]
+_HELD: dict = {}
+
+
+def library_version() -> str:
+    """The installed curteach version (``"unknown"`` when it is not installed)."""
+    try:
+        return importlib.metadata.version("curteach")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+@contextmanager
+def folder_lock(out_dir: str | os.PathLike) -> Iterator[None]:
+    """Hold ``out_dir``'s lock within the block (re-entrant within this process).
+
+    Raises:
+        ValueError: another process holds it (``"DIR is in use by pid N"``), or the folder cannot be written.
+    """
+    out_dir = Path(out_dir)
+    key = str(out_dir.resolve())
+    if key in _HELD:
+        _HELD[key][1] += 1
+        try:
+            yield
+        finally:
+            _HELD[key][1] -= 1
+        return
+    try:
+        import fcntl
+    except ImportError:  # no flock here: no lock
+        yield
+        return
+    check_writable(out_dir)
+    path = out_dir / LOCK_NAME
+    stream = open(path, "a+")
+    try:
+        fcntl.flock(stream.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        stream.seek(0)
+        holder = stream.read().strip()
+        stream.close()
+        who = f"pid {holder}" if holder.isdigit() else "another process"
+        raise ValueError(f"{out_dir} is in use by {who} (another sweep writes there); wait for it or choose "
+                         "another --out") from None
+    stream.seek(0)
+    stream.truncate()
+    stream.write(str(os.getpid()))
+    stream.flush()
+    _HELD[key] = [stream, 1]
+    try:
+        yield
+    finally:
+        _HELD.pop(key, None)
+        stream.close()  # closing releases the flock
+
+
+def check_writable(out_dir: Path) -> None:
+    """``ValueError`` unless ``out_dir`` is (or can be made) a folder this process can write into."""
+    if str(out_dir) == "":
+        raise ValueError("the output folder must not be empty")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ValueError(f"{out_dir} is not a folder")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f"cannot create the output folder {out_dir}: {error.strerror or error}") from None
+    if not os.access(out_dir, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot write into the output folder {out_dir} (permission denied)")
+
+
+def _differences(recorded: dict, current: dict) -> list[str]:
+    """``"name: recorded -> current"`` for every differing entry (settings flattened one level)."""
+    lines = []
+    for key in sorted(set(recorded) | set(current)):
+        old, new = recorded.get(key, "(absent)"), current.get(key, "(absent)")
+        if key == "settings" and isinstance(old, dict) and isinstance(new, dict):
+            lines += [f"{name}: {old.get(name, '(absent)')!r} -> {new.get(name, '(absent)')!r}"
+                      for name in sorted(set(old) | set(new)) if old.get(name, "(absent)") != new.get(name, "(absent)")]
+        elif old != new:
+            lines.append(f"{key}: {old!r} -> {new!r}")
+    return lines
+
+
+def _run_files(out_dir: Path) -> list[Path]:
+    return sorted((out_dir / "runs").glob("*/run_*.json"))
+
+
+def _foreign_run_files(out_dir: Path, fingerprint: str, seed: int) -> int:
+    """How many run files are of other settings or another seed (unreadable ones are left to the sweep)."""
+    foreign = 0
+    for path in _run_files(out_dir):
+        try:
+            document = json.loads(path.read_text())
+            if document["fingerprint"] != fingerprint or document["data"]["seed"] != seed:
+                foreign += 1
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return foreign
+
+
+def _clear(out_dir: Path) -> None:
+    """Delete the folder's runs, its checkpoints and the outputs its last report listed (nothing else)."""
+    shutil.rmtree(out_dir / "runs", ignore_errors=True)
+    shutil.rmtree(out_dir / "checkpoints", ignore_errors=True)
+    for name in _previous_outputs(out_dir):
+        (out_dir / name).unlink(missing_ok=True)
+    (out_dir / RECORD_NAME).unlink(missing_ok=True)
+
+
+def check_folder(out_dir: Path, settings: dict, fingerprint: str, seed: int, overwrite: bool = False,
+                 write: bool = True) -> None:
+    """Make sure ``out_dir`` holds nothing but this sweep's runs, and record the sweep in ``sweep.json``.
+
+    Args:
+        out_dir: the output folder.
+        settings: the experiment's settings; ``fingerprint``: their hash (as in the run files).
+        seed: the sweep's seed.
+        overwrite: replace a sweep of other settings, seed or version instead of refusing.
+        write: write ``sweep.json`` (``False`` for a report of the saved runs, which changes nothing).
+
+    Raises:
+        ValueError: the folder holds a sweep of other settings, seed or version (each difference is named), or run
+            files of another sweep, and ``overwrite`` is not set.
+    """
+    settings = json.loads(json.dumps(settings))  # as it reads back from sweep.json (tuples become lists)
+    current = {"settings": settings, "seed": seed, "curteach": library_version()}
+    record_path = out_dir / RECORD_NAME
+    hint = "pass --overwrite to replace it (its runs are deleted), or choose another --out"
+    if record_path.exists():
+        try:
+            record = json.loads(record_path.read_text())
+            if record.get("format") != RECORD_FORMAT:
+                raise ValueError(f"unknown format {record.get('format')!r}")
+        except (OSError, ValueError) as error:
+            if not overwrite:
+                raise ValueError(f"{record_path} is unreadable ({error}); {hint}") from None
+            record = None
+        if record is not None:
+            differences = _differences({key: record.get(key) for key in current}, current)
+            if differences and not overwrite:
+                raise ValueError(f"{out_dir} holds a sweep of other settings ({'; '.join(differences)}); {hint}")
+            if differences:
+                _clear(out_dir)
+    else:
+        foreign = _foreign_run_files(out_dir, fingerprint, seed)
+        if foreign and not overwrite:
+            raise ValueError(f"{out_dir} holds {foreign} run file(s) of other settings or another seed; {hint}")
+        if foreign:
+            _clear(out_dir)
+    if write and not record_path.exists():
+        document = {"format": RECORD_FORMAT, **current}
+        atomic_write(record_path, lambda stream: json.dump(document, stream, indent=1))
+
+
+def _previous_outputs(out_dir: Path) -> list[str]:
+    """The files the folder's last report wrote (``report.json``'s ``files``), as plain names inside it."""
+    try:
+        files = json.loads((out_dir / "report.json").read_text()).get("files", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [name for name in files if isinstance(name, str) and name and Path(name).name == name]
+
+
+def remove_stale_outputs(out_dir: Path, produced: list[str]) -> None:
+    """Delete the outputs the previous report wrote that this one does not (an old figure of a subset that is
+    now empty must not sit beside the new ones). Only names the previous ``report.json`` listed are touched."""
+    for name in set(_previous_outputs(out_dir)) - set(produced):
+        (out_dir / name).unlink(missing_ok=True)

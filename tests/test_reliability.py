@@ -1,0 +1,116 @@
+"""Output folders are never mixed or silently overwritten: the folder lock (real subprocesses), the sweep record,
+outputs of an older report, unwritable paths."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from curteach_teaching.cli import main
+from curteach_teaching.experiments.car_irl import CarIRLExperiment
+from curteach_teaching.experiments.folders import LOCK_NAME, RECORD_NAME, folder_lock
+from curteach_teaching.experiments.sweep import run_sweep
+
+SMALL = dict(steps=4, target_steps=10, pretrain_steps=10, teachers=("Agn", "Cur", "Scot"))
+IRL = ["car-irl", "--steps", "4", "--workers", "1", "--no-progress"]
+
+
+def test_a_folder_in_use_is_refused_and_freed_when_its_sweep_dies(tmp_path, capsys):
+    out = tmp_path / "sweep"
+    args = ["car-bc", "--runs", "8", "--steps", "300", "--workers", "1", "--no-progress", "--no-figures",
+            "--out", str(out)]
+    proc = subprocess.Popen([sys.executable, "-m", "curteach_teaching.cli", *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / LOCK_NAME).exists() or (out / LOCK_NAME).read_text().strip() != str(proc.pid):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        started = time.monotonic()
+        assert main([*args, "--seed", "1"]) == 2
+        err = capsys.readouterr().err
+        assert f"is in use by pid {proc.pid}" in err and time.monotonic() - started < 10
+        os.killpg(proc.pid, signal.SIGKILL)  # a crash: the operating system releases the lock
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    saved = len(list((out / "runs" / "main").glob("run_*.json")))
+    assert main([*args[:2], "1", *args[3:]]) == 0  # the folder is free again; its runs are resumed
+    assert saved <= 1 or "reused" in capsys.readouterr().out
+
+
+def test_the_lock_is_reentrant_and_released(tmp_path):
+    with folder_lock(tmp_path), folder_lock(tmp_path):  # the driver and its report share one lock
+        assert (tmp_path / LOCK_NAME).read_text() == str(os.getpid())
+    with folder_lock(tmp_path):  # released on leaving the block
+        pass
+
+
+def test_the_record_refuses_another_sweep_and_names_the_difference(tmp_path, capsys):
+    out = tmp_path / "irl"
+    assert main([*IRL, "--runs", "2", "--no-figures", "--out", str(out)]) == 0
+    record = json.loads((out / RECORD_NAME).read_text())
+    assert record["seed"] == 0 and record["settings"]["steps"] == 4 and record["curteach"]
+    capsys.readouterr()
+    assert main([*IRL, "--runs", "2", "--seed", "1", "--out", str(out)]) == 2
+    assert "seed: 0 -> 1" in capsys.readouterr().err
+    assert main(["car-bc", "--runs", "1", "--steps", "4", "--out", str(out)]) == 2  # another experiment
+    assert "experiment: 'car-irl' -> 'car-bc'" in capsys.readouterr().err
+    record["curteach"] = "0.0.1"
+    (out / RECORD_NAME).write_text(json.dumps(record))
+    assert main([*IRL, "--runs", "2", "--out", str(out)]) == 2  # runs of another version are not reused silently
+    assert "curteach: '0.0.1' -> " in capsys.readouterr().err
+    assert main([*IRL, "--runs", "2", "--out", str(out), "--overwrite"]) == 0
+    assert "2 computed, 0 reused" in capsys.readouterr().out
+
+
+def test_a_folder_from_before_the_record_is_adopted_or_refused(tmp_path):
+    out = tmp_path / "old"
+    run_sweep(CarIRLExperiment(**SMALL), out, 2, seed=5, workers=1, progress=False)
+    (out / RECORD_NAME).unlink()
+    assert len(run_sweep(CarIRLExperiment(**SMALL), out, 2, seed=5, workers=1, progress=False).reused) == 2
+    (out / RECORD_NAME).unlink()
+    with pytest.raises(ValueError, match="2 run file\\(s\\) of other settings or another seed"):
+        run_sweep(CarIRLExperiment(**SMALL), out, 2, seed=6, workers=1, progress=False)
+
+
+def test_outputs_of_an_older_report_are_removed_and_nothing_else(tmp_path):
+    out = tmp_path / "irl"
+    assert main([*IRL, "--runs", "2", "--out", str(out)]) == 0
+    figures = sorted(p.name for p in out.glob("*.png"))
+    assert "learning_curves_all.png" in figures
+    (out / "notes.txt").write_text("mine")
+    assert main([*IRL, "--runs", "2", "--no-figures", "--out", str(out)]) == 0
+    assert not list(out.glob("*.png"))  # figures of the earlier report would describe other runs
+    assert (out / "notes.txt").read_text() == "mine"
+    assert json.loads((out / "report.json").read_text())["files"] == ["summary.csv", "report.json"]
+
+
+def test_unwritable_output_paths_are_one_line_errors(tmp_path, capsys):
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    for out, message in ((a_file, "is not a folder"), (a_file / "below", "cannot create the output folder"),
+                         ("", "must not be empty")):
+        assert main([*IRL, "--runs", "1", "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1
+    if os.geteuid() != 0:  # root writes anywhere
+        locked = tmp_path / "read-only"
+        locked.mkdir(mode=0o555)
+        assert main([*IRL, "--runs", "1", "--out", str(locked)]) == 2
+        assert "permission denied" in capsys.readouterr().err
+
+
+def test_report_only_changes_nothing(tmp_path, capsys):
+    out = tmp_path / "irl"
+    assert main([*IRL, "--runs", "1", "--no-figures", "--out", str(out)]) == 0
+    (out / "runs" / "main" / ".run_00001.json.abc.tmp").write_text("a write in flight elsewhere")
+    assert main([*IRL, "--runs", "2", "--report-only", "--no-figures", "--out", str(out)]) == 0
+    assert (out / "runs" / "main" / ".run_00001.json.abc.tmp").exists()
+    assert main([*IRL, "--runs", "2", "--report-only", "--overwrite", "--out", str(out)]) == 2
+    assert "cannot --overwrite" in capsys.readouterr().err
