@@ -49,7 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; a ``ValueError`` becomes a one-line message and exit code 2, Ctrl-C exit code 130
     (see :mod:`curteach_teaching.interrupts`)."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    args.command_line = ["curteach", *argv]  # recorded in report.json
     try:
         with handle_interrupts():
             result = args.func(args)

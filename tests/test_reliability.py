@@ -114,3 +114,19 @@ def test_report_only_changes_nothing(tmp_path, capsys):
     assert (out / "runs" / "main" / ".run_00001.json.abc.tmp").exists()
     assert main([*IRL, "--runs", "2", "--report-only", "--overwrite", "--out", str(out)]) == 2
     assert "cannot --overwrite" in capsys.readouterr().err
+
+
+def test_report_json_is_strict_and_records_the_sweep(tmp_path, capsys):
+    out = tmp_path / "irl"
+    args = [*IRL, "--runs", "1", "--seed", "3", "--steps", "200", "--teaching-rate", "0.5", "--no-figures",
+            "--out", str(out)]
+    assert main(args) == 0
+    text = (out / "report.json").read_text()
+    assert "NaN" not in text and "Infinity" not in text  # one run: every SEM is null
+    report = json.loads(text)
+    assert report["seed"] == 3 and report["command"] == ["curteach", *args] and report["curteach"]
+    assert report["settings"]["teaching_rate"] == 0.5
+    assert next(iter(report["final"]["all"].values()))["sem"] is None
+    assert report["flagged_fraction"] == 1.0  # this run would have crashed in the original: "finished" is empty
+    printed = capsys.readouterr().out
+    assert "finished: no run is in this subset (n=0)" in printed and " nan" not in printed

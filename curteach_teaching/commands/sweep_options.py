@@ -106,5 +106,5 @@ def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path) -
         if args.report_only:
             found = sum(len(runs) for runs in sweep.cells.values())
             print(f"report of the {found} of {len(experiment.cells) * args.runs} runs saved so far")
-        report.write(sweep, out, figures=not args.no_figures)
+        report.write(sweep, out, figures=not args.no_figures, command=getattr(args, "command_line", None))
     return 0

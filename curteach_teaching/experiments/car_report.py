@@ -179,5 +179,8 @@ class CarReport(Report):
                 continue
             entries = sorted(final[subset].items(), key=lambda item: -np.nan_to_num(item[1]["mean"], nan=-np.inf))
             n = next(iter(final[subset].values()))["n"]
+            if n == 0:
+                print(f"final expected reward, {subset}: no run is in this subset (n=0)")
+                continue
             text = ", ".join(f"{name} {v['mean']:.3f}" for name, v in entries)
             print(f"final expected reward, {subset} (n={n}): {text}")

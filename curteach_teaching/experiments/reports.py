@@ -23,10 +23,24 @@ from curteach_envs._util import atomic_write
 from curteach_teaching.experiments.folders import remove_stale_outputs
 from curteach_teaching.experiments.results import RunResult
 
-__all__ = ["Report", "mean_sem", "read_summary", "summarize", "write_summary"]
+__all__ = ["Report", "mean_sem", "read_summary", "strict_json", "summarize", "write_summary"]
 
 #: A subset's rule: which runs it holds (``None``: every run).
 SubsetRule = Callable[[RunResult], bool] | None
+
+
+def strict_json(value):
+    """``value`` with every non-finite float replaced by ``None`` (JSON has no NaN or infinity), recursively
+    through dicts, lists and tuples; NumPy scalars become Python numbers."""
+    if isinstance(value, dict):
+        return {key: strict_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(item) for item in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
 
 
 def mean_sem(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -229,18 +243,26 @@ class Report:
                 extras[key] = float(np.mean(values))
         return extras
 
-    def write(self, sweep, out_dir: Path, figures: bool = True) -> dict:
+    def write(self, sweep, out_dir: Path, figures: bool = True, command: Sequence[str] | None = None) -> dict:
         """Write ``summary.csv``, ``report.json`` and the figures into ``out_dir``; print the summary.
+
+        ``report.json`` is strict JSON (a NaN, e.g. the SEM of a single run, is ``null``) and records the settings,
+        the sweep's seed, the curteach version and, when given, the ``command`` line that made it.
 
         Returns:
             The report dict (also in ``report.json``).
         """
+        from curteach_teaching.experiments.folders import library_version
+
         out_dir = Path(out_dir)
         rows = self.summary_rows(sweep)
         self.write_summary(rows, out_dir / "summary.csv")
         extras = self._extras_mean(sweep)
         report = {
             "settings": self.experiment.settings(),
+            "seed": sweep.seed,
+            "curteach": library_version(),
+            "command": None if command is None else list(command),
             "runs": len(next(iter(sweep.cells.values()))),
             **self.report_data(sweep, rows),
             "final": self.final(rows, sweep),
@@ -252,6 +274,7 @@ class Report:
         if figures:
             report["files"] += self.figures(sweep, rows, out_dir, extras)
         remove_stale_outputs(out_dir, report["files"])  # before report.json, which names the previous outputs
-        atomic_write(out_dir / "report.json", lambda stream: json.dump(report, stream, indent=1))
+        strict = strict_json(report)
+        atomic_write(out_dir / "report.json", lambda stream: json.dump(strict, stream, indent=1, allow_nan=False))
         self.print_summary(sweep, report, out_dir)
         return report

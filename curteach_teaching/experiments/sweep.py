@@ -71,12 +71,14 @@ class SweepResult:
         computed: ``(cell, index)`` units computed in this call, sorted.
         reused: ``(cell, index)`` units loaded from valid run files, sorted.
         invalid: ``(cell, index)`` -> why an existing file was not used (corrupt or stale); those were recomputed.
+        seed: the sweep's seed.
     """
 
     cells: dict
     computed: list = field(default_factory=list)
     reused: list = field(default_factory=list)
     invalid: dict = field(default_factory=dict)
+    seed: int | None = None
 
     @property
     def results(self) -> list:
@@ -175,7 +177,7 @@ def _run_sweep(experiment, out_dir, cells, runs, seed, workers, progress, backen
     settings_fingerprint = fingerprint(settings)
     check_folder(out_dir, settings, settings_fingerprint, seed, overwrite=overwrite, write=compute)
 
-    sweep = SweepResult(cells={cell: [None] * runs for cell in cells})
+    sweep = SweepResult(cells={cell: [None] * runs for cell in cells}, seed=seed)
     todo = []
     for cell in cells if compute else ():  # a report of the saved runs writes and deletes nothing
         (runs_dir / cell).mkdir(parents=True, exist_ok=True)
