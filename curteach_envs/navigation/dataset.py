@@ -27,6 +27,7 @@ __all__ = [
     "FORMAT",
     "VERSION",
     "KINDS",
+    "verify_split",
     "SPLITS",
     "TASK_COLUMNS",
     "DEMO_COLUMNS",
@@ -267,12 +268,17 @@ def save_dataset(dataset: NavigationDataset, path: str | os.PathLike) -> Path:
     return path
 
 
-def load_dataset(path: str | os.PathLike) -> NavigationDataset:
+def load_dataset(path: str | os.PathLike, verify: bool = False) -> NavigationDataset:
     """Load and validate a dataset written by :func:`save_dataset`.
 
+    Args:
+        path: the ``.npz`` file.
+        verify: also replay every demonstration and check its stored reward and length (:func:`verify_split`).
+
     Raises:
-        ValueError: the file is missing, not an ``.npz`` archive, corrupt, of another format or version, or a split
-            fails validation (the message names the problem).
+        ValueError: the file is missing, not an ``.npz`` archive, damaged, of another format or version, a split
+            fails validation, or (``verify``) a demonstration does not replay to its stored reward; the message
+            names the file and the problem.
     """
     path = Path(path)
     if not path.is_file():
@@ -284,8 +290,8 @@ def load_dataset(path: str | os.PathLike) -> NavigationDataset:
             files = set(archive.files)
             meta = json.loads(str(archive["meta"])) if "meta" in files else None
             arrays = {name: archive[name] for name in files if name != "meta"}
-    except (OSError, EOFError, ValueError, zipfile.BadZipFile, KeyError) as error:
-        raise ValueError(f"cannot read dataset {str(path)!r}: {type(error).__name__}: {error}") from error
+    except Exception as error:  # a damaged archive fails in zlib, zipfile, the .npy header parser, ...: all alike
+        raise ValueError(f"cannot read dataset {str(path)!r} (damaged?): {type(error).__name__}: {error}") from None
     if meta is None:
         raise ValueError(f"{str(path)!r} is not a curteach navigation dataset (no 'meta' entry)")
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -301,6 +307,37 @@ def load_dataset(path: str | os.PathLike) -> NavigationDataset:
     splits = {}
     for split_name in split_names:
         columns = {c: arrays[f"{split_name}.{c}"] for c in COLUMNS[kind] if f"{split_name}.{c}" in arrays}
-        splits[split_name] = NavigationSplit.from_columns(kind, split_name, columns)
+        try:
+            splits[split_name] = NavigationSplit.from_columns(kind, split_name, columns)
+        except ValueError as error:
+            raise ValueError(f"{str(path)!r}: {error}") from None
+        except Exception as error:  # arrays of a wrong type or shape that passed the archive's own checks
+            raise ValueError(f"{str(path)!r}: split {split_name!r} is malformed ({type(error).__name__}: {error})") \
+                from None
     meta = {k: v for k, v in meta.items() if k != "splits"}
-    return NavigationDataset(kind=kind, splits=splits, meta=meta)
+    dataset = NavigationDataset(kind=kind, splits=splits, meta=meta)
+    if verify:
+        for split in splits.values():
+            bad = verify_split(split)
+            if bad:
+                raise ValueError(f"{str(path)!r}: {len(bad)} demonstration(s) of split {split.name!r} do not replay to "
+                                 f"their stored reward and length (first: {bad[0]})")
+    return dataset
+
+
+def verify_split(split: NavigationSplit) -> list[int]:
+    """Replay every demonstration of ``split`` in its task's dynamics (:func:`~curteach_envs.navigation.env.replay`)
+    and return the indices of those that do not end the episode exactly at their last action with their stored
+    ``reward``. One replay per demonstration, a fraction of a millisecond each."""
+    from curteach_envs.navigation.env import replay
+
+    bad = []
+    for i in range(split.n_demos):
+        try:
+            _, _, rewards, ended = replay(split.task(i), split.actions(i))
+        except ValueError:  # an action after the end of the episode
+            bad.append(i)
+            continue
+        if not ended or int(rewards.sum()) != int(split["reward"][i]):
+            bad.append(i)
+    return bad

@@ -34,6 +34,8 @@ def add_parser(subparsers) -> None:
     )
     info.add_argument("file", type=Path, help="dataset file written by make-dataset")
     info.add_argument("--json", action="store_true", help="print one JSON object keyed by split")
+    info.add_argument("--verify", action="store_true",
+                      help="also replay every demonstration and check its stored reward and length")
     info.set_defaults(func=run_info)
 
 
@@ -69,7 +71,7 @@ def run_info(args: argparse.Namespace) -> int:
     """Print a dataset file's statistics per split."""
     from curteach_envs.navigation.dataset import load_dataset
 
-    dataset = load_dataset(args.file)
+    dataset = load_dataset(args.file, verify=args.verify)
     stats = dataset.statistics()
     if args.json:
         print(json.dumps(stats, indent=None, sort_keys=False))
