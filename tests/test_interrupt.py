@@ -8,6 +8,7 @@ import time
 import uuid
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from curteach_teaching.experiments.reports import read_summary
@@ -148,3 +149,40 @@ def test_second_press_prints_the_message_once_kills_children_and_exits_130():
     assert proc.stderr.splitlines() == ["interrupted: 3 of 5 runs saved"]
     time.sleep(0.2)
     assert not Path(f"/proc/{child}").exists() or "\nState:\tZ" in Path(f"/proc/{child}/status").read_text()
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc to find the workers")
+def test_ctrl_c_keeps_the_finished_dataset_chunks_and_the_rerun_resumes(tmp_path):
+    out = tmp_path / "tsp.npz"
+    args = ["make-dataset", "tsp", "--split-sizes", "paper", "--workers", "2", "--no-progress", "--out", str(out)]
+    token = uuid.uuid4().hex
+    proc = _start(args, token)
+    chunks = tmp_path / "tsp.npz.chunks"
+    deadline = time.monotonic() + 240
+    while len(list(chunks.glob("chunk-*.npz"))) < 2:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no chunk was saved"
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)
+    started = time.monotonic()
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and time.monotonic() - started < 10
+    assert "Traceback" not in err and not out.exists()
+    lines = [line for line in err.splitlines() if line.startswith("interrupted:")]
+    assert len(lines) == 1 and "chunks saved in" in lines[0]
+    kept = len(list(chunks.glob("chunk-*.npz")))
+    assert kept >= 2 and not list(chunks.glob(".*.tmp"))
+    time.sleep(0.5)
+    assert _processes_with(token) == []
+    rerun = subprocess.run([sys.executable, "-m", "curteach_teaching.cli", *args], capture_output=True, text=True,
+                           timeout=600)
+    assert rerun.returncode == 0 and not chunks.exists()  # the chunk folder goes once the file is written
+    whole = tmp_path / "whole.npz"
+    assert subprocess.run([sys.executable, "-m", "curteach_teaching.cli", *args[:-1], str(whole)],
+                          capture_output=True, timeout=600).returncode == 0
+    from curteach_envs.navigation.dataset import load_dataset
+
+    resumed, uninterrupted = load_dataset(out), load_dataset(whole)
+    for name, split in uninterrupted.splits.items():
+        for column, values in split.columns.items():
+            np.testing.assert_array_equal(resumed[name].columns[column], values)

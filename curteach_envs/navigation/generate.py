@@ -14,13 +14,15 @@ Chunks run in worker processes (``spawn``); each is a pure function of its seed.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Mapping
-from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 
-from curteach_envs._util import check_int
+from curteach_envs._util import atomic_write, check_int
 from curteach_envs.navigation.dataset import (
     COLUMNS,
     FORMAT,
@@ -119,6 +121,39 @@ def _run_chunk(job: tuple) -> dict:
     return {"_sp": _sp_chunk, "_tsp": _tsp_chunk}[function](*args)
 
 
+def _run_indexed_chunk(item: tuple) -> tuple:
+    index, job = item
+    return index, _run_chunk(job)
+
+
+def _ignore_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _chunk_path(chunk_dir: Path, kind: str, job: tuple) -> Path:
+    """A finished chunk's file, named by a hash of everything it depends on (format version, kind, job)."""
+    key = json.dumps([FORMAT, VERSION, kind, job], default=int)
+    return chunk_dir / f"chunk-{hashlib.sha256(key.encode()).hexdigest()[:20]}.npz"
+
+
+def _save_chunk(chunk_dir: Path, kind: str, job: tuple, chunk: dict) -> None:
+    atomic_write(_chunk_path(chunk_dir, kind, job), lambda stream: np.savez(stream, **chunk), binary=True)
+
+
+def _load_chunk(chunk_dir: Path, kind: str, job: tuple) -> dict | None:
+    """A saved chunk, or ``None`` if it is missing or unreadable (then it is generated again)."""
+    path = _chunk_path(chunk_dir, kind, job)
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {name: archive[name] for name in archive.files}
+    except Exception:  # a damaged cache entry costs a recomputation, nothing more
+        return None
+
+
 def _resolve_sizes(kind: str, split_sizes) -> dict:
     if isinstance(split_sizes, str):
         if split_sizes not in SPLIT_SIZES[kind]:
@@ -179,6 +214,7 @@ def generate_dataset(
     seed: int = 0,
     workers: int | None = None,
     progress: bool = True,
+    chunk_dir: str | os.PathLike | None = None,
 ) -> NavigationDataset:
     """Generate a navigation dataset with the original's procedure, in parallel and reproducibly.
 
@@ -190,6 +226,9 @@ def generate_dataset(
         seed: non-negative master seed; the same seed gives the same dataset for any ``workers``.
         workers: processes (default ``os.cpu_count()``); 1 runs in this process.
         progress: show a tqdm progress bar (on stderr).
+        chunk_dir: if given, every finished chunk is saved there as it arrives and chunks saved by an earlier,
+            interrupted call with the same arguments are loaded instead of generated again (the result is the
+            same). The caller removes the folder once the dataset is saved.
 
     Returns:
         :class:`~curteach_envs.navigation.dataset.NavigationDataset`.
@@ -208,26 +247,43 @@ def generate_dataset(
 
     from tqdm import tqdm
 
-    bar = tqdm(total=len(all_jobs), desc=f"{kind} dataset", unit="chunk", disable=not progress)
-    if workers == 1:
+    cached = 0
+    if chunk_dir is not None:
+        chunk_dir = Path(chunk_dir)
         for i, job in enumerate(all_jobs):
-            results[i] = _run_chunk(job)
-            bar.update(1)
-    else:
-        import multiprocessing
+            results[i] = _load_chunk(chunk_dir, kind, job)
+        cached = sum(r is not None for r in results)
+    todo = [i for i, r in enumerate(results) if r is None]
 
-        # Heavy chunks first (TSP with 4 goals) for a balanced finish; results are placed by index, so the
-        # dataset does not depend on the scheduling.
-        order = sorted(range(len(all_jobs)), key=lambda i: -all_jobs[i][1][1])
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            futures = {pool.submit(_run_chunk, all_jobs[i]): i for i in order}
-            from concurrent.futures import as_completed
+    def keep(i: int, chunk: dict) -> None:
+        results[i] = chunk
+        if chunk_dir is not None:
+            _save_chunk(chunk_dir, kind, all_jobs[i], chunk)
+        bar.update(1)
 
-            for future in as_completed(futures):
-                results[futures[future]] = future.result()
-                bar.update(1)
-    bar.close()
+    bar = tqdm(total=len(all_jobs), initial=cached, desc=f"{kind} dataset", unit="chunk", disable=not progress)
+    try:
+        if workers == 1 or len(todo) <= 1:
+            for i in todo:
+                keep(i, _run_chunk(all_jobs[i]))
+        else:
+            import multiprocessing
+
+            # Heavy chunks first (TSP with 4 goals) for a balanced finish; results are placed by index, so the
+            # dataset does not depend on the scheduling.
+            order = sorted(todo, key=lambda i: -all_jobs[i][1][1])
+            context = multiprocessing.get_context("spawn")
+            # workers ignore Ctrl-C: the driver stops them (terminate) and keeps the chunks it has
+            pool = context.Pool(min(workers, len(todo)), initializer=_ignore_sigint)
+            try:
+                for i, chunk in pool.imap_unordered(_run_indexed_chunk, [(i, all_jobs[i]) for i in order]):
+                    keep(i, chunk)
+                pool.close()
+            finally:
+                pool.terminate()
+                pool.join()
+    finally:
+        bar.close()
     splits = {}
     position = 0
     for split, jobs in plan:

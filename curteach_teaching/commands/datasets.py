@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -39,17 +40,50 @@ def add_parser(subparsers) -> None:
     info.set_defaults(func=run_info)
 
 
+def _check_output_file(out: Path) -> None:
+    """A one-line error before generating anything if ``out`` cannot become the dataset file."""
+    if not str(out).strip() or out.name in ("", ".", ".."):
+        raise ValueError(f"--out must name a file; got {str(out)!r}")
+    if out.exists() and not out.is_file():
+        raise ValueError(f"--out {str(out)!r} exists and is not a file")
+    folder = out.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f"cannot create the folder of --out {str(out)!r}: {error.strerror or error}") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot write into {str(folder)!r} (permission denied)")
+
+
 def run_make(args: argparse.Namespace) -> int:
-    """Generate and save a navigation dataset."""
+    """Generate and save a navigation dataset; finished chunks are kept in ``OUT.chunks/`` until the file is
+    written, so an interrupted command resumes where it stopped."""
+    import shutil
+
     from curteach_envs.navigation.dataset import save_dataset
     from curteach_envs.navigation.generate import generate_dataset
+    from curteach_teaching.interrupts import interruption_message
+
+    _check_output_file(args.out)
+    chunks = args.out.with_name(args.out.name + ".chunks")
+
+    def interrupted() -> str:
+        saved = len(list(chunks.glob("chunk-*.npz")))
+        return f"interrupted: {saved} chunks saved in {chunks}; run the same command again to resume"
 
     start = time.perf_counter()
-    dataset = generate_dataset(
-        _KIND_NAMES[args.kind], args.split_sizes, seed=args.seed, workers=args.workers, progress=not args.no_progress
-    )
+    with interruption_message(interrupted):
+        try:
+            dataset = generate_dataset(_KIND_NAMES[args.kind], args.split_sizes, seed=args.seed,
+                                       workers=args.workers, progress=not args.no_progress, chunk_dir=chunks)
+        except KeyboardInterrupt:
+            from curteach_teaching.interrupts import announce
+
+            announce()
+            raise
     elapsed = time.perf_counter() - start
     path = save_dataset(dataset, args.out)
+    shutil.rmtree(chunks, ignore_errors=True)
     counts = ", ".join(
         f"{name} {split.n_tasks} tasks / {split.n_demos} demos" for name, split in dataset.splits.items()
     )
