@@ -429,6 +429,12 @@ class CurriculumBC:
                 raise ValueError(f"demonstration {i} has no actions; every demonstration needs at least one")
         self.trainer = trainer
         self.demonstrations = demonstrations
+        if rng is not None and not isinstance(rng, np.random.Generator):
+            raise ValueError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}")
+        if isinstance(min_log_prob, bool) or not isinstance(min_log_prob, (int, float)) or not (
+            np.isfinite(min_log_prob) and min_log_prob <= 0
+        ):
+            raise ValueError(f"min_log_prob must be a finite number <= 0 (a log-prob floor); got {min_log_prob!r}")
         self.rng = rng if rng is not None else trainer.rng
         self.remainder = remainder
         self.min_log_prob = float(min_log_prob)
@@ -512,10 +518,22 @@ class CurriculumBC:
                 )
             if np.isnan(per_step).any():
                 raise ValueError("the teacher callable returned NaN log-probabilities")
+            positive = np.flatnonzero(per_step > 1e-9)  # log pi <= 0; a rounding error of a log-softmax is tolerated
+            if positive.size:
+                raise ValueError(
+                    f"the teacher callable returned {positive.size} log-probabilities > 0 (first: "
+                    f"{float(per_step[positive[0]])!r} at transition {positive[0]}); a log-probability is at most 0"
+                )
             return -sum_per_demonstration(per_step, self._demo_of_transition, N, self.min_log_prob)
         scores = np.asarray(teacher, dtype=np.float64)
-        if scores.shape != (N,) or not np.all(np.isfinite(scores)):
-            raise ValueError(f"teacher scores must be a finite array of shape ({N},); got shape {scores.shape}")
+        if scores.shape != (N,):
+            raise ValueError(f"teacher scores must have shape ({N},), one per demonstration; got {scores.shape}")
+        bad = np.flatnonzero(~np.isfinite(scores))
+        if bad.size:
+            raise ValueError(
+                f"teacher scores must be finite; {bad.size} are not "
+                f"(first: {float(scores[bad[0]])!r} for demonstration {bad[0]})"
+            )
         return scores.copy()
 
     def learner_difficulty(self) -> np.ndarray:

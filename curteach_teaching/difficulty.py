@@ -154,7 +154,8 @@ def demonstration_log_likelihoods(
 
     Batched in chunks of transitions, without gradients and with the policy in evaluation mode (restored
     afterwards). Each step's log-probability is floored at ``min_log_prob`` by :func:`sum_per_demonstration`, so a
-    step of probability 0 gives a finite score; a NaN from the policy (a diverged network) also counts as the floor.
+    step of probability 0 gives a finite score; a NaN from the policy (a diverged network: non-finite weights, or
+    outputs that torch's distributions refuse as NaN) also counts as the floor.
     torch and imitation are imported here, on the first call.
 
     On the CPU each chunk is forwarded in pieces of 1024 to 2047 rows (``curteach_envs._util.row_pieces``), whose
@@ -180,6 +181,10 @@ def demonstration_log_likelihoods(
 
     T = len(acts)
     log_probs = np.empty(T, dtype=np.float64)
+    parameters = list(policy.parameters()) if hasattr(policy, "parameters") else []
+    if not all(bool(th.isfinite(p).all()) for p in parameters):  # a diverged network: every step is the floor
+        log_probs.fill(np.nan)
+        return sum_per_demonstration(log_probs, demo_of_transition, n_demonstrations, min_log_prob)
     was_training = policy.training
     on_cpu = th.device(policy.device).type == "cpu"
     policy.set_training_mode(False)
@@ -192,7 +197,15 @@ def demonstration_log_likelihoods(
                     chunk = types.maybe_unwrap_dictobs(index_observations(obs, index))
                     obs_tensor = types.map_maybe_dict(lambda x: util.safe_to_tensor(x, device=policy.device), chunk)
                     acts_tensor = util.safe_to_tensor(acts[index], device=policy.device)
-                    _, log_prob, _ = policy.evaluate_actions(obs_tensor, acts_tensor)
+                    try:
+                        _, log_prob, _ = policy.evaluate_actions(obs_tensor, acts_tensor)
+                    except ValueError as error:
+                        # torch's distributions refuse NaN logits ("Expected parameter logits ... to satisfy the
+                        # constraint"): finite weights whose outputs overflowed; those steps count as the floor
+                        if "Expected parameter" not in str(error):
+                            raise
+                        log_probs[index] = np.nan
+                        continue
                     log_probs[index] = log_prob.detach().cpu().numpy().astype(np.float64).reshape(-1)
     finally:
         policy.set_training_mode(was_training)

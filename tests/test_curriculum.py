@@ -297,3 +297,49 @@ def test_the_adapter_and_its_selection_share_one_state(car):
     assert curriculum.history is curriculum.selection.history and len(curriculum.history) == 2
     curriculum.history = []
     assert curriculum.selection_matrix().shape == (0, 6)
+
+
+def test_a_real_policy_with_non_finite_weights_counts_as_the_floor(car):
+    """No stub: the SB3 policies of the library with NaN weights (torch's distributions refuse NaN logits)."""
+    from curteach_teaching.learners.networks import NavigationCNNPolicy
+
+    mdp, _, pool = car
+    demos = pool.all_trajectories()[:3]
+    trainer = car_trainer(mdp)
+    with th.no_grad():
+        trainer.policy.theta.fill_(th.nan)
+    curriculum = CurriculumBC(trainer, demos, variant="Cur-L", min_log_prob=-50.0)
+    np.testing.assert_array_equal(curriculum.learner_difficulty(), [50.0 * len(d.acts) for d in demos])
+    # finite weights whose outputs are NaN: the distribution's own check fires, and the steps count as the floor
+    cnn = NavigationCNNPolicy.for_navigation(seed=0)
+    with th.no_grad():  # large hidden units times weights of both signs: +inf and -inf in one sum, a NaN logit
+        cnn.net.fc2.bias.fill_(1e30)
+        cnn.net.head.weight.fill_(0.0)
+        cnn.net.head.weight[:, 0] = 1e10
+        cnn.net.head.weight[:, 1] = -1e10
+    assert th.isnan(cnn.action_logits(th.zeros((1, *cnn.observation_space.shape)))).all()
+    from curteach_teaching.difficulty import demonstration_log_likelihoods
+
+    obs = np.zeros((4, *cnn.observation_space.shape), dtype=np.float32)
+    scores = demonstration_log_likelihoods(cnn, obs, np.zeros(4, dtype=np.int64), np.array([0, 0, 1, 1]), 2,
+                                           min_log_prob=-50.0)
+    np.testing.assert_array_equal(scores, [-100.0, -100.0])
+
+
+def test_bad_curriculum_arguments_name_the_problem(car):
+    mdp, _, pool = car
+    demos = pool.all_trajectories()[:3]
+    trainer = car_trainer(mdp)
+    with pytest.raises(ValueError, match="rng must be a numpy.random.Generator; got RandomState"):
+        CurriculumBC(trainer, demos, variant="Agn", rng=np.random.RandomState(0))
+    for floor in (1.0, np.inf, np.nan):
+        with pytest.raises(ValueError, match="min_log_prob must be a finite number <= 0"):
+            CurriculumBC(trainer, demos, variant="Agn", min_log_prob=floor)
+    with pytest.raises(ValueError, match=r"log-probabilities > 0 \(first: 0.5 at transition 0\)"):
+        CurriculumBC(trainer, demos, variant="Cur-T", teacher=lambda obs, acts: np.full(len(acts), 0.5))
+    with pytest.raises(ValueError, match=r"log-probabilities > 0 \(first: inf"):
+        CurriculumBC(trainer, demos, variant="Cur-T", teacher=lambda obs, acts: np.full(len(acts), np.inf))
+    with pytest.raises(ValueError, match=r"must be finite; 1 are not \(first: nan for demonstration 1\)"):
+        CurriculumBC(trainer, demos, variant="Cur-T", teacher=np.array([1.0, np.nan, 2.0]))
+    with pytest.raises(ValueError, match=r"must have shape \(3,\), one per demonstration; got \(5,\)"):
+        CurriculumBC(trainer, demos, variant="Cur-T", teacher=np.zeros(5))
