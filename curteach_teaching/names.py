@@ -20,6 +20,7 @@ __all__ = [
     "BC_TEACHER_NAMES",
     "CURRICULUM_VARIANTS",
     "BC_UPDATES",
+    "MAX_STEPS",
 ]
 
 #: Agnostic: a uniformly random start (teachers), every demonstration every epoch (curriculum).
@@ -45,3 +46,7 @@ BC_TEACHER_NAMES = (AGN, CUR, CUR_T, CUR_L)
 CURRICULUM_VARIANTS = (CUR, CUR_L, CUR_T, AGN)
 #: The car BC learner's update rules (:class:`~curteach_teaching.learners.bc_car.BCCarLearner`).
 BC_UPDATES = ("batch", "sequential")
+
+#: teaching steps per car run: a run keeps a curve and the picks of every teacher for each step (about 24 bytes
+#: per teacher and step), so a million steps is about 170 MB for seven teachers
+MAX_STEPS = 1_000_000

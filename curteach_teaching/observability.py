@@ -96,6 +96,6 @@ def parse_observability(text: str) -> tuple[int, int | None]:
         k = None if parts[1].strip().lower() in ("inf", "infinity") else int(parts[1])
     except ValueError:
         raise ValueError(f"B and k must be integers (k may be 'inf'); got {text!r}") from None
-    if B < 1 or (k is not None and k < 1):
-        raise ValueError(f"B must be >= 1 and k >= 1 or 'inf'; got {text!r}")
+    if not 1 <= B <= 1_000_000 or (k is not None and not 1 <= k <= 10**12):
+        raise ValueError(f"B must be in [1, 10^6] and k in [1, 10^12] or 'inf'; got {text!r}")
     return B, k

@@ -175,3 +175,26 @@ def test_verify_catches_a_demonstration_that_does_not_replay(tmp_path, capsys):
     assert main(["dataset-info", str(path), "--verify"]) == 2
     assert "do not replay" in capsys.readouterr().err
     assert main(["dataset-info", str(path)]) == 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["car-irl", "--steps", "2000000"], "steps must be an integer in [1, 1000000]"),
+    (["car-bc", "--steps", "2000000"], "steps must be an integer in [1, 1000000]"),
+    (["car-irl", "--runs", "100001"], "runs must be an integer in [1, 100000]"),
+    (["car-irl-observability", "--settings", "1:10000000000000"], "k in [1, 10^12]"),
+    (["car-irl", "--teaching-rate", "-1"], "teaching_rate must be a finite number > 0; got -1.0"),
+])
+def test_sizes_that_would_exhaust_memory_are_refused_up_front(tmp_path, capsys, args, message):
+    assert main([*args, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out" / "runs").exists()
+
+
+def test_road_sizes_are_bounded():
+    from curteach_envs.car import sample_road
+
+    with pytest.raises(ValueError, match="n_instances must be an integer in \\[1, 1000\\]"):
+        sample_road(np.random.default_rng(0), n_instances=10**6)
+    with pytest.raises(ValueError, match="road_length must be an integer in \\[2, 100\\]"):
+        sample_road(np.random.default_rng(0), road_length=10**6)

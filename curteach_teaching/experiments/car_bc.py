@@ -42,7 +42,7 @@ from curteach_teaching.experiments.sweep import SingleCellExperiment
 from curteach_teaching.learners.bc_car import UPDATES, BCCarLearner, make_bc_trainer
 from curteach_teaching.learners.bc_car import step_many as _step_many
 from curteach_teaching.learners.divergence import LearnerDiverged
-from curteach_teaching.names import BC_TEACHER_NAMES
+from curteach_teaching.names import BC_TEACHER_NAMES, MAX_STEPS
 from curteach_teaching.planning import expected_return, hard_value_iteration
 from curteach_teaching.teachers import (
     AgnosticTeacher,
@@ -96,8 +96,10 @@ class CarBCExperiment(SingleCellExperiment):
 
     def __post_init__(self):
         check_int("init_types", self.init_types, 0, N_TASK_TYPES)
-        for name in ("steps", "n_per_start", "demo_length"):
-            check_int(name, getattr(self, name), 1)
+        # bounds keep one run's arrays (curves and picks per teacher and step, the demonstration pool) within memory
+        check_int("steps", self.steps, 1, MAX_STEPS)
+        for name in ("n_per_start", "demo_length"):
+            check_int(name, getattr(self, name), 1, 10_000)
         check_int("pretrain_sweeps", self.pretrain_sweeps, 0)
         if self.update not in UPDATES:
             raise ValueError(f"update must be one of {UPDATES}; got {self.update!r}")

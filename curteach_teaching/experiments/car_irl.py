@@ -41,6 +41,7 @@ from curteach_teaching.experiments.results import RunResult
 from curteach_teaching.experiments.sweep import SingleCellExperiment
 from curteach_teaching.learners.divergence import LearnerDiverged
 from curteach_teaching.learners.maxent_irl import REWARD_MODELS, MaxEntIRLLearner
+from curteach_teaching.names import MAX_STEPS
 from curteach_teaching.observability import ProbedPolicyView
 from curteach_teaching.planning import hard_value_iteration
 from curteach_teaching.teachers import (
@@ -135,8 +136,10 @@ class CarIRLExperiment(SingleCellExperiment):
 
     def __post_init__(self):
         check_int("init_types", self.init_types, 0, N_TASK_TYPES)
-        for name in ("steps", "n_per_start", "demo_length"):
-            check_int(name, getattr(self, name), 1)
+        # bounds keep one run's arrays (curves and picks per teacher and step, the demonstration pool) within memory
+        check_int("steps", self.steps, 1, MAX_STEPS)
+        for name in ("n_per_start", "demo_length"):
+            check_int(name, getattr(self, name), 1, 10_000)
         for name in ("target_steps", "pretrain_steps"):
             check_int(name, getattr(self, name), 0)
         if not 0.0 <= self.gamma <= 1.0:

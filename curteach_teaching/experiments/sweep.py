@@ -93,9 +93,13 @@ class SweepResult:
         return [result for runs in self.cells.values() for result in runs]
 
 
+#: runs per cell: run files are named with five digits (run_00000 .. run_99999)
+MAX_RUNS = 100_000
+
+
 def check_sweep_arguments(runs: int, seed: int, workers: int | None) -> None:
     """``ValueError`` for a bad run count, seed or worker count."""
-    check_int("runs", runs, 1)
+    check_int("runs", runs, 1, MAX_RUNS)
     check_int("seed", seed, 0)
     if workers is not None:
         check_int("workers", workers, 1)
