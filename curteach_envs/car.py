@@ -79,7 +79,7 @@ def sample_road(rng: np.random.Generator, n_instances: int = 5, road_length: int
         ``(N, 8, L, 2, 8)`` uint8 array ``[instance, type, row, column, feature]`` of binary features; reshaped to
         ``(N * 8 * L * 2, 8)`` it is indexed by state.
     """
-    # a road has 8 * n_instances * road_length rows of 3 lanes: these bounds keep its MDP under a million states
+    # the MDP has 2 * 8 * n_instances * road_length + 1 states: these bounds keep it at most 1.6 million
     check_int("n_instances", n_instances, 1, 1_000)
     check_int("road_length", road_length, 2, 100)
     N, L = n_instances, road_length
