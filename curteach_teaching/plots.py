@@ -61,7 +61,7 @@ def plot_learning_curves(
     """
     plt = _pyplot()
     teachers = list(dict.fromkeys(r["teacher"] for r in rows)) if teachers is None else list(teachers)
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    fig, ax = plt.subplots(figsize=(7.6, 4.4))
     for name in teachers:
         mine = sorted((r for r in rows if r["teacher"] == name), key=lambda r: r["t"])
         if not mine:
@@ -76,9 +76,12 @@ def plot_learning_curves(
         ax.axhline(reference, color="black", linewidth=0.8, linestyle=(0, (1, 3)), label="teacher (expert)")
     ax.set_xlabel("Time t")
     ax.set_ylabel(ylabel)
-    if title:
-        ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, ncol=2)
+    counts = {r.get("n") for r in rows if r.get("n") is not None}
+    runs = f"{counts.pop()} runs" if len(counts) == 1 else "runs"
+    band = f"line: mean; band: ±1 SEM over {runs}"
+    ax.set_title(f"{title}\n{band}" if title else band, fontsize=9)
+    # outside the axes, so that no curve hides behind it
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     return _save(plt, fig, path)
 
 

@@ -105,6 +105,8 @@ class CarReport(Report):
         experiment: a car experiment (``teachers``, ``settings()``).
         heatmap_teacher: whose curriculum heat map is drawn (default: the first teacher).
         title: the figures' title prefix.
+        crash_flag: whether the experiment's original could crash (MaxEnt-IRL). Without it (CrossEnt-BC) there is
+            only the subset ``all`` and nothing is said about crashes.
     """
 
     label = "teacher"
@@ -112,28 +114,38 @@ class CarReport(Report):
     extras_not_averaged = ("crash_step", "diverged")
     metric_name = "expected reward"
 
-    def __init__(self, experiment, heatmap_teacher: str | None = None, title: str = ""):
+    def __init__(self, experiment, heatmap_teacher: str | None = None, title: str = "", crash_flag: bool = True):
         super().__init__(experiment, curves=experiment.teachers, title=title)
+        self.crash_flag = crash_flag
         teachers = list(experiment.teachers)
         self.heatmap_teacher = heatmap_teacher or teachers[0]
         if self.heatmap_teacher not in teachers:
             raise ValueError(f"heat-map teacher must be one of {teachers}; got {self.heatmap_teacher!r}")
 
     def subsets(self) -> dict:
-        """``all`` runs, and those the original would have ``finished``."""
-        return {"all": None, "finished": finished}
+        """``all`` runs, and (with the crash flag) those the original would have ``finished``."""
+        return {"all": None, "finished": finished} if self.crash_flag else {"all": None}
+
+    def subset_label(self, subset: str) -> str:
+        """``"all runs"`` or ``"runs the original would have finished"``."""
+        return "runs the original would have finished" if subset == "finished" else "all runs"
 
     def report_data(self, sweep, rows: list) -> dict:
         """The flagged runs (run -> crash step) and their fraction."""
         results = sweep.results
-        flagged = {r.index: crash_step(r) for r in results if not finished(r)}
         diverged = {r.index: diverged_steps(r) for r in results if diverged_steps(r)}
-        return {
-            "flagged_runs": {str(k): v for k, v in sorted(flagged.items())},
-            "flagged_fraction": flagged_fraction(results),
+        data = {
             "diverged_runs": {str(k): v for k, v in sorted(diverged.items())},
             "diverged_share": diverged_share(results, list(self.experiment.teachers)),
         }
+        if self.crash_flag:
+            flagged = {r.index: crash_step(r) for r in results if not finished(r)}
+            data = {
+                "flagged_runs": {str(k): v for k, v in sorted(flagged.items())},
+                "flagged_fraction": flagged_fraction(results),
+                **data,
+            }
+        return data
 
     def figures(self, sweep, rows: list, out_dir: Path, extras: dict) -> list:
         """Learning curves per subset and the heat-map teacher's curriculum per subset."""
@@ -142,13 +154,15 @@ class CarReport(Report):
         names = super().figures(sweep, rows, out_dir, extras)
         chosen = self.heatmap_teacher
         results = sweep.results
-        for subset, subset_runs in (("all", results), ("finished", [r for r in results if finished(r)])):
+        for subset, rule in self.subsets().items():
+            subset_runs = [r for r in results if rule is None or rule(r)]
             if not subset_runs:
                 continue
             name = f"curriculum_{chosen.replace(' ', '_')}_{subset}.png"
             plot_curriculum_heatmap(
                 np.array([r.records["pick_types"][chosen] for r in subset_runs]), out_dir / name,
-                title=f"{chosen}: task type picked, fraction of {len(subset_runs)} {subset} runs",
+                title=f"{chosen}: share of runs that picked each task type at step t\n"
+                f"({len(subset_runs)} {self.subset_label(subset)})",
             )
             names.append(name)
         return names
@@ -158,17 +172,18 @@ class CarReport(Report):
         results = sweep.results
         print(f"{len(results)} runs ({len(sweep.computed)} computed, {len(sweep.reused)} reused) in {out_dir}")
         unchecked = sum(r.extras.get("crash_checked") is False for r in results)
-        if unchecked:
+        if unchecked and self.crash_flag:
             print(
                 f"note: the crash flag was not checked in {unchecked} run(s) (no Cur teacher); "
                 "they count as finished"
             )
-        flagged = report["flagged_runs"]
-        print(
-            f"flagged (the original would have crashed): {len(flagged)}/{len(results)} = "
-            f"{report['flagged_fraction']:.2f}"
-            + (f"  at steps {sorted(flagged.values())}" if flagged else "")
-        )
+        if self.crash_flag:
+            flagged = report["flagged_runs"]
+            print(
+                f"flagged (the original would have crashed): {len(flagged)}/{len(results)} = "
+                f"{report['flagged_fraction']:.2f}"
+                + (f"  at steps {sorted(flagged.values())}" if flagged else "")
+            )
         share = {name: value for name, value in report["diverged_share"].items() if value > 0}
         if share:
             text = ", ".join(f"{name} {value:.2f}" for name, value in share.items())

@@ -181,10 +181,14 @@ class Report:
                 plot_learning_curves(
                     plot_rows, out_dir / name, teachers=self.curve_names(sweep),
                     reference=extras.get(self.reference_extra) if self.reference_extra else None,
-                    title=f"{self.title} ({where}{subset} runs, n = {subset_rows[0]['n']})".strip(),
+                    title=f"{self.title} ({where}{self.subset_label(subset)})".strip(),
                 )
                 names.append(name)
         return names
+
+    def subset_label(self, subset: str) -> str:
+        """How figures name a subset of runs (``"all runs"``; experiments with other subsets say what they are)."""
+        return f"{subset} runs"
 
     def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
         """Print what the sweep did and the final means."""
