@@ -6,13 +6,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["car_ansi", "car_rgb", "CAR_LEGEND"]
+__all__ = ["car_ansi", "car_rgb", "car_cell_centre", "CAR_COLORS", "CAR_LEGEND"]
 
 # One character per cell content, strongest object first.
 _ANSI_ORDER = ((3, "P"), (2, "C"), (0, "S"), (1, "g"), (4, "H"))
 CAR_LEGEND = "P ped, C car, S stone, g grass, H HOV, * police, ^ car/ped ahead, . empty, [ ] the car"
 
-_COLORS = {
+#: RGB colour of each cell content in :func:`car_rgb` (``agent``: the car; ``gap``: the space between tasks).
+CAR_COLORS = _COLORS = {
     "empty": (205, 205, 205),
     "stone": (120, 110, 100),
     "grass": (90, 170, 80),
@@ -68,6 +69,18 @@ def _paint_cell(image: np.ndarray, y: int, x: int, cell: int, features: np.ndarr
         image[y + cell - m - 1 : y + cell - 1, x + 1 : x + 1 + m] = _COLORS["police"]
     image[y, x : x + cell] = (150, 150, 150)
     image[y : y + cell, x] = (150, 150, 150)
+
+
+def car_cell_centre(state: int, n_types: int, road_length: int, cell: int = 16) -> tuple[float, float]:
+    """``(x, y)`` pixel centre in the all-tasks picture of :func:`car_rgb` of the cell of road state ``state``
+    (``2 * road_length * task + 2 * row + column``; task = instance * n_types + type)."""
+    L, gap = road_length, max(2, cell // 2)
+    block, rest = divmod(int(state), 2 * L)
+    row, column = divmod(rest, 2)
+    instance, task_type = divmod(block, n_types)
+    y = gap + instance * (L * cell + gap) + (L - 1 - row) * cell + cell / 2
+    x = gap + task_type * (2 * cell + gap) + column * cell + cell / 2
+    return x, y
 
 
 def car_rgb(

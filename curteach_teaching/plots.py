@@ -203,3 +203,58 @@ def plot_curriculum_features(features: dict, path: Path, title: str = "") -> Pat
         ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
     return _save(plt, fig, path)
+
+
+def plot_road(env, path: Path, title: str = "", cell: int = 16) -> Path:
+    """The whole road of a ``CarTeachEnv``: task types as columns, instances as rows, each task's start at its
+    bottom, a colour legend, and the expert's path from every start (the first optimal action where several tie).
+
+    Args:
+        env: a ``CarTeachEnv`` (its ``road``, ``picture()`` and ``tabular()``).
+        path: output image file.
+        title: the figure's title.
+        cell: pixels per road cell.
+    """
+    from matplotlib.patches import Patch
+
+    from curteach_envs.render import CAR_COLORS, car_cell_centre
+    from curteach_teaching.planning import hard_value_iteration
+
+    plt = _pyplot()
+    picture = env.picture(cell=cell)
+    n_instances, n_types, road_length = env.road.shape[:3]
+    mdp = env.tabular()
+    policy = hard_value_iteration(mdp).policy
+    n_road_states = 2 * road_length * n_instances * n_types
+    fig, ax = plt.subplots(figsize=(9.5, 8.5))
+    ax.imshow(picture)
+    transitions = mdp.transitions.tocsr()
+    for start in mdp.start_states:  # the road's transitions are deterministic
+        states, state = [int(start)], int(start)
+        for _ in range(road_length):
+            row = transitions[state * mdp.n_actions + int(np.argmax(policy[state]))]
+            state = int(row.indices[np.argmax(row.data)])
+            if state >= n_road_states:
+                break
+            states.append(state)
+        xs, ys = zip(*(car_cell_centre(s, n_types, road_length, cell) for s in states), strict=True)
+        ax.plot(xs, ys, color="black", linewidth=1.2, alpha=0.8)
+        ax.plot(xs[0], ys[0], marker="o", color="black", markersize=3)
+    gap = max(2, cell // 2)
+    ax.set_xticks([gap + k * (2 * cell + gap) + cell for k in range(n_types)], [f"T{k}" for k in range(n_types)])
+    ax.set_yticks([gap + j * (road_length * cell + gap) + road_length * cell / 2 for j in range(n_instances)],
+                  [f"instance {j}" for j in range(n_instances)])
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    ax.set_xlabel("task type")
+    names = {"empty": "road", "stone": "stone", "grass": "grass", "car": "car", "ped": "pedestrian",
+             "HOV": "HOV lane", "police": "police (corner square)", "car-in-f": "car ahead (top stripe)",
+             "ped-in-f": "pedestrian ahead (top stripe)"}
+    handles = [Patch(facecolor=np.array(CAR_COLORS[key]) / 255, edgecolor="0.6", label=label)
+               for key, label in names.items()]
+    handles.append(plt.Line2D([], [], color="black", marker="o", markersize=3, label="expert's path from the start"))
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    ax.set_title(title or "the road: each task starts at its bottom row", fontsize=9)
+    return _save(plt, fig, path)
+

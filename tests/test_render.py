@@ -57,3 +57,14 @@ def test_navigation_grid_text_and_picture():
     assert (nav_rgb(kinds, 4 * 35 + 2, cell=8) == 20).all(axis=2).any()
     with pytest.raises(ValueError, match="cell must be an integer >= 4"):
         nav_rgb(kinds, -1, cell=3)
+
+
+def test_car_cell_centre_by_hand():
+    from curteach_envs.render import car_cell_centre
+
+    # state 0: task 0 (instance 0, type T0), row 0 (drawn at the bottom of its block), left lane; cell 16, gap 8
+    assert car_cell_centre(0, n_types=8, road_length=10) == (8 + 8, 8 + 9 * 16 + 8)
+    # task 9 = instance 1, type T1; row 3, right lane
+    state = 2 * 10 * 9 + 2 * 3 + 1
+    x, y = 8 + 1 * (32 + 8) + 16 + 8, 8 + 1 * (160 + 8) + 6 * 16 + 8
+    assert car_cell_centre(state, n_types=8, road_length=10) == (x, y)

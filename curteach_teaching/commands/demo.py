@@ -28,12 +28,8 @@ def expert_value_per_type(env) -> np.ndarray:
 
 def run(args: argparse.Namespace) -> int:
     """Draw a road and print the expert's value per task type."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from curteach_envs import CarTeachEnv
+    from curteach_teaching.plots import plot_road
 
     env = CarTeachEnv(layout_seed=args.layout_seed, gamma=args.gamma)
     values = expert_value_per_type(env)
@@ -43,13 +39,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"T{k}  {row.mean():7.3f}   " + "  ".join(f"{v:5.2f}" for v in row))
     print(f"all   {values.mean():7.3f}  (the expected reward of the expert under the uniform start distribution)")
     args.out.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(8, 8))
-    ax.imshow(env.picture())
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.set_title("CarTeach-v0 road: columns T0..T7, rows instances 0..4 (start at the bottom)")
-    path = args.out / "road.png"
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
+    path = plot_road(env, args.out / "road.png",
+                     title=f"CarTeach-v0 road (layout_seed={args.layout_seed}): columns T0..T7, rows instances; "
+                     "each task starts at its bottom row")
     print(f"wrote {path}")
     return 0
