@@ -21,6 +21,7 @@ _COMMAND_MODULES = (
     "curteach_teaching.commands.car_irl",
     "curteach_teaching.commands.car_bc",
     "curteach_teaching.commands.nav",
+    "curteach_teaching.commands.sensitivity",
 )
 
 

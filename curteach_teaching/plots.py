@@ -258,3 +258,63 @@ def plot_road(env, path: Path, title: str = "", cell: int = 16) -> Path:
     ax.set_title(title or "the road: each task starts at its bottom row", fontsize=9)
     return _save(plt, fig, path)
 
+
+
+def plot_against_rate(
+    table: dict,
+    teachers: Sequence[str],
+    path: Path,
+    kind: str = "final",
+    xlabel: str = "rate",
+    title: str = "",
+    crash_flag: bool = True,
+) -> Path:
+    """Per teacher, a quantity against the learner's rate (log x-axis), one panel per projection radius.
+
+    Args:
+        table: cell -> ``{"rate", "radius", "runs", "final_mean", "final_sem", "flagged_share",
+            "diverged_share"}`` (:class:`~curteach_teaching.experiments.sensitivity.SensitivityReport`).
+        teachers: the teachers, in legend order.
+        path: output image file.
+        kind: ``"final"`` (final expected reward, mean ± SEM over all runs) or ``"stability"`` (the share of runs
+            the original would have crashed, if ``crash_flag``, and per teacher the share whose learner diverged).
+        xlabel, title: labels.
+    """
+    if kind not in ("final", "stability"):
+        raise ValueError(f"kind must be 'final' or 'stability'; got {kind!r}")
+    plt = _pyplot()
+    radii = list(dict.fromkeys(entry["radius"] for entry in table.values()))
+    fig, axes = plt.subplots(1, len(radii), figsize=(4.2 * len(radii) + 2.2, 4.0), squeeze=False, sharey=True)
+    for ax, radius in zip(axes[0], radii, strict=True):
+        entries = sorted((e for e in table.values() if e["radius"] == radius), key=lambda e: e["rate"])
+        rates = np.array([e["rate"] for e in entries])
+        runs = sorted({e["runs"] for e in entries})
+        for name in teachers:
+            style = dict(TEACHER_STYLES.get(name, {}))
+            if kind == "final":
+                mean = np.array([e["final_mean"][name] for e in entries], dtype=float)
+                sem = np.nan_to_num(np.array([e["final_sem"][name] for e in entries], dtype=float))
+                (line,) = ax.plot(rates, mean, label=name, markersize=4, **style)
+                ax.fill_between(rates, mean - sem, mean + sem, color=line.get_color(), alpha=0.15, linewidth=0)
+            else:
+                share = np.array([e["diverged_share"][name] for e in entries], dtype=float)
+                ax.plot(rates, share, label=f"{name}: learner diverged", markersize=4, **style)
+        if kind == "stability" and crash_flag:
+            flagged = np.array([e["flagged_share"] for e in entries], dtype=float)
+            ax.plot(rates, flagged, color="black", linewidth=2.0, marker="o", markersize=4,
+                    label="the original would have crashed")
+        ax.set_xscale("log")
+        ax.set_xticks(rates, [f"{r:g}" for r in rates])
+        ax.minorticks_off()
+        ax.set_xlabel(xlabel)
+        n = f"{runs[0]} runs" if len(runs) == 1 else f"{runs[0]}-{runs[-1]} runs"
+        panel = "" if len(radii) == 1 else ("no projection; " if radius is None else f"projection radius {radius:g}; ")
+        what = "mean ± 1 SEM" if kind == "final" else "share"
+        ax.set_title(f"{panel}{what} over {n}", fontsize=8)
+    axes[0][0].set_ylabel("final expected reward (all runs)" if kind == "final" else "share of runs")
+    if kind == "stability":
+        axes[0][0].set_ylim(-0.03, 1.03)
+    axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    if title:
+        fig.suptitle(title, fontsize=9)
+    return _save(plt, fig, path)

@@ -1,0 +1,104 @@
+"""``curteach car-irl-sensitivity`` and ``curteach car-bc-sensitivity``: the car experiments over several rates."""
+
+from __future__ import annotations
+
+import argparse
+
+from curteach_teaching.commands.sweep_options import (
+    add_sweep_arguments,
+    check_sweep_flags,
+    claim_output_folder,
+    output_folder,
+    run_sweep_command,
+)
+from curteach_teaching.names import BC_TEACHER_NAMES, TEACHER_NAMES
+from curteach_teaching.names import BC_UPDATES as UPDATES
+
+DEFAULT_TEACHING_RATES = "0.03,0.05,0.1,0.17,0.25"
+DEFAULT_LEARNING_RATES = "0.003,0.01,0.03,0.1"
+
+
+def add_parser(subparsers) -> None:
+    """Register ``curteach car-irl-sensitivity`` and ``curteach car-bc-sensitivity``."""
+    irl = subparsers.add_parser(
+        "car-irl-sensitivity",
+        help="the MaxEnt-IRL car experiment at several teaching rates (and projection radii), paired",
+        description="One cell per teaching rate (and projection radius); every cell teaches on the same roads. Writes "
+        "DIR/runs/<cell>/, DIR/summary.csv (cell, teacher, subset, t, mean, sem, n), DIR/report.json, learning curves "
+        "per cell, DIR/final_reward_vs_rate.png and DIR/stability_vs_rate.png.",
+    )
+    irl.add_argument("--init", default="T0-T3", help="pre-training tasks: T0 or T0-T3 (default T0-T3)")
+    irl.add_argument("--teaching-rates", default=DEFAULT_TEACHING_RATES,
+                     help=f"comma-separated teaching rates, one cell each (default {DEFAULT_TEACHING_RATES})")
+    irl.add_argument("--projection-radii", default=None,
+                     help="comma-separated projection radii, a second axis of cells ('none': no projection; "
+                     "default: no projection, one axis)")
+    irl.add_argument("--steps", type=int, default=200, help="teaching steps per run (default 200)")
+    irl.add_argument("--reward-model", choices=("quadratic", "linear"), default="quadratic", help="learner reward")
+    irl.add_argument("--teachers", default=",".join(TEACHER_NAMES),
+                     help=f"comma-separated subset of {','.join(TEACHER_NAMES)} (default all)")
+    add_sweep_arguments(irl, default_runs=20, default_out="results/car-irl-sensitivity-INIT")
+    irl.set_defaults(func=run_car_irl_sensitivity)
+
+    bc = subparsers.add_parser(
+        "car-bc-sensitivity",
+        help="the CrossEnt-BC car experiment at several learning rates, paired",
+        description="One cell per learning rate; every cell teaches on the same roads. Same outputs as "
+        "car-irl-sensitivity (without the crash share: the BC original could not crash).",
+    )
+    bc.add_argument("--init", default="T0", help="pre-training tasks: T0 (default) or T0-T3")
+    bc.add_argument("--learning-rates", default=DEFAULT_LEARNING_RATES,
+                    help=f"comma-separated SGD step sizes, one cell each (default {DEFAULT_LEARNING_RATES})")
+    bc.add_argument("--steps", type=int, default=400, help="teaching steps per run (default 400)")
+    bc.add_argument("--update", choices=UPDATES, default="batch", help="batch (default) or sequential, as car-bc")
+    bc.add_argument("--pretrain-sweeps", type=int, default=1000, help="pre-training sweeps (default 1000)")
+    bc.add_argument("--teachers", default=",".join(BC_TEACHER_NAMES),
+                    help=f"comma-separated subset of {','.join(BC_TEACHER_NAMES)} (default all)")
+    add_sweep_arguments(bc, default_runs=20, default_out="results/car-bc-sensitivity-INIT-UPDATE")
+    bc.set_defaults(func=run_car_bc_sensitivity)
+
+
+def _teachers(text: str) -> tuple:
+    return tuple(t.strip() for t in text.split(",") if t.strip())
+
+
+def _init(args):
+    from curteach_envs.car import INIT_CHOICES, parse_init
+
+    if args.init not in INIT_CHOICES:
+        raise ValueError(f"--init must be one of {list(INIT_CHOICES)}; got {args.init!r}")
+    return parse_init(args.init)
+
+
+def run_car_irl_sensitivity(args: argparse.Namespace) -> int:
+    """Run (or resume) the MaxEnt-IRL sensitivity sweep and write its report."""
+    from curteach_teaching.experiments.car_irl import CarIRLExperiment
+    from curteach_teaching.experiments.sensitivity import SensitivityExperiment, SensitivityReport, parse_values
+
+    check_sweep_flags(args)
+    rates = parse_values(args.teaching_rates, "--teaching-rates")
+    radii = None if args.projection_radii is None else parse_values(args.projection_radii, "--projection-radii",
+                                                                       allow_none=True)
+    base = CarIRLExperiment(init_types=_init(args), steps=args.steps, teachers=_teachers(args.teachers),
+                            reward_model=args.reward_model)
+    experiment = SensitivityExperiment(base, rates, radii)
+    out = output_folder(args, f"results/car-irl-sensitivity-{args.init}")
+    report = SensitivityReport(experiment, title=f"MaxEnt-IRL, init {args.init}")
+    return run_sweep_command(args, experiment, report, out)
+
+
+def run_car_bc_sensitivity(args: argparse.Namespace) -> int:
+    """Run (or resume) the CrossEnt-BC sensitivity sweep and write its report."""
+    check_sweep_flags(args)
+    init_types = _init(args)
+    out = output_folder(args, f"results/car-bc-sensitivity-{args.init}-{args.update}")
+    with claim_output_folder(args, out):  # before importing torch and imitation (seconds)
+        from curteach_teaching.experiments.car_bc import CarBCExperiment
+        from curteach_teaching.experiments.sensitivity import SensitivityExperiment, SensitivityReport, parse_values
+
+        rates = parse_values(args.learning_rates, "--learning-rates")
+        base = CarBCExperiment(init_types=init_types, steps=args.steps, teachers=_teachers(args.teachers),
+                               update=args.update, pretrain_sweeps=args.pretrain_sweeps)
+        experiment = SensitivityExperiment(base, rates)
+        report = SensitivityReport(experiment, title=f"CrossEnt-BC ({args.update}), init {args.init}")
+        return run_sweep_command(args, experiment, report, out)
