@@ -318,3 +318,36 @@ def plot_against_rate(
     if title:
         fig.suptitle(title, fontsize=9)
     return _save(plt, fig, path)
+
+
+def plot_steps_to_gap(steps: dict, fractions: Sequence[float], horizon: int, path: Path, title: str = "") -> Path:
+    """Survival-style curves of the paper's teaching objective: per teacher, the share of runs whose gap
+    ``|V^E - V^L_t|`` has reached each fraction of its initial value by step ``t``; one panel per fraction.
+
+    Args:
+        steps: teacher -> per run, the steps to each fraction (``None``: never), as
+            :func:`~curteach_teaching.experiments.car_report.steps_to_gap` gives them.
+        fractions: the fractions, in the order of each run's list.
+        horizon: the run length T (the x-axis ends there).
+        path: output image file.
+    """
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(fractions), figsize=(3.6 * len(fractions) + 2.0, 3.6), squeeze=False,
+                             sharey=True)
+    t = np.arange(horizon + 1)
+    n_runs = {len(runs) for runs in steps.values()}
+    for k, (ax, fraction) in enumerate(zip(axes[0], fractions, strict=True)):
+        for name, runs in steps.items():
+            hits = np.array([np.inf if run[k] is None else run[k] for run in runs], dtype=float)
+            share = (hits[None, :] <= t[:, None]).mean(axis=1) if hits.size else np.zeros_like(t, dtype=float)
+            style = {key: v for key, v in TEACHER_STYLES.get(name, {}).items() if key != "marker"}
+            ax.step(t, share, where="post", label=name, **style)
+        ax.set_title(f"gap within {fraction:.0%} of the initial gap", fontsize=8)
+        ax.set_xlabel("Time t")
+        ax.set_ylim(-0.03, 1.03)
+    axes[0][0].set_ylabel("share of runs that got there by t")
+    axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    runs = f"{n_runs.pop()} runs" if len(n_runs) == 1 else "runs"
+    fig.suptitle(f"{title}\nsteps until |V^E - V^L_t| <= fraction x |V^E - V^L_0| (all {runs})".strip(), fontsize=9)
+    return _save(plt, fig, path)
+

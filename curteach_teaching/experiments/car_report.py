@@ -32,6 +32,8 @@ __all__ = [
     "crash_step",
     "diverged_share",
     "diverged_steps",
+    "gap_table",
+    "steps_to_gap",
     "finished",
     "flagged_fraction",
     "summarize",
@@ -61,6 +63,46 @@ def car_run_result(
         records={"picks": picks, "pick_types": pick_types},
         extras=extras,
     )
+
+
+#: fractions of the initial gap |V^E - V^L_0| at which the steps to reach it are reported
+GAP_FRACTIONS = (0.5, 0.2, 0.1)
+
+
+def steps_to_gap(curve: np.ndarray, expert_reward: float, fractions: Sequence[float] = GAP_FRACTIONS) -> list:
+    """The paper's teaching objective (Section 2): per fraction ``f``, the first step ``t`` with
+    ``|V^E - V^L_t| <= f * |V^E - V^L_0|``, or ``None`` if the run never gets there.
+
+    Args:
+        curve: ``(T + 1,)`` the learner's expected reward after ``0..T`` steps.
+        expert_reward: ``V^E``.
+        fractions: the fractions of the initial gap.
+    """
+    gap = np.abs(expert_reward - np.asarray(curve, dtype=np.float64))
+    steps = []
+    for fraction in fractions:
+        hit = np.flatnonzero(gap <= fraction * gap[0])
+        steps.append(int(hit[0]) if hit.size else None)
+    return steps
+
+
+def gap_table(results: Sequence[RunResult], teachers: Sequence[str], fractions: Sequence[float] = GAP_FRACTIONS
+              ) -> list[dict]:
+    """Rows ``teacher, fraction, n, reached, median_steps`` over ``results`` (all runs): how many runs reached
+    each fraction of the initial gap within the run, and the median steps to it with the runs that never did counted
+    as never (``None`` when fewer than half reached it)."""
+    rows = []
+    for name in teachers:
+        per_run = [steps_to_gap(r.curves[name], r.extras["expert_reward"], fractions) for r in results]
+        for k, fraction in enumerate(fractions):
+            steps = [run[k] for run in per_run]
+            reached = sorted(t for t in steps if t is not None)
+            n = len(steps)
+            # the median of all runs, a run that never reached it counting as infinitely many steps
+            median = float(np.median(reached + [np.inf] * (n - len(reached)))) if n else float("nan")
+            rows.append({"teacher": name, "fraction": fraction, "n": n, "reached": len(reached),
+                         "median_steps": median if np.isfinite(median) else None})
+    return rows
 
 
 def diverged_steps(result: RunResult) -> dict:
@@ -147,8 +189,28 @@ class CarReport(Report):
             }
         return data
 
+    def tables(self, sweep, rows: list, out_dir: Path, report: dict) -> list:
+        """``steps_to_gap.csv``: per teacher and fraction of the initial gap, the runs that reached it and the
+        median steps (all runs; see :func:`gap_table`)."""
+        import csv
+
+        from curteach_envs._util import atomic_write
+
+        table = gap_table(sweep.results, list(self.experiment.teachers))
+        report["steps_to_gap"] = table
+
+        def write(stream) -> None:
+            writer = csv.DictWriter(stream, fieldnames=["teacher", "fraction", "n", "reached", "median_steps"])
+            writer.writeheader()
+            writer.writerows({**row, "median_steps": "never" if row["median_steps"] is None else row["median_steps"]}
+                             for row in table)
+
+        atomic_write(out_dir / "steps_to_gap.csv", write, newline="")
+        return ["steps_to_gap.csv"]
+
     def figures(self, sweep, rows: list, out_dir: Path, extras: dict) -> list:
-        """Learning curves per subset and the heat-map teacher's curriculum per subset."""
+        """Learning curves per subset, the heat-map teacher's curriculum per subset, and the share of runs that
+        reached each fraction of the initial gap by step t."""
         from curteach_teaching.plots import plot_curriculum_heatmap
 
         names = super().figures(sweep, rows, out_dir, extras)
@@ -165,6 +227,12 @@ class CarReport(Report):
                 f"({len(subset_runs)} {self.subset_label(subset)})",
             )
             names.append(name)
+        from curteach_teaching.plots import plot_steps_to_gap
+
+        curves = {name: [steps_to_gap(r.curves[name], r.extras["expert_reward"]) for r in results]
+                  for name in self.experiment.teachers}
+        names.append(plot_steps_to_gap(curves, GAP_FRACTIONS, len(next(iter(results)).curves[chosen]) - 1,
+                                       out_dir / "steps_to_gap.png", title=self.title).name)
         return names
 
     def print_summary(self, sweep, report: dict, out_dir: Path) -> None:

@@ -163,6 +163,11 @@ class Report:
         """Extra ``report.json`` entries (default: none)."""
         return {}
 
+    def tables(self, sweep, rows: list, out_dir: Path, report: dict) -> list:
+        """Write further tables into ``out_dir`` (with or without figures); return their file names. Default:
+        none."""
+        return []
+
     def figures(self, sweep, rows: list, out_dir: Path, extras: dict) -> list:
         """Draw the figures into ``out_dir``; return their file names. Default: learning curves per cell and
         subset."""
@@ -275,6 +280,7 @@ class Report:
         }
         if len(self.experiment.cells) > 1:
             report["cells"] = list(sweep.cells)
+        report["files"] += self.tables(sweep, rows, out_dir, report)
         if figures:
             report["files"] += self.figures(sweep, rows, out_dir, extras)
         remove_stale_outputs(out_dir, report["files"])  # before report.json, which names the previous outputs
