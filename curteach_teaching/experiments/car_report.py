@@ -90,7 +90,7 @@ def gap_table(results: Sequence[RunResult], teachers: Sequence[str], fractions: 
               ) -> list[dict]:
     """Rows ``teacher, fraction, n, reached, median_steps`` over ``results`` (all runs): how many runs reached
     each fraction of the initial gap within the run, and the median steps to it with the runs that never did counted
-    as never (``None`` when fewer than half reached it)."""
+    as never (``None`` unless more than half of the runs reached it)."""
     rows = []
     for name in teachers:
         per_run = [steps_to_gap(r.curves[name], r.extras["expert_reward"], fractions) for r in results]
