@@ -119,4 +119,4 @@ def test_cli_reports_the_diverged_share(tmp_path, capsys):
     assert set(report["diverged_share"]) == set(CarIRLExperiment().teachers)
     assert max(report["diverged_share"].values()) > 0 and report["diverged_runs"]
     assert main(["car-irl", "--teaching-rate", "inf", "--out", str(tmp_path / "x")]) == 2
-    assert "teaching_rate must be a finite number > 0; got inf" in capsys.readouterr().err
+    assert "--teaching-rate must be a finite number > 0; got inf" in capsys.readouterr().err

@@ -89,7 +89,7 @@ def test_outputs_of_an_older_report_are_removed_and_nothing_else(tmp_path):
     assert main([*IRL, "--runs", "2", "--no-figures", "--out", str(out)]) == 0
     assert not list(out.glob("*.png"))  # figures of the earlier report would describe other runs
     assert (out / "notes.txt").read_text() == "mine"
-    assert json.loads((out / "report.json").read_text())["files"] == ["summary.csv", "report.json"]
+    assert json.loads((out / "report.json").read_text())["files"] == ["summary.csv", "report.json", "steps_to_gap.csv"]
 
 
 def test_unwritable_output_paths_are_one_line_errors(tmp_path, capsys):
@@ -182,7 +182,8 @@ def test_verify_catches_a_demonstration_that_does_not_replay(tmp_path, capsys):
     (["car-bc", "--steps", "2000000"], "steps must be an integer in [1, 1000000]"),
     (["car-irl", "--runs", "100001"], "runs must be an integer in [1, 100000]"),
     (["car-irl-observability", "--settings", "1:10000000000000"], "k in [1, 10^12]"),
-    (["car-irl", "--teaching-rate", "-1"], "teaching_rate must be a finite number > 0; got -1.0"),
+    (["car-irl", "--teaching-rate", "-1"], "--teaching-rate must be a finite number > 0; got -1.0"),
+    (["car-bc", "--learning-rate", "nan"], "--learning-rate must be a finite number > 0; got nan"),
 ])
 def test_sizes_that_would_exhaust_memory_are_refused_up_front(tmp_path, capsys, args, message):
     assert main([*args, "--out", str(tmp_path / "out")]) == 2

@@ -8,6 +8,7 @@ from curteach_teaching.commands.sweep_options import (
     add_sweep_arguments,
     check_sweep_flags,
     claim_output_folder,
+    named_as_options,
     output_folder,
     run_sweep_command,
 )
@@ -59,14 +60,15 @@ def _run_car_bc(args: argparse.Namespace, out) -> int:
     from curteach_teaching.experiments.car_report import CarReport
 
     teachers = tuple(t.strip() for t in args.teachers.split(",") if t.strip())
-    experiment = CarBCExperiment(
-        init_types=parse_init(args.init),
-        steps=args.steps,
-        teachers=teachers,
-        update=args.update,
-        learning_rate=args.learning_rate,
-        pretrain_sweeps=args.pretrain_sweeps,
-    )
+    with named_as_options(args):
+        experiment = CarBCExperiment(
+            init_types=parse_init(args.init),
+            steps=args.steps,
+            teachers=teachers,
+            update=args.update,
+            learning_rate=args.learning_rate,
+            pretrain_sweeps=args.pretrain_sweeps,
+        )
     heatmap = args.heatmap_teacher
     if heatmap not in experiment.teachers:
         if args.heatmap_teacher != "Cur":

@@ -7,6 +7,7 @@ import argparse
 from curteach_teaching.commands.sweep_options import (
     add_sweep_arguments,
     check_sweep_flags,
+    named_as_options,
     output_folder,
     run_sweep_command,
 )
@@ -87,7 +88,8 @@ def run_car_irl(args: argparse.Namespace) -> int:
     from curteach_teaching.experiments.car_irl import CarIRLExperiment
 
     teachers = tuple(t.strip() for t in args.teachers.split(",") if t.strip())
-    experiment = CarIRLExperiment(teachers=teachers, **_experiment_kwargs(args))
+    with named_as_options(args):
+        experiment = CarIRLExperiment(teachers=teachers, **_experiment_kwargs(args))
     heatmap = args.heatmap_teacher
     if heatmap is None:  # default: Cur, or the first teacher when Cur is not taught
         heatmap = "Cur" if "Cur" in experiment.teachers else experiment.teachers[0]
@@ -100,6 +102,7 @@ def run_observability(args: argparse.Namespace) -> int:
     from curteach_teaching.observability import parse_observability
 
     settings = tuple(parse_observability(item) for item in args.settings.split(",") if item.strip())
-    experiment = CarIRLExperiment(observability=settings, smoothing=args.smoothing, **_experiment_kwargs(args))
+    with named_as_options(args):
+        experiment = CarIRLExperiment(observability=settings, smoothing=args.smoothing, **_experiment_kwargs(args))
     return _sweep(args, experiment, "results/car-irl-observability", args.heatmap_teacher,
                   f"Cur under limited observability, init {args.init}")

@@ -9,9 +9,32 @@ resume) the sweep and write its report.
 from __future__ import annotations
 
 import argparse
+import re
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["add_sweep_arguments", "check_sweep_flags", "claim_output_folder", "output_folder", "run_sweep_command"]
+__all__ = [
+    "add_sweep_arguments",
+    "check_sweep_flags",
+    "claim_output_folder",
+    "named_as_options",
+    "output_folder",
+    "run_sweep_command",
+]
+
+
+@contextmanager
+def named_as_options(args: argparse.Namespace):
+    """Within the block, a ``ValueError`` whose message starts with a setting's name (``teaching_rate must be
+    ...``) names the command-line option instead (``--teaching-rate must be ...``), where the command has one."""
+    try:
+        yield
+    except ValueError as error:
+        message = str(error)
+        match = re.match(r"([a-z][a-z_]*) must ", message)
+        if match and hasattr(args, match.group(1)):
+            message = "--" + match.group(1).replace("_", "-") + message[match.end(1):]
+        raise ValueError(message) from None
 
 
 def claim_output_folder(args: argparse.Namespace, out: Path):
