@@ -47,8 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; a ``ValueError`` becomes a one-line message and exit code 2, Ctrl-C exit code 130
-    (see :mod:`curteach_teaching.interrupts`)."""
+    """Run the command line; a ``ValueError`` (bad input) or an ``OSError`` (a full disk, ...) becomes a one-line
+    message and exit code 2, Ctrl-C exit code 130 (see :mod:`curteach_teaching.interrupts`)."""
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
@@ -58,6 +58,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = args.func(args)
     except ValueError as error:
         print(f"curteach {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:  # the machine, not the input: a full disk, a file that vanished, a lost permission
+        where = f" ({error.filename})" if getattr(error, "filename", None) else ""
+        print(f"curteach {args.command}: error: {error.strerror or error}{where}; every run finished before it is "
+              "saved", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # the sweep has said what it kept; no traceback
         return EXIT_CODE

@@ -199,3 +199,25 @@ def test_road_sizes_are_bounded():
         sample_road(np.random.default_rng(0), n_instances=10**6)
     with pytest.raises(ValueError, match="road_length must be an integer in \\[2, 100\\]"):
         sample_road(np.random.default_rng(0), road_length=10**6)
+
+
+def test_a_full_disk_is_a_one_line_error_and_keeps_the_saved_runs(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from curteach_teaching.experiments import sweep as sweep_module
+
+    real_save = sweep_module.save_run
+    saved = []
+
+    def save_until_full(path, result, fingerprint):
+        if len(saved) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real_save(path, result, fingerprint)
+        saved.append(path)
+
+    monkeypatch.setattr(sweep_module, "save_run", save_until_full)
+    out = tmp_path / "irl"
+    assert main([*IRL, "--runs", "4", "--no-figures", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert sorted(p.name for p in (out / "runs" / "main").glob("run_*.json")) == ["run_00000.json", "run_00001.json"]
