@@ -47,8 +47,9 @@ def plot_learning_curves(
     reference: float | None = None,
     title: str = "",
     ylabel: str = "Expected reward",
+    log_y: bool = False,
 ) -> Path:
-    """Mean +- SEM learning curves from summary rows of one subset.
+    """Mean +- SEM learning curves from summary rows of one subset (``log_y``: a logarithmic y-axis).
 
     Args:
         rows: dicts with ``teacher, t, mean, sem`` (one subset of a summary table,
@@ -76,6 +77,8 @@ def plot_learning_curves(
         ax.axhline(reference, color="black", linewidth=0.8, linestyle=(0, (1, 3)), label="teacher (expert)")
     ax.set_xlabel("Time t")
     ax.set_ylabel(ylabel)
+    if log_y:
+        ax.set_yscale("log")
     counts = {r.get("n") for r in rows if r.get("n") is not None}
     runs = f"{counts.pop()} runs" if len(counts) == 1 else "runs"
     band = f"line: mean; band: ±1 SEM over {runs}"

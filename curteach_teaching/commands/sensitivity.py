@@ -8,6 +8,7 @@ from curteach_teaching.commands.sweep_options import (
     add_sweep_arguments,
     check_sweep_flags,
     claim_output_folder,
+    named_as_options,
     output_folder,
     run_sweep_command,
 )
@@ -39,6 +40,20 @@ def add_parser(subparsers) -> None:
                      help=f"comma-separated subset of {','.join(TEACHER_NAMES)} (default all)")
     add_sweep_arguments(irl, default_runs=20, default_out="results/car-irl-sensitivity-INIT")
     irl.set_defaults(func=run_car_irl_sensitivity)
+
+    theorem = subparsers.add_parser(
+        "car-irl-theorem2",
+        help="Theorem 2 where its assumptions hold: a realizable linear MaxEnt-IRL learner, distance to theta*",
+        description="Each run draws theta*, makes the car's reward phi . theta* (the teacher is soft-optimal for "
+        "it), and lets each teacher teach a linear learner from theta = 0 with exact occupancies at a small "
+        "constant rate. The curves are ||theta* - theta_t||; report.json gives the fitted factor per step.",
+    )
+    theorem.add_argument("--steps", type=int, default=300, help="teaching steps per run (default 300)")
+    theorem.add_argument("--teaching-rate", type=float, default=0.05, help="constant teaching rate (default 0.05)")
+    theorem.add_argument("--theta-scale", type=float, default=1.0,
+                         help="theta* is this times standard normal draws (default 1)")
+    add_sweep_arguments(theorem, default_runs=10, default_out="results/car-irl-theorem2")
+    theorem.set_defaults(func=run_theorem2)
 
     bc = subparsers.add_parser(
         "car-bc-sensitivity",
@@ -102,3 +117,17 @@ def run_car_bc_sensitivity(args: argparse.Namespace) -> int:
         experiment = SensitivityExperiment(base, rates)
         report = SensitivityReport(experiment, title=f"CrossEnt-BC ({args.update}), init {args.init}")
         return run_sweep_command(args, experiment, report, out)
+
+
+def run_theorem2(args: argparse.Namespace) -> int:
+    """Run (or resume) the realizable Theorem-2 sweep and write its report."""
+    from curteach_teaching.experiments.theorem2 import RealizableExperiment, Theorem2Report
+
+    check_sweep_flags(args)
+    with named_as_options(args):
+        experiment = RealizableExperiment(steps=args.steps, teaching_rate=args.teaching_rate,
+                                          theta_scale=args.theta_scale)
+    out = output_folder(args, "results/car-irl-theorem2")
+    report = Theorem2Report(experiment, title=f"realizable linear MaxEnt-IRL, eta = {args.teaching_rate:g}")
+    return run_sweep_command(args, experiment, report, out)
+

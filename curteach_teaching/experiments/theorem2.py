@@ -1,0 +1,189 @@
+"""Theorem 2 of the paper, measured where its assumptions hold: a realizable, linear MaxEnt-IRL learner.
+
+One run, from one seed:
+
+1. a fresh car road (``sample_road``) and its MDP;
+2. ``theta*``: ``(d,)`` normal draws times ``theta_scale``; the MDP's true reward becomes ``R(s) = phi(s) . theta*``,
+   so the teacher is *realizable*: its policy is the soft-optimal (MaxEnt) policy of ``theta*``, exactly the policy a
+   linear learner with parameters ``theta*`` has;
+3. the teacher's demonstrations are exact occupancies from each start (for the learner's update), and a pool of
+   ``n_per_start`` sampled trajectories per start (for Cur, Cur-T and Cur-L's difficulty scores);
+4. one linear learner per teacher, from ``theta_0 = 0``, updated ``theta <- theta - eta g`` with the teacher's exact
+   occupancy from the start state the teacher picks, for ``steps`` steps at a constant small ``eta``;
+5. the curve of each teacher is ``||theta* - theta_t||`` for ``t = 0..steps``.
+
+:func:`contraction_rate` fits the per-step factor of a distance curve (a straight line through the log-distance),
+the quantity Theorem 2 bounds: a teacher whose learner converges linearly has a factor below 1, constant in t.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from curteach_envs._util import check_int
+from curteach_envs.car import car_tabular, sample_road
+from curteach_teaching.demonstrations import sample_demonstrations
+from curteach_teaching.experiments.reports import Report
+from curteach_teaching.experiments.results import RunResult
+from curteach_teaching.experiments.sweep import SingleCellExperiment
+from curteach_teaching.learners.maxent_irl import MaxEntIRLLearner
+
+__all__ = ["REALIZABLE_TEACHERS", "RealizableExperiment", "Theorem2Report", "contraction_rate"]
+
+#: the teachers of the realizable experiment (Scot teaches by a cover of start states, not by a learner's state)
+REALIZABLE_TEACHERS = ("Agn", "Omn", "Cur", "Cur-T", "Cur-L", "BBox")
+
+
+def contraction_rate(distance: np.ndarray, start: int = 0) -> float:
+    """The per-step factor ``exp(slope)`` of a least-squares line through ``log distance[start:]`` against t.
+
+    Args:
+        distance: ``(T + 1,)`` positive distances ``||theta* - theta_t||``.
+        start: the first step of the fit.
+    """
+    distance = np.asarray(distance, dtype=np.float64)[start:]
+    if distance.size < 2 or not np.all(distance > 0):
+        raise ValueError("contraction_rate needs at least two positive distances")
+    t = np.arange(distance.size, dtype=np.float64)
+    slope = np.polyfit(t, np.log(distance), 1)[0]
+    return float(np.exp(slope))
+
+
+@dataclass(frozen=True)
+class RealizableExperiment(SingleCellExperiment):
+    """Settings of the realizable Theorem-2 experiment; :meth:`run` performs one run (see the module docstring)."""
+
+    steps: int = 300
+    teaching_rate: float = 0.05
+    theta_scale: float = 1.0
+    teachers: tuple = REALIZABLE_TEACHERS
+    gamma: float = 0.99
+    n_per_start: int = 10
+    demo_length: int = 10
+
+    def __post_init__(self):
+        check_int("steps", self.steps, 1, 100_000)
+        check_int("n_per_start", self.n_per_start, 1, 10_000)
+        check_int("demo_length", self.demo_length, 1, 10_000)
+        for name in ("teaching_rate", "theta_scale"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (np.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
+        unknown = [t for t in self.teachers if t not in REALIZABLE_TEACHERS]
+        if unknown or not self.teachers or len(set(self.teachers)) != len(self.teachers):
+            raise ValueError(f"teachers must be distinct names from {list(REALIZABLE_TEACHERS)}; got {self.teachers}")
+        object.__setattr__(self, "teachers", tuple(t for t in REALIZABLE_TEACHERS if t in self.teachers))
+
+    def settings(self) -> dict:
+        """JSON-serialisable settings (fingerprinted into run files)."""
+        data = asdict(self)
+        data["teachers"] = list(self.teachers)
+        data["experiment"] = "theorem2-realizable"
+        return data
+
+    def build(self, seed_sequence: np.random.SeedSequence):
+        """``(mdp, theta_star, teacher, pool, rngs)`` of a run: the MDP carries the reward ``phi . theta*``."""
+        road_seed, theta_seed, pool_seed, agn_seed = seed_sequence.spawn(4)
+        mdp = car_tabular(sample_road(np.random.default_rng(road_seed)), gamma=self.gamma)
+        theta_star = np.random.default_rng(theta_seed).normal(size=mdp.n_features) * self.theta_scale
+        mdp = mdp.replace(reward=mdp.features @ theta_star)
+        teacher = MaxEntIRLLearner(mdp, reward_model="linear", initial_parameters=theta_star)
+        pool = sample_demonstrations(mdp, teacher.policy, np.random.default_rng(pool_seed),
+                                     n_per_start=self.n_per_start, length=self.demo_length)
+        return mdp, theta_star, teacher, pool, {"agn": np.random.default_rng(agn_seed)}
+
+    def run(self, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
+        """One run; see the module docstring."""
+        from curteach_teaching.teachers import (
+            AgnosticTeacher,
+            BlackBoxTeacher,
+            CurriculumTeacher,
+            LearnerDifficultyTeacher,
+            OmniscientTeacher,
+            TeacherDifficultyTeacher,
+        )
+
+        mdp, theta_star, teacher, pool, rngs = self.build(seed_sequence)
+        per_start = teacher.occupancy_per_start()  # (K, S): the exact demonstrations
+        starts = pool.start_states
+        factories = {
+            "Agn": lambda: AgnosticTeacher(starts, rngs["agn"]),
+            "Omn": lambda: OmniscientTeacher(starts, theta_star, per_start),
+            "Cur": lambda: CurriculumTeacher(pool, teacher.log_policy, "mean"),
+            "Cur-T": lambda: TeacherDifficultyTeacher(pool, teacher.log_policy, "geometric"),
+            "Cur-L": lambda: LearnerDifficultyTeacher(pool, "geometric"),
+            "BBox": lambda: BlackBoxTeacher(starts, mdp.reward, per_start),
+        }
+        teachers = {name: factories[name]() for name in self.teachers}
+        start = MaxEntIRLLearner(mdp, reward_model="linear", learning_rate=self.teaching_rate,
+                                 initial_parameters=np.zeros(mdp.n_features))
+        learners = {name: start.copy() for name in teachers}
+        start_index = start.tasks.start_index
+        T = self.steps
+        curves = {name: np.empty(T + 1) for name in teachers}
+        picks = {name: np.empty(T, dtype=np.int64) for name in teachers}
+        for name in teachers:
+            curves[name][0] = np.linalg.norm(theta_star - learners[name].parameters)
+        for t in range(T):
+            for name, chooser in teachers.items():
+                learner = learners[name]
+                state = chooser.select(learner, t)
+                learner.update(per_start[start_index[state]], state)
+                curves[name][t + 1] = np.linalg.norm(theta_star - learner.parameters)
+                picks[name][t] = state
+        return RunResult(index=index, seed=0, curves=curves, records={"picks": picks},
+                         extras={"theta_star_norm": float(np.linalg.norm(theta_star))})
+
+
+class Theorem2Report(Report):
+    """Outputs of a :class:`RealizableExperiment` sweep: the generic summary (the curve of each teacher is its
+    distance to ``theta*``), ``report.json`` with the per-teacher contraction, and ``distance_to_theta_star.png``
+    (mean distance on a log scale, ± 1 SEM)."""
+
+    label = "teacher"
+    metric_name = "distance to theta*"
+
+    def __init__(self, experiment: RealizableExperiment, title: str = ""):
+        super().__init__(experiment, curves=experiment.teachers, title=title)
+
+    def report_data(self, sweep, rows: list) -> dict:
+        """Per teacher: the per-step factor fitted to the mean log-distance (whole run and first half), the mean
+        initial and final distance, and the share of steps at which the distance grew (all runs and steps)."""
+        results = sweep.results
+        data = {}
+        for name in self.curve_names(sweep):
+            stack = np.array([r.curves[name] for r in results])  # (R, T + 1)
+            mean_log = np.exp(np.log(stack).mean(axis=0))  # the geometric mean distance per step
+            half = mean_log.size // 2
+            grew = np.diff(stack, axis=1) > 1e-12 * stack[:, :-1]
+            data[name] = {
+                "factor_per_step": contraction_rate(mean_log),
+                "factor_first_half": contraction_rate(mean_log[: max(half, 2)]),
+                "initial_distance_mean": float(stack[:, 0].mean()),
+                "final_distance_mean": float(stack[:, -1].mean()),
+                "share_of_steps_distance_grew": float(grew.mean()),
+            }
+        return {"contraction": data}
+
+    def figures(self, sweep, rows: list, out_dir: Path, extras: dict) -> list:
+        """The distance curves on a log scale."""
+        from curteach_teaching.plots import plot_learning_curves
+
+        name = "distance_to_theta_star.png"
+        plot_learning_curves([r for r in rows if r["subset"] == "all"], out_dir / name,
+                             teachers=self.curve_names(sweep), title=self.title,
+                             ylabel="||theta* - theta_t|| (log scale)", log_y=True)
+        return [name]
+
+    def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
+        """Runs computed and reused; per teacher the distance and the fitted factor per step."""
+        results = sweep.results
+        print(f"{len(results)} runs ({len(sweep.computed)} computed, {len(sweep.reused)} reused) in {out_dir}")
+        ranked = sorted(report["contraction"].items(), key=lambda item: item[1]["final_distance_mean"])
+        for name, entry in ranked:
+            print(f"{name:6s} distance {entry['initial_distance_mean']:.3f} -> {entry['final_distance_mean']:.3f}, "
+                  f"factor per step {entry['factor_per_step']:.4f} (first half {entry['factor_first_half']:.4f}), "
+                  f"grew at {entry['share_of_steps_distance_grew']:.1%} of steps")
