@@ -51,3 +51,36 @@ def test_theorem2_command(tmp_path, capsys):
     assert "factor per step" in capsys.readouterr().out
     assert main(["car-irl-theorem2", "--teaching-rate", "0", "--out", str(tmp_path / "x")]) == 2
     assert "--teaching-rate must be a finite number > 0" in capsys.readouterr().err
+
+
+def test_the_random_layered_mdp():
+    from curteach_teaching.experiments.theorem2 import random_layered_mdp
+
+    mdp = random_layered_mdp(np.random.default_rng(0), n_tasks=4, depth=5, width=3)
+    assert mdp.n_states == 4 * (1 + 4 * 3) + 1 and mdp.depth == 6 and mdp.horizon == 5
+    assert np.all(np.diff(mdp.transitions.tocsr().indptr) == 1)  # deterministic: one successor per (s, a)
+    assert mdp.absorbing[-1] and not mdp.features[-1].any()
+    learner = MaxEntIRLLearner(mdp, reward_model="linear")  # the task decomposition accepts it
+    assert learner.tasks.start_states.tolist() == [0, 13, 26, 39]
+
+
+def test_lemma1_holds_on_a_deterministic_mdp_with_gamma_1():
+    """Lemma 1: log Psi^L - log Psi^E - <theta* - theta, mu> depends only on the start state; the spread across a
+    start's demonstrations is zero up to rounding (sums of ~10 terms of order 1: 1e-9 is generous)."""
+    result = RealizableExperiment(steps=30, gamma=1.0, mdp_kind="random", teachers=("Cur", "Agn")).run(
+        0, run_seed_sequence(0, 0))
+    assert result.extras["lemma1_max_spread"] < 1e-9
+    # the car's dynamics are not deterministic (some actions have two successors): there the identity fails
+    car = RealizableExperiment(steps=3, gamma=1.0, teachers=("Cur",)).run(0, run_seed_sequence(0, 0))
+    assert car.extras["lemma1_max_spread"] > 1e-3
+
+
+def test_cur_converges_linearly_on_the_small_mdp():
+    """From step 100 on, Cur's distance shrinks by a fixed factor per step: the factors fitted over steps 100-200
+    and 200-300 differ by less than half of their distance from 1 (a sublinear rate would push the later factor
+    towards 1 by much more; a linear rate keeps it)."""
+    for index in range(3):
+        curve = RealizableExperiment(steps=300, gamma=1.0, mdp_kind="random", teachers=("Cur",)).run(
+            index, run_seed_sequence(0, index)).curves["Cur"]
+        early, late = contraction_rate(curve[100:201]), contraction_rate(curve[200:])
+        assert early < 1 and abs(late - early) < 0.5 * (1 - early)

@@ -52,6 +52,11 @@ def add_parser(subparsers) -> None:
     theorem.add_argument("--teaching-rate", type=float, default=0.05, help="constant teaching rate (default 0.05)")
     theorem.add_argument("--theta-scale", type=float, default=1.0,
                          help="theta* is this times standard normal draws (default 1)")
+    theorem.add_argument("--mdp", choices=("car", "random"), default="car",
+                         help="car: a fresh car road per run (default); random: a small random deterministic MDP "
+                         "of 6 tasks, 5 levels, 3 states per level, 4 features")
+    theorem.add_argument("--gamma", type=float, default=0.99,
+                         help="discount (default 0.99); with 1, Lemma 1's identity is checked along Cur's run")
     add_sweep_arguments(theorem, default_runs=10, default_out="results/car-irl-theorem2")
     theorem.set_defaults(func=run_theorem2)
 
@@ -126,8 +131,8 @@ def run_theorem2(args: argparse.Namespace) -> int:
     check_sweep_flags(args)
     with named_as_options(args):
         experiment = RealizableExperiment(steps=args.steps, teaching_rate=args.teaching_rate,
-                                          theta_scale=args.theta_scale)
-    out = output_folder(args, "results/car-irl-theorem2")
+                                          theta_scale=args.theta_scale, gamma=args.gamma, mdp_kind=args.mdp)
+    out = output_folder(args, f"results/car-irl-theorem2-{args.mdp}")
     report = Theorem2Report(experiment, title=f"realizable linear MaxEnt-IRL, eta = {args.teaching_rate:g}")
     return run_sweep_command(args, experiment, report, out)
 

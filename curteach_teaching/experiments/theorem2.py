@@ -31,7 +31,14 @@ from curteach_teaching.experiments.results import RunResult
 from curteach_teaching.experiments.sweep import SingleCellExperiment
 from curteach_teaching.learners.maxent_irl import MaxEntIRLLearner
 
-__all__ = ["REALIZABLE_TEACHERS", "RealizableExperiment", "Theorem2Report", "contraction_rate"]
+__all__ = [
+    "REALIZABLE_TEACHERS",
+    "RealizableExperiment",
+    "Theorem2Report",
+    "contraction_rate",
+    "lemma1_spread",
+    "random_layered_mdp",
+]
 
 #: the teachers of the realizable experiment (Scot teaches by a cover of start states, not by a learner's state)
 REALIZABLE_TEACHERS = ("Agn", "Omn", "Cur", "Cur-T", "Cur-L", "BBox")
@@ -52,6 +59,73 @@ def contraction_rate(distance: np.ndarray, start: int = 0) -> float:
     return float(np.exp(slope))
 
 
+def random_layered_mdp(
+    rng: np.random.Generator,
+    n_tasks: int = 6,
+    depth: int = 5,
+    width: int = 3,
+    n_actions: int = 3,
+    n_features: int = 4,
+    gamma: float = 1.0,
+):
+    """A small random deterministic MDP of ``n_tasks`` disjoint tasks (the structure the MaxEnt-IRL learner's task
+    decomposition needs): each task is a start state followed by ``depth - 1`` levels of ``width`` states; every
+    action moves to a random state of the next level of the same task (deterministically), and from the last level
+    to the shared absorbing state. Features are standard normal (zero in the absorbing state); the start states are
+    equally likely; the reward is zero (the realizable experiment replaces it).
+
+    Returns:
+        a :class:`~curteach_envs.tabular.TabularMDP` with ``n_tasks * (1 + (depth - 1) * width) + 1`` states.
+    """
+    import scipy.sparse as sp
+
+    from curteach_envs.tabular import TabularMDP
+
+    per_task = 1 + (depth - 1) * width
+    S = n_tasks * per_task + 1
+    absorbing = S - 1
+    nxt = np.full((S, n_actions), absorbing, dtype=np.int64)
+    task_of_state = np.full(S, -1, dtype=np.int64)
+    for k in range(n_tasks):
+        base = k * per_task
+        levels = [[base]] + [list(range(base + 1 + (h - 1) * width, base + 1 + h * width)) for h in range(1, depth)]
+        task_of_state[base: base + per_task] = k
+        for h in range(depth - 1):
+            for state in levels[h]:
+                nxt[state] = rng.choice(levels[h + 1], size=n_actions)
+    rows = np.arange(S * n_actions)
+    transitions = sp.csr_matrix((np.ones(rows.size), (rows, nxt.reshape(-1))), shape=(S * n_actions, S))
+    features = rng.normal(size=(S, n_features))
+    features[absorbing] = 0.0
+    starts = np.arange(n_tasks) * per_task
+    initial = np.zeros(S)
+    initial[starts] = 1.0 / n_tasks
+    return TabularMDP(transitions=transitions, reward=np.zeros(S), features=features, initial_state_dist=initial,
+                      gamma=gamma, horizon=depth, start_states=starts, task_of_state=task_of_state,
+                      name="random layered MDP")
+
+
+def lemma1_spread(learner, teacher, theta_star: np.ndarray, pool) -> float:
+    """The largest spread, over start states, of Lemma 1's residual
+    ``log Psi^L(xi) - log Psi^E(xi) - <theta* - theta, mu^xi>`` across the pool's demonstrations of one start.
+
+    Lemma 1 says the residual depends only on the start state (it is ``V_theta(s_0) - V_theta*(s_0)``) when the
+    learner's model is linear, the MDP deterministic, ``gamma = 1`` and every demonstration runs to the end of its
+    episode; then the spread is zero up to rounding.
+
+    Args:
+        learner, teacher: linear :class:`~curteach_teaching.learners.maxent_irl.MaxEntIRLLearner` s.
+        theta_star: ``(d,)`` the teacher's parameters.
+        pool: the demonstrations (``states``, ``actions`` of shape ``(K, n, L)``).
+    """
+    states, actions = pool.states, pool.actions
+    log_l = learner.log_policy[states, actions].sum(axis=-1)  # (K, n)
+    log_e = teacher.log_policy[states, actions].sum(axis=-1)
+    mu = learner.features[states].sum(axis=-2)  # (K, n, d) undiscounted feature counts
+    residual = (log_e - log_l) - mu @ (theta_star - learner.parameters)
+    return float((residual.max(axis=1) - residual.min(axis=1)).max())
+
+
 @dataclass(frozen=True)
 class RealizableExperiment(SingleCellExperiment):
     """Settings of the realizable Theorem-2 experiment; :meth:`run` performs one run (see the module docstring)."""
@@ -63,8 +137,13 @@ class RealizableExperiment(SingleCellExperiment):
     gamma: float = 0.99
     n_per_start: int = 10
     demo_length: int = 10
+    mdp_kind: str = "car"
 
     def __post_init__(self):
+        if self.mdp_kind not in ("car", "random"):
+            raise ValueError(f"mdp_kind must be 'car' or 'random'; got {self.mdp_kind!r}")
+        if not 0.0 <= self.gamma <= 1.0:
+            raise ValueError(f"gamma must be in [0, 1]; got {self.gamma!r}")
         check_int("steps", self.steps, 1, 100_000)
         check_int("n_per_start", self.n_per_start, 1, 10_000)
         check_int("demo_length", self.demo_length, 1, 10_000)
@@ -87,12 +166,16 @@ class RealizableExperiment(SingleCellExperiment):
     def build(self, seed_sequence: np.random.SeedSequence):
         """``(mdp, theta_star, teacher, pool, rngs)`` of a run: the MDP carries the reward ``phi . theta*``."""
         road_seed, theta_seed, pool_seed, agn_seed = seed_sequence.spawn(4)
-        mdp = car_tabular(sample_road(np.random.default_rng(road_seed)), gamma=self.gamma)
+        if self.mdp_kind == "car":
+            mdp = car_tabular(sample_road(np.random.default_rng(road_seed)), gamma=self.gamma)
+        else:
+            mdp = random_layered_mdp(np.random.default_rng(road_seed), gamma=self.gamma)
         theta_star = np.random.default_rng(theta_seed).normal(size=mdp.n_features) * self.theta_scale
         mdp = mdp.replace(reward=mdp.features @ theta_star)
         teacher = MaxEntIRLLearner(mdp, reward_model="linear", initial_parameters=theta_star)
+        length = self.demo_length if self.mdp_kind == "car" else mdp.horizon
         pool = sample_demonstrations(mdp, teacher.policy, np.random.default_rng(pool_seed),
-                                     n_per_start=self.n_per_start, length=self.demo_length)
+                                     n_per_start=self.n_per_start, length=length)
         return mdp, theta_star, teacher, pool, {"agn": np.random.default_rng(agn_seed)}
 
     def run(self, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
@@ -125,6 +208,8 @@ class RealizableExperiment(SingleCellExperiment):
         T = self.steps
         curves = {name: np.empty(T + 1) for name in teachers}
         picks = {name: np.empty(T, dtype=np.int64) for name in teachers}
+        check_lemma = self.gamma == 1.0 and "Cur" in teachers
+        spread = lemma1_spread(learners["Cur"], teacher, theta_star, pool) if check_lemma else None
         for name in teachers:
             curves[name][0] = np.linalg.norm(theta_star - learners[name].parameters)
         for t in range(T):
@@ -134,8 +219,12 @@ class RealizableExperiment(SingleCellExperiment):
                 learner.update(per_start[start_index[state]], state)
                 curves[name][t + 1] = np.linalg.norm(theta_star - learner.parameters)
                 picks[name][t] = state
-        return RunResult(index=index, seed=0, curves=curves, records={"picks": picks},
-                         extras={"theta_star_norm": float(np.linalg.norm(theta_star))})
+                if check_lemma and name == "Cur":
+                    spread = max(spread, lemma1_spread(learner, teacher, theta_star, pool))
+        extras = {"theta_star_norm": float(np.linalg.norm(theta_star))}
+        if check_lemma:  # Lemma 1 along Cur's run: the largest spread of its residual over all steps
+            extras["lemma1_max_spread"] = spread
+        return RunResult(index=index, seed=0, curves=curves, records={"picks": picks}, extras=extras)
 
 
 class Theorem2Report(Report):
@@ -150,8 +239,9 @@ class Theorem2Report(Report):
         super().__init__(experiment, curves=experiment.teachers, title=title)
 
     def report_data(self, sweep, rows: list) -> dict:
-        """Per teacher: the per-step factor fitted to the mean log-distance (whole run and first half), the mean
-        initial and final distance, and the share of steps at which the distance grew (all runs and steps)."""
+        """Per teacher: the per-step factor fitted to the geometric mean distance (whole run and each half), the
+        geometric mean initial and final distance, the share of steps at which the distance grew (all runs and
+        steps), and with ``gamma = 1`` the largest spread of Lemma 1's residual along Cur's runs."""
         results = sweep.results
         data = {}
         for name in self.curve_names(sweep):
@@ -162,10 +252,14 @@ class Theorem2Report(Report):
             data[name] = {
                 "factor_per_step": contraction_rate(mean_log),
                 "factor_first_half": contraction_rate(mean_log[: max(half, 2)]),
-                "initial_distance_mean": float(stack[:, 0].mean()),
-                "final_distance_mean": float(stack[:, -1].mean()),
+                "factor_second_half": contraction_rate(mean_log[half:]),
+                # geometric means: distances shrink by factors, and a few slow runs dominate an arithmetic mean
+                "initial_distance_geomean": float(mean_log[0]),
+                "final_distance_geomean": float(mean_log[-1]),
                 "share_of_steps_distance_grew": float(grew.mean()),
             }
+            if all("lemma1_max_spread" in r.extras for r in results):
+                data[name]["lemma1_max_spread"] = max(r.extras["lemma1_max_spread"] for r in results)
         return {"contraction": data}
 
     def figures(self, sweep, rows: list, out_dir: Path, extras: dict) -> list:
@@ -182,8 +276,13 @@ class Theorem2Report(Report):
         """Runs computed and reused; per teacher the distance and the fitted factor per step."""
         results = sweep.results
         print(f"{len(results)} runs ({len(sweep.computed)} computed, {len(sweep.reused)} reused) in {out_dir}")
-        ranked = sorted(report["contraction"].items(), key=lambda item: item[1]["final_distance_mean"])
+        ranked = sorted(report["contraction"].items(), key=lambda item: item[1]["final_distance_geomean"])
         for name, entry in ranked:
-            print(f"{name:6s} distance {entry['initial_distance_mean']:.3f} -> {entry['final_distance_mean']:.3f}, "
-                  f"factor per step {entry['factor_per_step']:.4f} (first half {entry['factor_first_half']:.4f}), "
-                  f"grew at {entry['share_of_steps_distance_grew']:.1%} of steps")
+            print(f"{name:6s} distance (geometric mean) {entry['initial_distance_geomean']:.3f} -> "
+                  f"{entry['final_distance_geomean']:.4f}, factor per step {entry['factor_first_half']:.4f} "
+                  f"then {entry['factor_second_half']:.4f}, grew at {entry['share_of_steps_distance_grew']:.1%} of "
+                  "steps")
+        spreads = [e["lemma1_max_spread"] for e in report["contraction"].values() if "lemma1_max_spread" in e]
+        if spreads:
+            print(f"Lemma 1: the residual's largest spread across one start's demonstrations along Cur's runs: "
+                  f"{spreads[0]:.3g}")
