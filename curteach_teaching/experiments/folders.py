@@ -3,7 +3,7 @@
 * **Lock.** A computing sweep holds an exclusive ``flock`` on ``DIR/.curteach.lock`` (the file keeps the holder's
   pid). A second sweep on the same folder is refused at once (``DIR is in use by pid N``). The operating system
   releases the lock when the holder exits in any way, a crash or ``kill -9`` included, so a stale lock never blocks
-  a folder. Where ``fcntl`` does not exist (Windows) there is no lock.
+  a folder. Where ``fcntl`` does not exist (Windows), or the file system refuses locks, there is no lock.
 * **Record.** ``DIR/sweep.json`` names the experiment's settings, the sweep's seed and the curteach version that
   wrote the runs. A sweep whose settings, seed or version differ is refused with a message naming each difference,
   unless ``overwrite=True`` (``--overwrite``), which deletes the folder's runs and the outputs its last report
@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib.metadata
 import json
 import os
@@ -67,7 +68,12 @@ def folder_lock(out_dir: str | os.PathLike) -> Iterator[None]:
     stream = open(path, "a+")
     try:
         fcntl.flock(stream.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    except OSError as error:
+        if error.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+            # a file system without locks (some network mounts): go on unlocked rather than refuse every sweep
+            stream.close()
+            yield
+            return
         stream.seek(0)
         holder = stream.read().strip()
         stream.close()
