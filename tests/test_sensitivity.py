@@ -71,8 +71,11 @@ def test_car_irl_sensitivity_command(tmp_path, capsys):
     report = json.loads((out / "report.json").read_text())
     assert report["rate_field"] == "teaching_rate" and set(report["by_cell"]) == {"eta=0.05", "eta=0.5"}
     assert report["by_cell"]["eta=0.5"]["rate"] == 0.5
-    for name in ("final_reward_vs_rate.png", "stability_vs_rate.png", "learning_curves_eta=0.05_all.png"):
+    for name in ("final_reward_vs_rate.png", "stability_vs_rate.png", "learning_curves_eta=0.05_all.png",
+                 "steps_to_gap.csv"):
         assert (out / name).exists()
+    gap = {(row["cell"], row["teacher"], row["fraction"]) for row in report["steps_to_gap"]}
+    assert len(gap) == 2 * 2 * 3 and ("eta=0.5", "Cur", 0.1) in gap
     assert main([*args, "--teaching-rates", "0.05,0"]) == 2
     assert "--teaching-rates must be finite numbers > 0" in capsys.readouterr().err
 

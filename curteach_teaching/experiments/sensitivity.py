@@ -11,7 +11,7 @@ of the wrapped experiment with that setting (tested).
 (per cell: the final means, the flagged share and the diverged share per teacher), learning curves per cell, and
 two figures against the rate (log x-axis): ``final_reward_vs_rate.png`` (per teacher, all runs, mean ± SEM) and
 ``stability_vs_rate.png`` (the share of runs the original would have crashed, and per teacher the share of runs
-whose learner diverged).
+whose learner diverged), and ``steps_to_gap.csv`` (the paper's teaching objective per cell).
 """
 
 from __future__ import annotations
@@ -195,6 +195,27 @@ class SensitivityReport(Report):
                 "final_sem": dict(zip(teachers, sem.tolist(), strict=True)),
             }
         return table
+
+    def tables(self, sweep, rows: list, out_dir: Path, report: dict) -> list:
+        """``steps_to_gap.csv``: per cell, teacher and fraction of the initial gap, the runs that reached it and the
+        median steps (all runs; see :func:`~curteach_teaching.experiments.car_report.gap_table`)."""
+        import csv
+
+        from curteach_envs._util import atomic_write
+        from curteach_teaching.experiments.car_report import gap_table
+
+        table = [{"cell": cell, **row} for cell, results in sweep.cells.items()
+                 for row in gap_table(results, list(self.experiment.teachers))]
+        report["steps_to_gap"] = table
+
+        def write(stream) -> None:
+            writer = csv.DictWriter(stream, fieldnames=["cell", "teacher", "fraction", "n", "reached", "median_steps"])
+            writer.writeheader()
+            writer.writerows({**row, "median_steps": "never" if row["median_steps"] is None else row["median_steps"]}
+                             for row in table)
+
+        atomic_write(out_dir / "steps_to_gap.csv", write, newline="")
+        return ["steps_to_gap.csv"]
 
     def report_data(self, sweep, rows: list) -> dict:
         """``rate_field`` and ``by_cell`` (rate, radius, runs, flagged and diverged shares, final mean and SEM)."""
