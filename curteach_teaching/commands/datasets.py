@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 
@@ -46,13 +45,9 @@ def _check_output_file(out: Path) -> None:
         raise ValueError(f"--out must name a file; got {str(out)!r}")
     if out.exists() and not out.is_file():
         raise ValueError(f"--out {str(out)!r} exists and is not a file")
-    folder = out.parent
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ValueError(f"cannot create the folder of --out {str(out)!r}: {error.strerror or error}") from None
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(f"cannot write into {str(folder)!r} (permission denied)")
+    from curteach_teaching.experiments.folders import check_writable
+
+    check_writable(out.parent)
 
 
 def run_make(args: argparse.Namespace) -> int:

@@ -34,6 +34,7 @@ __all__ = [
     "diverged_steps",
     "gap_table",
     "steps_to_gap",
+    "write_gap_table",
     "finished",
     "flagged_fraction",
     "summarize",
@@ -103,6 +104,24 @@ def gap_table(results: Sequence[RunResult], teachers: Sequence[str], fractions: 
             rows.append({"teacher": name, "fraction": fraction, "n": n, "reached": len(reached),
                          "median_steps": median if np.isfinite(median) else None})
     return rows
+
+
+def write_gap_table(rows: Sequence[dict], path: Path) -> None:
+    """Write :func:`gap_table` rows (with a leading ``cell`` key where present) as CSV, atomically; a median of
+    ``None`` is written as ``never``."""
+    import csv
+
+    from curteach_envs._util import atomic_write
+
+    fields = (["cell"] if rows and "cell" in rows[0] else []) + ["teacher", "fraction", "n", "reached", "median_steps"]
+
+    def write(stream) -> None:
+        writer = csv.DictWriter(stream, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows({**row, "median_steps": "never" if row["median_steps"] is None else row["median_steps"]}
+                         for row in rows)
+
+    atomic_write(path, write, newline="")
 
 
 def diverged_steps(result: RunResult) -> dict:
@@ -192,20 +211,9 @@ class CarReport(Report):
     def tables(self, sweep, rows: list, out_dir: Path, report: dict) -> list:
         """``steps_to_gap.csv``: per teacher and fraction of the initial gap, the runs that reached it and the
         median steps (all runs; see :func:`gap_table`)."""
-        import csv
-
-        from curteach_envs._util import atomic_write
-
         table = gap_table(sweep.results, list(self.experiment.teachers))
         report["steps_to_gap"] = table
-
-        def write(stream) -> None:
-            writer = csv.DictWriter(stream, fieldnames=["teacher", "fraction", "n", "reached", "median_steps"])
-            writer.writeheader()
-            writer.writerows({**row, "median_steps": "never" if row["median_steps"] is None else row["median_steps"]}
-                             for row in table)
-
-        atomic_write(out_dir / "steps_to_gap.csv", write, newline="")
+        write_gap_table(table, out_dir / "steps_to_gap.csv")
         return ["steps_to_gap.csv"]
 
     def figures(self, sweep, rows: list, out_dir: Path, extras: dict) -> list:

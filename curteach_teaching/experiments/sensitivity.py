@@ -199,22 +199,12 @@ class SensitivityReport(Report):
     def tables(self, sweep, rows: list, out_dir: Path, report: dict) -> list:
         """``steps_to_gap.csv``: per cell, teacher and fraction of the initial gap, the runs that reached it and the
         median steps (all runs; see :func:`~curteach_teaching.experiments.car_report.gap_table`)."""
-        import csv
-
-        from curteach_envs._util import atomic_write
-        from curteach_teaching.experiments.car_report import gap_table
+        from curteach_teaching.experiments.car_report import gap_table, write_gap_table
 
         table = [{"cell": cell, **row} for cell, results in sweep.cells.items()
                  for row in gap_table(results, list(self.experiment.teachers))]
         report["steps_to_gap"] = table
-
-        def write(stream) -> None:
-            writer = csv.DictWriter(stream, fieldnames=["cell", "teacher", "fraction", "n", "reached", "median_steps"])
-            writer.writeheader()
-            writer.writerows({**row, "median_steps": "never" if row["median_steps"] is None else row["median_steps"]}
-                             for row in table)
-
-        atomic_write(out_dir / "steps_to_gap.csv", write, newline="")
+        write_gap_table(table, out_dir / "steps_to_gap.csv")
         return ["steps_to_gap.csv"]
 
     def report_data(self, sweep, rows: list) -> dict:
