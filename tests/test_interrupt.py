@@ -89,7 +89,7 @@ def test_ctrl_c_stops_a_parallel_sweep_and_keeps_finished_runs(tmp_path, presses
         time.sleep(0.05)
     started = time.monotonic()
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130 and time.monotonic() - started < 10
+    assert proc.returncode == 130 and time.monotonic() - started < 10, err
     assert "Traceback" not in err
     lines = [line for line in err.splitlines() if line.startswith("interrupted:")]
     assert len(lines) == 1 and "runs saved in" in lines[0] and "run the same command again" in lines[0]

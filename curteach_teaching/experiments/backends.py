@@ -196,6 +196,9 @@ def code_fingerprint() -> str:
 
 def _ray_compute(experiment, unit: Unit, driver_fingerprint: str) -> RunResult:
     """The Ray task: check that this worker runs the driver's code, then compute one unit."""
+    # The terminal's Ctrl-C reaches every process of its group, local Ray workers included: the driver, not each
+    # task, decides what stops (it cancels the tasks), as with the process pool's workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     mine = code_fingerprint()
     if mine != driver_fingerprint:
         raise RuntimeError(
@@ -306,10 +309,18 @@ class RayBackend(Backend):
                     raise
                 yield unit, result
         finally:
+            # best effort: an error while cancelling (a worker already gone) must not replace the exception or the
+            # Ctrl-C that stopped the sweep
             for reference in pending:
-                ray.cancel(reference, force=True)
+                try:
+                    ray.cancel(reference, force=True)
+                except Exception:
+                    pass
             if started:
-                ray.shutdown()
+                try:
+                    ray.shutdown()
+                except Exception:
+                    pass
 
 
 #: ``--backend`` names -> classes.
