@@ -25,6 +25,7 @@ __all__ = [
     "policy_transition_matrix",
     "occupancy",
     "feature_expectations",
+    "state_feature_expectations",
     "expected_return",
 ]
 
@@ -234,6 +235,42 @@ def feature_expectations(
     if phi.ndim != 2 or phi.shape[0] != mdp.n_states:
         raise ValueError(f"features must have shape ({mdp.n_states}, d); got {phi.shape}")
     return occupancy(mdp, policy, initial, gamma=gamma) @ phi
+
+
+def state_feature_expectations(
+    mdp: TabularMDP,
+    policy: np.ndarray,
+    *,
+    features: np.ndarray | None = None,
+    gamma: float | None = None,
+    tol: float = 1e-12,
+    max_sweeps: int = _DEFAULT_MAX_SWEEPS,
+) -> np.ndarray:
+    """Feature expectations of ``policy`` from every state: ``mu(s) = phi(s) + gamma sum_s' P_pi(s'|s) mu(s')``.
+
+    Row ``s`` equals :func:`feature_expectations` started from the indicator of ``s``, for all states in one
+    backward pass instead of ``S`` forward ones. Absorbing states count once (``mu(s) = phi(s)``).
+
+    Args:
+        mdp: the MDP.
+        policy: ``(S, A)`` action probabilities.
+        features: ``(S, d)`` state features; defaults to ``mdp.features``.
+        gamma: discount; defaults to ``mdp.gamma``.
+
+    Returns:
+        ``(S, d)``.
+    """
+    phi = mdp.features if features is None else np.asarray(features, dtype=np.float64)
+    if phi.ndim != 2 or phi.shape[0] != mdp.n_states:
+        raise ValueError(f"features must have shape ({mdp.n_states}, d); got {phi.shape}")
+    g = _gamma(mdp, gamma)
+    flow = policy_transition_matrix(mdp, policy)
+
+    def backup(mu):
+        return phi + g * (flow @ mu), None
+
+    mu, _, _ = _iterate(mdp, backup, np.zeros_like(phi), tol, max_sweeps, "feature expectations")
+    return mu
 
 
 def expected_return(

@@ -44,6 +44,7 @@ __all__ = [
     "BlackBoxTeacher",
     "ScotTeacher",
     "scot_batch",
+    "SCOT_VARIANTS",
     "TEACHER_NAMES",
 ]
 
@@ -247,6 +248,10 @@ class BlackBoxTeacher(Teacher):
         return self._pick(int(np.argmax(self.last_scores)))
 
 
+#: Scot's variants: the authors' stand-in and the published algorithm (docs/teaching/scot.md)
+SCOT_VARIANTS = ("original", "bec")
+
+
 def scot_batch(feature_expectations: np.ndarray) -> list[int]:
     """The original's Scot batch: greedy cover of the starts by *exactly* equal feature expectations.
 
@@ -274,20 +279,64 @@ def scot_batch(feature_expectations: np.ndarray) -> list[int]:
 
 
 class ScotTeacher(Teacher):
-    """Scot (the original's variant): the :func:`scot_batch` first, then uniformly random starts.
+    """Scot: a batch of start states computed once before teaching, then uniformly random starts.
+
+    ``variant="original"`` (default; it made the paper's figure) takes the stand-in's :func:`scot_batch`.
+    ``variant="bec"`` runs the published SCOT (:func:`curteach_teaching.scot.scot`) with the pool's trajectories as
+    candidates and teaches each picked trajectory's start, in cover order (a start can appear more than once when
+    two of its trajectories are picked).
 
     Args:
         start_states: ``(K,)``.
-        feature_expectations: ``(K, d)`` the teacher's feature expectations from each start.
+        feature_expectations: ``(K, d)`` the teacher's feature expectations from each start (``"original"``).
         rng: the generator for the uniform phase.
+        variant: ``"original"`` or ``"bec"``.
+        mdp, expert_policy, pool: the MDP, the ``(S, A)`` optimal policy and the demonstration pool (``"bec"``).
+        feature_map: the reward class of ``"bec"``, ``"linear"`` or ``"quadratic"``
+            (:func:`curteach_teaching.scot.feature_map`).
+
+    Attributes: ``batch`` (start indices into ``start_states``, in teaching order); ``result`` (the
+    :class:`~curteach_teaching.scot.SCOTResult` of ``"bec"``, else ``None``).
     """
 
     name = SCOT
 
-    def __init__(self, start_states: np.ndarray, feature_expectations: np.ndarray, rng: np.random.Generator):
+    def __init__(
+        self,
+        start_states: np.ndarray,
+        feature_expectations: np.ndarray | None,
+        rng: np.random.Generator,
+        variant: str = "original",
+        *,
+        mdp=None,
+        expert_policy: np.ndarray | None = None,
+        pool: DemonstrationPool | None = None,
+        feature_map: str = "linear",
+    ):
         super().__init__(start_states)
-        self.batch = scot_batch(feature_expectations)
+        if variant not in SCOT_VARIANTS:
+            raise ValueError(f"variant must be one of {SCOT_VARIANTS}; got {variant!r}")
+        if not isinstance(rng, np.random.Generator):
+            raise ValueError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}")
+        self.variant = variant
         self.rng = rng
+        self.result = None
+        if variant == "original":
+            if feature_expectations is None:
+                raise ValueError("the original Scot needs the feature expectations per start")
+            self.batch = scot_batch(feature_expectations)
+            return
+        from curteach_teaching.scot import scot
+
+        if mdp is None or expert_policy is None or pool is None:
+            raise ValueError("the bec Scot needs mdp, expert_policy and pool")
+        if not np.array_equal(pool.start_states, self.start_states):
+            raise ValueError("the pool's start states must be start_states")
+        K, n, L = pool.actions.shape
+        self.result = scot(
+            mdp, expert_policy, pool.states.reshape(K * n, L), pool.actions.reshape(K * n, L), kind=feature_map
+        )
+        self.batch = [pick // n for pick in self.result.picks]
 
     def select(self, view, step: int) -> int:
         """The next start of the Scot batch, then uniformly random starts."""

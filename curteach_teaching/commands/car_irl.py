@@ -44,6 +44,13 @@ def add_parser(subparsers) -> None:
                       help=f"comma-separated subset of {','.join(TEACHER_NAMES)} (default all)")
     fig2.add_argument("--heatmap-teacher", default=None,
                       help="teacher whose curriculum heat map is drawn (default Cur, else the first teacher)")
+    fig2.add_argument("--scot-variant", choices=("original", "bec"), default="original",
+                      help="Scot's batch: original (the authors' stand-in, a cover of the starts by equal feature "
+                      "expectations; default) or bec (the published SCOT: a set cover of the behavioural "
+                      "equivalence class)")
+    fig2.add_argument("--scot-features", choices=("learner", "linear", "quadratic"), default="learner",
+                      help="the reward class of --scot-variant bec: the learner's (--reward-model, default), "
+                      "linear or quadratic")
     fig2.set_defaults(func=run_car_irl)
 
     fig4 = subparsers.add_parser(
@@ -89,11 +96,20 @@ def run_car_irl(args: argparse.Namespace) -> int:
 
     teachers = tuple(t.strip() for t in args.teachers.split(",") if t.strip())
     with named_as_options(args):
-        experiment = CarIRLExperiment(teachers=teachers, **_experiment_kwargs(args))
+        experiment = CarIRLExperiment(
+            teachers=teachers,
+            scot_variant=args.scot_variant,
+            scot_feature_map=None if args.scot_features == "learner" else args.scot_features,
+            **_experiment_kwargs(args),
+        )
     heatmap = args.heatmap_teacher
     if heatmap is None:  # default: Cur, or the first teacher when Cur is not taught
         heatmap = "Cur" if "Cur" in experiment.teachers else experiment.teachers[0]
-    return _sweep(args, experiment, "results/car-irl", heatmap, f"MaxEnt-IRL, init {args.init}")
+    title = f"MaxEnt-IRL, init {args.init}"
+    if experiment.scot_variant != "original":
+        title += f", Scot: {experiment.scot_variant} ({experiment.scot_features})"
+    default_out = "results/car-irl" if experiment.scot_variant == "original" else "results/car-irl-scot-bec"
+    return _sweep(args, experiment, default_out, heatmap, title)
 
 
 def run_observability(args: argparse.Namespace) -> int:

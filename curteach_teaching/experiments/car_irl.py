@@ -44,7 +44,9 @@ from curteach_teaching.learners.maxent_irl import REWARD_MODELS, MaxEntIRLLearne
 from curteach_teaching.names import MAX_STEPS
 from curteach_teaching.observability import ProbedPolicyView
 from curteach_teaching.planning import hard_value_iteration
+from curteach_teaching.scot import FEATURE_MAPS
 from curteach_teaching.teachers import (
+    SCOT_VARIANTS,
     TEACHER_NAMES,
     AgnosticTeacher,
     BlackBoxTeacher,
@@ -133,6 +135,8 @@ class CarIRLExperiment(SingleCellExperiment):
     cur_l_aggregation: str = "geometric"
     observability: tuple | None = None
     smoothing: float = 0.5
+    scot_variant: str = "original"
+    scot_feature_map: str | None = None
 
     def __post_init__(self):
         check_int("init_types", self.init_types, 0, N_TASK_TYPES)
@@ -155,6 +159,10 @@ class CarIRLExperiment(SingleCellExperiment):
         for name in ("cur_aggregation", "cur_t_aggregation", "cur_l_aggregation"):
             if getattr(self, name) not in AGGREGATIONS:
                 raise ValueError(f"{name} must be one of {AGGREGATIONS}; got {getattr(self, name)!r}")
+        if self.scot_variant not in SCOT_VARIANTS:
+            raise ValueError(f"scot_variant must be one of {SCOT_VARIANTS}; got {self.scot_variant!r}")
+        if self.scot_feature_map is not None and self.scot_feature_map not in FEATURE_MAPS:
+            raise ValueError(f"scot_feature_map must be one of {FEATURE_MAPS} or None; got {self.scot_feature_map!r}")
         if self.observability is None:
             unknown = [t for t in self.teachers if t not in TEACHER_NAMES]
             if unknown or not self.teachers or len(set(self.teachers)) != len(self.teachers):
@@ -176,7 +184,18 @@ class CarIRLExperiment(SingleCellExperiment):
         data["teachers"] = list(self.teachers)
         data["observability"] = None if self.observability is None else [list(s) for s in self.observability]
         data["experiment"] = "car-irl" if self.observability is None else "car-irl-observability"
+        # Scot's settings enter only when they differ from the original, so that runs made before they existed
+        # keep their fingerprint
+        if self.scot_variant == "original":
+            del data["scot_variant"], data["scot_feature_map"]
+        else:
+            data["scot_feature_map"] = self.scot_features
         return data
+
+    @property
+    def scot_features(self) -> str:
+        """The feature map of the bec Scot: ``scot_feature_map``, or by default the learner's reward class."""
+        return self.scot_feature_map or self.reward_model
 
     # ----------------------------------------------------------------- setup
     def build_setup(self, seed_sequence: np.random.SeedSequence) -> CarIRLSetup:
@@ -228,7 +247,16 @@ class CarIRLExperiment(SingleCellExperiment):
         factories = {
             "Agn": lambda: AgnosticTeacher(starts, setup.rngs["agn"]),
             "Omn": lambda: OmniscientTeacher(starts, setup.target.parameters, setup.expert_occupancy_per_start),
-            "Scot": lambda: ScotTeacher(starts, setup.expert_features_per_start, setup.rngs["scot"]),
+            "Scot": lambda: ScotTeacher(
+                starts,
+                setup.expert_features_per_start,
+                setup.rngs["scot"],
+                self.scot_variant,
+                mdp=setup.mdp,
+                expert_policy=setup.expert.policy,
+                pool=setup.pool,
+                feature_map=self.scot_features,
+            ),
             "Cur": lambda: CurriculumTeacher(setup.pool, setup.expert_log_policy, self.cur_aggregation),
             "Cur-T": lambda: TeacherDifficultyTeacher(setup.pool, setup.expert_log_policy, self.cur_t_aggregation),
             "Cur-L": lambda: LearnerDifficultyTeacher(setup.pool, self.cur_l_aggregation),
@@ -292,6 +320,12 @@ class CarIRLExperiment(SingleCellExperiment):
             "initial_reward": setup.learner.expected_reward,
             "crash_checked": crash_teacher is not None,
         }
+        scot = teachers.get("Scot")
+        if scot is not None:
+            extras["scot_batch_size"] = len(scot.batch)
+            if scot.result is not None:
+                extras["scot_bec_size"] = len(scot.result.bec)
+                extras["scot_uncovered"] = int(scot.result.uncovered.sum())
         return car_run_result(index, curves, picks, pick_types, crash_step, extras, diverged)
 
 

@@ -199,6 +199,9 @@ class CarReport(Report):
             "diverged_runs": {str(k): v for k, v in sorted(diverged.items())},
             "diverged_share": diverged_share(results, list(self.experiment.teachers)),
         }
+        sizes = [r.extras["scot_batch_size"] for r in results if "scot_batch_size" in r.extras]
+        if sizes:
+            data["scot_batch_size"] = {"median": float(np.median(sizes)), "min": min(sizes), "max": max(sizes)}
         if self.crash_flag:
             flagged = {r.index: crash_step(r) for r in results if not finished(r)}
             data = {
@@ -260,6 +263,9 @@ class CarReport(Report):
                 f"{report['flagged_fraction']:.2f}"
                 + (f"  at steps {sorted(flagged.values())}" if flagged else "")
             )
+        if "scot_batch_size" in report:
+            size = report["scot_batch_size"]
+            print(f"Scot's batch: median {size['median']:g} starts (min {size['min']}, max {size['max']})")
         share = {name: value for name, value in report["diverged_share"].items() if value > 0}
         if share:
             text = ", ".join(f"{name} {value:.2f}" for name, value in share.items())
