@@ -46,6 +46,7 @@ __all__ = [
     "rollout",
     "evaluate_split",
     "batch_observations",
+    "NonFiniteLogits",
 ]
 
 KINDS = ("shortest_path", "tsp")
@@ -291,6 +292,10 @@ def batch_observations(batch: TaskBatch, pose: np.ndarray, mask: np.ndarray | No
 # Policies.
 
 
+class NonFiniteLogits(ValueError):
+    """The policy returned NaN or infinite logits (a diverged network): it chooses no action."""
+
+
 def _actions_from_output(output: Any, n: int) -> np.ndarray:
     """``(n,)`` int64 actions from a policy's output: ``(n, 3)`` logits (argmax, first on ties) or ``(n,)`` actions."""
     try:
@@ -300,13 +305,13 @@ def _actions_from_output(output: Any, n: int) -> np.ndarray:
     if th is not None and isinstance(output, th.Tensor):
         if output.ndim == 2 and output.shape == (n, 3):
             if not bool(th.isfinite(output).all()):
-                raise ValueError("the policy returned non-finite logits (NaN or inf)")
+                raise NonFiniteLogits("the policy returned non-finite logits (NaN or inf)")
             output = output.argmax(dim=1)
         output = output.detach().cpu().numpy()
     output = np.asarray(output)
     if output.shape == (n, 3):
         if not np.all(np.isfinite(output)):
-            raise ValueError("the policy returned non-finite logits (NaN or inf)")
+            raise NonFiniteLogits("the policy returned non-finite logits (NaN or inf)")
         output = np.argmax(output, axis=1)
     if output.shape != (n,):
         raise ValueError(f"the policy must return (n, 3) logits or (n,) actions for n = {n} observations; "

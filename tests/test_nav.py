@@ -1,5 +1,6 @@
 """The navigation experiment (`curteach nav`): runs, pairing, model selection, checkpoints, outputs, bad input."""
 
+import io
 import json
 import math
 
@@ -259,3 +260,44 @@ def test_nav_on_ray_needs_an_explicit_gpu_request(tmp_path, capsys):
 def test_a_cuda_run_on_a_machine_without_gpu_names_the_run(sp_file):
     with pytest.raises(ValueError, match="run 0 of Cur needs a GPU"):
         _experiment(sp_file, device="cuda").run_cell("Cur", 0, run_seed_sequence(0, 0))
+
+
+def test_a_diverging_network_stops_training_and_keeps_its_best_model(sp_file, tmp_path, capsys):
+    """SGD at 1e5 sends the weights to inf within two steps: the run stops there, is saved, and its later evaluation
+    points keep the best model's test return (nothing NaN but the broken network's validation return)."""
+    healthy = _experiment(sp_file).run_cell("Cur", 0, run_seed_sequence(0, 0))
+    experiment = _experiment(sp_file, learning_rate=1e5)
+    run = experiment.run_cell("Cur", 0, run_seed_sequence(0, 0))
+    step = run.extras["diverged"]
+    assert 1 <= step < healthy.extras["batches"] and run.extras["batches"] == step
+    np.testing.assert_array_equal(run.records["batches"]["test"], healthy.records["batches"]["test"])
+    assert np.all(np.isfinite(run.curves["test"])) and np.all(run.curves["test"] == run.extras["best_test"])
+    after = run.records["batches"]["test"] >= step
+    assert np.all(np.isnan(run.curves["val"][after])) and np.all(np.isfinite(run.curves["val"][~after]))
+    state = th.load(io.BytesIO(run.artifacts["model.pt"]), weights_only=True)
+    assert all(bool(th.isfinite(v).all()) for v in state.values() if v.is_floating_point())
+
+    sweep = run_sweep(experiment, tmp_path, 1, seed=0, progress=False)
+    report = NavReport(experiment).write(sweep, tmp_path)
+    assert report["diverged_runs"] == {"Agn": {"0": sweep.cells["Agn"][0].extras["diverged"]}, "Cur": {"0": step}}
+    assert "diverged (training stopped" in capsys.readouterr().out
+    rows = read_summary(tmp_path / "summary.csv")
+    assert all(np.isfinite(float(r["mean"])) for r in rows)
+
+
+def test_non_finite_logits_at_an_evaluation_count_as_divergence(sp_file, monkeypatch):
+    from curteach_teaching.evaluation import NonFiniteLogits
+
+    calls = []
+    original = nav_module._NavRun._evaluate_split
+
+    def evaluate(self, split, batch):
+        calls.append(self.curriculum.step)
+        if self.curriculum.step >= 8:
+            raise NonFiniteLogits("the policy returned non-finite logits (NaN or inf)")
+        return original(self, split, batch)
+
+    monkeypatch.setattr(nav_module._NavRun, "_evaluate_split", evaluate)
+    run = _experiment(sp_file).run_cell("Agn", 0, run_seed_sequence(0, 0))
+    assert run.extras["diverged"] == 8
+    assert np.isnan(run.curves["val"][2]) and np.isfinite(run.curves["val"][1])

@@ -25,6 +25,13 @@ The run's result (:mod:`~curteach_teaching.experiments.nav_report`) holds the cu
 (and the validation returns) against optimizer steps, the features of the demonstrations trained on, the per-epoch
 selection, and the best model's ``state_dict`` as the artifact ``model.pt``.
 
+Divergence: plain SGD on the summed loss can blow up (a TSP run of Cur went from weights below 1 to 1e29 and then
+NaN within 20 steps). A step after which a parameter is not finite, or a model whose logits are not finite when it is
+evaluated, ends the run's training at that step: ``extras["diverged"]`` records the step, no model of the diverged
+stretch is evaluated or selected, and the remaining evaluation points up to the planned end keep the best model's
+test return (which can no longer change), the features and demonstrations seen as they were, and a validation
+return of NaN (undefined for a broken network). The run is saved as usual and the report counts it.
+
 Checkpoints: with ``checkpoint_dir`` set, a run saves its whole state at the end of every epoch (network, optimizer,
 curriculum and learning-rate state, random generators, curves so far) and an interrupted run resumes from its last
 checkpoint with the same result as an uninterrupted one. A checkpoint is scratch state of the worker that runs the
@@ -298,6 +305,7 @@ class _NavRun:
         self.curve = {"batches": [], "seen": [], "val": [], "test": [], "features": []}
         self.per_epoch = {"val": [], "test": [], "selected_fraction": [], "batches": []}
         self.bar = None
+        self.diverged_at: int | None = None
         # the curriculum's epoch batches: which demonstrations each optimizer step trains on (for the features)
         original_epoch_batches = self.curriculum.epoch_batches
 
@@ -315,8 +323,18 @@ class _NavRun:
         return evaluate_split(self.policy, split, device=self.experiment.device, batch=batch).mean_return
 
     def _consider(self) -> float:
-        """Evaluate the current model on validation; keep it as the best if ``>=``; return its validation return."""
-        val = self._evaluate_split(self.data.val, self.val_batch)
+        """Evaluate the current model on validation; keep it as the best if ``>=``; return its validation return.
+
+        Raises:
+            LearnerDiverged: the model's logits are not finite.
+        """
+        from curteach_teaching.evaluation import NonFiniteLogits
+        from curteach_teaching.learners.divergence import LearnerDiverged
+
+        try:
+            val = self._evaluate_split(self.data.val, self.val_batch)
+        except NonFiniteLogits as error:
+            raise LearnerDiverged(f"step {self.curriculum.step}: {error}") from None
         if val >= self.best_val:
             self.best_val = val
             self.best_state = {k: v.detach().to("cpu", copy=True) for k, v in self.policy.state_dict().items()}
@@ -334,6 +352,10 @@ class _NavRun:
             self.bar.set_postfix(val=f"{val:.3f}", test=f"{self.best_test:.3f}", refresh=False)
 
     def _after_step(self, step: int) -> None:
+        if not all(bool(self.th.isfinite(p).all()) for p in self.policy.parameters()):
+            from curteach_teaching.learners.divergence import LearnerDiverged
+
+            raise LearnerDiverged(f"step {step}: a parameter is not finite")
         self.features.add(self.epoch_groups[step - self.epoch_first_step - 1])
         if self.bar is not None:
             self.bar.update()
@@ -426,10 +448,14 @@ class _NavRun:
             self.bar = tqdm(total=self._planned_batches(), initial=self.curriculum.step, unit="batch", leave=False,
                             desc=f"{self.cell} run {self.index} epoch {self.epoch}/{experiment.epochs}",
                             position=_bar_position(), dynamic_ncols=True)
+        from curteach_teaching.learners.divergence import LearnerDiverged
+
         try:
             self.policy.set_training_mode(True)
             self.curriculum.train(experiment.epochs, start_epoch=start, max_steps=experiment.max_batches,
                                   on_epoch_end=self._on_epoch_end)
+        except LearnerDiverged:
+            self._close_diverged()
         finally:
             if self.bar is not None:
                 self.bar.close()
@@ -438,6 +464,18 @@ class _NavRun:
         if path is not None:
             path.unlink(missing_ok=True)
         return result
+
+    def _close_diverged(self) -> None:
+        """Stop at the divergence step and fill the evaluation points still planned (see the module docstring)."""
+        self.diverged_at = int(self.curriculum.step)
+        every = self.experiment.eval_every
+        last = self.curve["batches"][-1] if self.curve["batches"] else -every
+        for batches in range((last // every + 1) * every, self._planned_batches() + 1, every):
+            self.curve["batches"].append(batches)
+            self.curve["seen"].append(self.features.seen)
+            self.curve["val"].append(float("nan"))
+            self.curve["test"].append(self.best_test)
+            self.curve["features"].append(self.features.current().tolist())
 
     def _result(self) -> RunResult:
         curve = self.curve
@@ -462,6 +500,7 @@ class _NavRun:
                 "epoch_test": self.per_epoch["test"],
                 "epoch_batches": self.per_epoch["batches"],
                 "selected_fraction": self.per_epoch["selected_fraction"],
+                **({} if self.diverged_at is None else {"diverged": self.diverged_at}),
             },
             cell=self.cell,
             artifacts={"model.pt": buffer.getvalue()},

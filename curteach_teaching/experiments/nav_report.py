@@ -9,7 +9,9 @@ A navigation run (one curriculum = one cell) is a :class:`~curteach_teaching.exp
   last 100 training batches, at each evaluation (the appendix's Figs. 6-7);
 * ``records["batches"]["test"]``, ``records["seen"]["test"]``: ``(K,)`` the optimizer steps and the demonstrations
   trained on at each evaluation (0 at the first, before training);
-* ``artifacts["model.pt"]``: the best model's ``state_dict`` (``torch.save``).
+* ``artifacts["model.pt"]``: the best model's ``state_dict`` (``torch.save``);
+* ``extras["diverged"]`` (only if the network diverged): the optimizer step at which training stopped; the curves
+  go on to the planned end with the best model's test return (``curves["val"]`` is NaN there).
 
 ``summary.csv`` has the columns ``curriculum, batches, mean, sem, n`` (the test return of the best-on-validation
 model, over runs).
@@ -92,7 +94,13 @@ class NavReport(Report):
             fractions = [r.extras.get("selected_fraction", []) for r in results]
             length = min(len(f) for f in fractions)
             selected[cell] = np.mean([f[:length] for f in fractions], axis=0).tolist() if length else []
-        return {"paper_window": list(self.window) if self.window else None, "selected_fraction": selected}
+        diverged = {cell: {str(r.index): r.extras["diverged"] for r in results if "diverged" in r.extras}
+                    for cell, results in sweep.cells.items()}
+        return {
+            "paper_window": list(self.window) if self.window else None,
+            "selected_fraction": selected,
+            "diverged_runs": {cell: runs for cell, runs in diverged.items() if runs},
+        }
 
     def figures(self, sweep, rows: list, out_dir: Path, extras: dict) -> list:
         """``test_reward.png`` (every curriculum) and ``curriculum_features.png`` (Cur, else the first)."""
@@ -110,7 +118,9 @@ class NavReport(Report):
         for name in results[0].curves:
             if name.startswith("feature:"):
                 _, stack = _stack(results, name)
-                seen = np.asarray(results[0].records["seen"]["test"][: stack.shape[1]])
+                # x positions from a run that trained to the end (a diverged run's count stops growing)
+                source = next((r for r in results if "diverged" not in r.extras), results[0])
+                seen = np.asarray(source.records["seen"]["test"][: stack.shape[1]])
                 mean, sem = mean_sem(stack)
                 features[name.split(":", 1)[1]] = (seen[1:], mean[1:], sem[1:])  # index 0: before training
         plot_curriculum_features(
@@ -127,3 +137,6 @@ class NavReport(Report):
             text = ", ".join(f"{b}: {v['mean']:.3f}" for b, v in points.items())
             n = len(sweep.cells[cell])
             print(f"test return of the best-on-validation model, {cell} (n={n}), by batches: {text}")
+        for cell, runs in report.get("diverged_runs", {}).items():
+            where = ", ".join(f"run {index} at batch {step}" for index, step in runs.items())
+            print(f"diverged (training stopped; the best model so far stands for the later batches): {cell} {where}")
