@@ -48,6 +48,7 @@ def plot_learning_curves(
     title: str = "",
     ylabel: str = "Expected reward",
     log_y: bool = False,
+    styles: dict | None = None,
 ) -> Path:
     """Mean +- SEM learning curves from summary rows of one subset (``log_y``: a logarithmic y-axis).
 
@@ -59,8 +60,10 @@ def plot_learning_curves(
         spacing: markers every ``spacing`` steps (the original plotted every 10th point).
         reference: a horizontal line (e.g. the mean expert value), or ``None``.
         title, ylabel: labels.
+        styles: matplotlib line styles by name, over :data:`TEACHER_STYLES` (for curves of other names).
     """
     plt = _pyplot()
+    styles = {**TEACHER_STYLES, **(styles or {})}
     teachers = list(dict.fromkeys(r["teacher"] for r in rows)) if teachers is None else list(teachers)
     fig, ax = plt.subplots(figsize=(7.6, 4.4))
     for name in teachers:
@@ -70,7 +73,7 @@ def plot_learning_curves(
         t = np.array([r["t"] for r in mine])
         mean = np.array([r["mean"] for r in mine])
         sem = np.nan_to_num(np.array([r["sem"] for r in mine]))
-        style = dict(TEACHER_STYLES.get(name, {}))
+        style = dict(styles.get(name, {}))
         (line,) = ax.plot(t, mean, label=name, markevery=max(1, spacing), markersize=4, **style)
         ax.fill_between(t, mean - sem, mean + sem, color=line.get_color(), alpha=0.18, linewidth=0)
     if reference is not None and np.isfinite(reference):
