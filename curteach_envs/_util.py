@@ -14,7 +14,7 @@ from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["check_int", "atomic_write", "CPU_PIECE_ROWS", "row_pieces"]
+__all__ = ["check_int", "check_positive", "atomic_write", "CPU_PIECE_ROWS", "row_pieces"]
 
 #: Rows per forward pass of a network on the CPU within a larger chunk (:func:`row_pieces`): the activations of the
 #: navigation CNN for 1024 rows stay in the cache; one pass over 4096-8192 rows takes 20-50% more CPU time.
@@ -32,6 +32,18 @@ def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
         allowed = f">= {low}" if high is None else f"in [{low}, {high}]"
         raise ValueError(f"{name} must be an integer {allowed}; got {value!r}")
     return int(value)
+
+
+def check_positive(name: str, value: Any) -> float:
+    """``float(value)`` if it is a real number (not a bool), finite and ``> 0``.
+
+    Raises:
+        ValueError: ``"{name} must be a finite number > 0; got ..."``.
+    """
+    is_real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    if not (is_real and np.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
+    return float(value)
 
 
 def _umask() -> int:

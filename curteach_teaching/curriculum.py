@@ -80,7 +80,7 @@ from imitation.util import logger as imit_logger
 from imitation.util import util
 from stable_baselines3.common import logger as sb_logger
 
-from curteach_envs._util import check_int
+from curteach_envs._util import check_int, check_positive
 from curteach_teaching.difficulty import (
     MIN_LOG_PROB,
     demonstration_log_likelihoods,
@@ -194,10 +194,7 @@ class StepLRHook:
 
     def __init__(self, optimizer: Any, period: int = 5000, gamma: float = 0.5):
         self.period = check_int("period", period, 1)
-        if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.floating)) or not (
-            np.isfinite(gamma) and gamma > 0
-        ):
-            raise ValueError(f"gamma must be a finite number > 0; got {gamma!r}")
+        check_positive("gamma", gamma)
         if not hasattr(optimizer, "param_groups"):
             raise ValueError(f"optimizer must be a torch optimizer (with param_groups); got {optimizer!r}")
         self.optimizer = optimizer

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from curteach_envs._util import check_positive
 from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T, CURRICULUM_VARIANTS
 
 __all__ = [
@@ -77,8 +78,7 @@ class LinearPacing:
     b: float = 0.5
 
     def __post_init__(self) -> None:
-        if not (np.isfinite(self.a) and self.a > 0):
-            raise ValueError(f"pacing a must be a finite number > 0; got {self.a!r}")
+        check_positive("pacing a", self.a)
         if not (np.isfinite(self.b) and 0.0 <= self.b <= 1.0):
             raise ValueError(f"pacing b must be in [0, 1]; got {self.b!r}")
 

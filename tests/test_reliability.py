@@ -233,3 +233,18 @@ def test_a_file_system_without_locks_does_not_block_sweeps(tmp_path, monkeypatch
     monkeypatch.setattr(fcntl, "flock", no_locks)
     with folder_lock(tmp_path):  # goes on unlocked
         pass
+
+
+@pytest.mark.parametrize("value", [0, -1.0, float("nan"), float("inf"), True, "1", None, np.bool_(True)])
+def test_check_positive_refuses(value):
+    from curteach_envs._util import check_positive
+
+    with pytest.raises(ValueError, match=r"^rate must be a finite number > 0; got "):
+        check_positive("rate", value)
+
+
+@pytest.mark.parametrize("value", [1, 0.17, np.float32(2.5), np.int64(3), 1e-300])
+def test_check_positive_accepts(value):
+    from curteach_envs._util import check_positive
+
+    assert check_positive("rate", value) == float(value)

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from curteach_envs._util import check_int
+from curteach_envs._util import check_int, check_positive
 from curteach_envs.car import N_TASK_TYPES, car_tabular, sample_road
 from curteach_teaching.demonstrations import DemonstrationPool, sample_demonstrations
 from curteach_teaching.difficulty import AGGREGATIONS
@@ -105,8 +105,7 @@ class CarBCExperiment(SingleCellExperiment):
             raise ValueError(f"update must be one of {UPDATES}; got {self.update!r}")
         if not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"gamma must be in [0, 1]; got {self.gamma}")
-        if not (np.isfinite(self.learning_rate) and self.learning_rate > 0):
-            raise ValueError(f"learning_rate must be a finite number > 0; got {self.learning_rate}")
+        check_positive("learning_rate", self.learning_rate)
         if self.aggregation not in AGGREGATIONS:
             raise ValueError(f"aggregation must be one of {AGGREGATIONS}; got {self.aggregation!r}")
         unknown = [t for t in self.teachers if t not in BC_TEACHER_NAMES]

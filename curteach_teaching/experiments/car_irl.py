@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from curteach_envs._util import check_int
+from curteach_envs._util import check_int, check_positive
 from curteach_envs.car import INIT_CHOICES, N_TASK_TYPES, car_tabular, parse_init, sample_road
 from curteach_teaching.demonstrations import sample_demonstrations
 from curteach_teaching.difficulty import AGGREGATIONS
@@ -149,9 +149,7 @@ class CarIRLExperiment(SingleCellExperiment):
         if not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"gamma must be in [0, 1]; got {self.gamma}")
         for name in ("teaching_rate", "pretrain_rate"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (np.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
+            check_positive(name, getattr(self, name))
         if self.projection_radius is not None and not self.projection_radius > 0:
             raise ValueError(f"projection_radius must be > 0 or None; got {self.projection_radius}")
         if self.reward_model not in REWARD_MODELS:

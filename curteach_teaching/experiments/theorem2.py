@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_envs._util import check_int
+from curteach_envs._util import check_int, check_positive
 from curteach_envs.car import car_tabular, sample_road
 from curteach_teaching.demonstrations import sample_demonstrations
 from curteach_teaching.experiments.reports import Report
@@ -148,9 +148,7 @@ class RealizableExperiment(SingleCellExperiment):
         check_int("n_per_start", self.n_per_start, 1, 10_000)
         check_int("demo_length", self.demo_length, 1, 10_000)
         for name in ("teaching_rate", "theta_scale"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (np.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
+            check_positive(name, getattr(self, name))
         unknown = [t for t in self.teachers if t not in REALIZABLE_TEACHERS]
         if unknown or not self.teachers or len(set(self.teachers)) != len(self.teachers):
             raise ValueError(f"teachers must be distinct names from {list(REALIZABLE_TEACHERS)}; got {self.teachers}")
