@@ -29,10 +29,10 @@ def measure(setup, kind: str) -> dict:
     begin = time.perf_counter()
     psi = S.feature_map(mdp.features, kind)
     mu_sa = S.state_action_feature_expectations(mdp, policy, psi)
-    raw = S.bec_constraints(mdp, policy, psi)
+    raw, nonzero = S.bec_constraints(mdp, policy, psi)
     times["bec_constraints_s"] = time.perf_counter() - begin
     begin = time.perf_counter()
-    units, _ = S.unique_directions(raw)
+    units, _ = S.unique_directions(raw, nonzero=nonzero)
     times["unique_s"] = time.perf_counter() - begin
     begin = time.perf_counter()
     bec = units[S.remove_redundant(units)]

@@ -7,12 +7,13 @@ published algorithm for a linear reward ``R(s) = w . psi(s)`` over a feature map
 1. **BEC.** With ``mu(s)`` the feature expectations of the optimal policy from ``s`` and
    ``mu(s, a) = psi(s) + gamma sum_s' P(s'|s, a) mu(s')``, the optimal policy's behavioural equivalence class is
    ``{w : w . (mu(s, a) - mu(s, b)) >= 0}`` for every non-terminal state ``s`` (not only the starts), every optimal
-   action ``a`` (ties included) and every other action ``b`` (:func:`bec_constraints`).
-2. **Minimal BEC.** Each half-space normal is scaled to unit length; zero normals and duplicates (within ``tol``)
-   are dropped (:func:`unique_directions`), then redundant half-spaces are removed one at a time with a linear
-   programme: ``a_k`` is redundant if ``min a_k . w`` over ``{w : a_j . w >= 0, j != k, -1 <= w <= 1}`` is not
-   negative (:func:`remove_redundant`; SciPy's HiGHS). The box keeps every programme bounded; the cone is
-   homogeneous, so the box changes no answer.
+   action ``a`` (ties included) and every other action ``b`` (:func:`bec_constraints`). A normal is zero when it is
+   not longer than ``tol`` times ``|mu(s, a)| + |mu(s, b)|``, a test that scaling the features leaves unchanged.
+2. **Minimal BEC.** Each half-space normal is scaled to unit length; zero normals and duplicates (within ``tol``
+   of a normal already kept) are dropped (:func:`unique_directions`), then redundant half-spaces are removed one at
+   a time with a linear programme: ``a_k`` is redundant if ``min a_k . w`` over
+   ``{w : a_j . w >= 0, j != k, -1 <= w <= 1}`` is not negative (:func:`remove_redundant`; SciPy's HiGHS). The box
+   keeps every programme bounded; the cone is homogeneous, so the box changes no answer.
 3. **Candidates.** Demonstrations of the optimal policy (here: the teacher's pool). A demonstration's own
    constraints are those of step 1 along its visited pairs ``(s_t, a_t)``: ``mu(s_t, a_t) - mu(s_t, b)`` for every
    ``b != a_t`` (:func:`demonstration_constraints`).
@@ -45,6 +46,7 @@ __all__ = [
     "SCOTResult",
     "feature_map",
     "state_action_feature_expectations",
+    "optimal_actions",
     "bec_constraints",
     "unique_directions",
     "remove_redundant",
@@ -58,8 +60,10 @@ FEATURE_MAPS = ("linear", "quadratic")
 
 #: two unit normals closer than this (Euclidean) are one constraint; also the matching rule of the cover
 DEFAULT_TOL = 1e-6
-#: an LP minimum above ``-REDUNDANCY_TOL`` counts as "not negative" (HiGHS' feasibility tolerance is 1e-7)
+#: an LP minimum above ``-REDUNDANCY_TOL`` counts as "not negative"; the LPs run with HiGHS' primal and dual
+#: feasibility tolerances at ``LP_TOL``, below it
 REDUNDANCY_TOL = 1e-8
+LP_TOL = 1e-10
 
 
 def feature_map(features: np.ndarray, kind: str = "linear") -> np.ndarray:
@@ -101,45 +105,84 @@ def state_action_feature_expectations(mdp: TabularMDP, policy: np.ndarray, featu
     return features[:, None, :] + mdp.gamma * onward
 
 
-def bec_constraints(mdp: TabularMDP, policy: np.ndarray, features: np.ndarray) -> np.ndarray:
-    """The raw half-space normals of the BEC of ``policy`` (its support is taken as the optimal actions).
+def optimal_actions(mdp: TabularMDP, policy: np.ndarray) -> np.ndarray:
+    """``(S, A)`` bool: the support of an optimal policy given as deterministic or tie-uniform.
 
-    One normal ``mu(s, a) - mu(s, b)`` per non-absorbing state ``s``, action ``a`` with ``policy[s, a] > 0`` and
-    action ``b != a``; zero normals included (:func:`unique_directions` drops them).
+    Raises:
+        ValueError: ``policy`` has the wrong shape, or a row of a non-absorbing state is not a uniform distribution
+            over its support (a soft policy, or a row of zeros): SCOT needs the set of optimal actions, as
+            :func:`~curteach_teaching.planning.hard_value_iteration` returns it in ``policy``.
+    """
+    policy = np.asarray(policy, dtype=np.float64)
+    if policy.shape != (mdp.n_states, mdp.n_actions):
+        raise ValueError(f"policy must have shape ({mdp.n_states}, {mdp.n_actions}); got {policy.shape}")
+    support = policy > 0.0
+    live = ~mdp.absorbing
+    n = support.sum(axis=1)
+    uniform = np.where(support, np.abs(policy - 1.0 / np.maximum(n, 1)[:, None]), 0.0).max(axis=1) <= 1e-9
+    bad = np.flatnonzero(live & ~((n > 0) & uniform & np.isfinite(policy).all(axis=1)))
+    if bad.size:
+        raise ValueError(
+            f"policy row {int(bad[0])} is not uniform over a set of optimal actions; SCOT needs a deterministic or "
+            "tie-uniform optimal policy (hard_value_iteration(...).policy)"
+        )
+    return support
+
+
+def _pair_normals(mu_sa: np.ndarray, s: np.ndarray, a: np.ndarray, b: np.ndarray, tol: float):
+    """``mu(s, a) - mu(s, b)`` and whether each is non-zero: longer than ``tol`` times
+    ``|mu(s, a)| + |mu(s, b)|`` (relative to its own terms, so scaling the features changes nothing)."""
+    first, second = mu_sa[s, a], mu_sa[s, b]
+    normals = first - second
+    size = np.linalg.norm(first, axis=-1) + np.linalg.norm(second, axis=-1)
+    return normals, np.linalg.norm(normals, axis=-1) > tol * size
+
+
+def _raw_constraints(mdp: TabularMDP, policy: np.ndarray, mu_sa: np.ndarray, tol: float):
+    A = mdp.n_actions
+    pairs = optimal_actions(mdp, policy)[:, :, None] & ~np.eye(A, dtype=bool)[None, :, :]  # (S, A, A): (s, a, b)
+    pairs &= ~mdp.absorbing[:, None, None]
+    s, a, b = np.nonzero(pairs)
+    return _pair_normals(mu_sa, s, a, b, tol)
+
+
+def bec_constraints(
+    mdp: TabularMDP, policy: np.ndarray, features: np.ndarray, tol: float = DEFAULT_TOL
+) -> tuple[np.ndarray, np.ndarray]:
+    """The raw half-space normals of the BEC of ``policy``.
+
+    One normal ``mu(s, a) - mu(s, b)`` per non-absorbing state ``s``, optimal action ``a`` (:func:`optimal_actions`)
+    and action ``b != a``.
 
     Args:
         mdp: the MDP.
-        policy: ``(S, A)`` the optimal policy (tie-uniform, as :func:`~curteach_teaching.planning.
+        policy: ``(S, A)`` the optimal policy, deterministic or tie-uniform (as :func:`~curteach_teaching.planning.
             hard_value_iteration` returns it).
         features: ``(S, d)`` the mapped features.
+        tol: a normal counts as zero when it is not longer than ``tol * (|mu(s, a)| + |mu(s, b)|)``.
 
     Returns:
-        ``(m, d)``, ordered by ``(s, a, b)``.
+        ``(normals, nonzero)``: ``(m, d)`` ordered by ``(s, a, b)``, and ``(m,)`` bool.
     """
-    return _raw_constraints(mdp, policy, state_action_feature_expectations(mdp, policy, features))
+    return _raw_constraints(mdp, policy, state_action_feature_expectations(mdp, policy, features), tol)
 
 
-def _raw_constraints(mdp: TabularMDP, policy: np.ndarray, mu_sa: np.ndarray) -> np.ndarray:
-    A = mdp.n_actions
-    pairs = (np.asarray(policy) > 0.0)[:, :, None] & ~np.eye(A, dtype=bool)[None, :, :]  # (S, A, A): (s, a, b)
-    pairs &= ~mdp.absorbing[:, None, None]
-    s, a, b = np.nonzero(pairs)
-    return mu_sa[s, a] - mu_sa[s, b]
-
-
-def unique_directions(normals: np.ndarray, tol: float = DEFAULT_TOL) -> tuple[np.ndarray, np.ndarray]:
+def unique_directions(
+    normals: np.ndarray, tol: float = DEFAULT_TOL, nonzero: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Unit-length normals without zeros and duplicates.
 
-    A normal shorter than ``tol`` (relative to the longest) is dropped; of normals whose unit vectors lie within
-    ``tol`` of each other (Euclidean), the first is kept.
+    Rows that are exactly zero, or marked false in ``nonzero``, are dropped. The rest are scaled to unit length and
+    taken in order: a unit normal within ``tol`` (Euclidean) of one already kept is a duplicate of it.
 
     Args:
         normals: ``(m, d)``.
-        tol: the tolerance.
+        tol: the duplicate tolerance.
+        nonzero: ``(m,)`` bool, the rows to consider (default: every row that is not exactly zero).
 
     Returns:
         ``(units, index)``: ``(m', d)`` unit normals and ``(m',)`` the row of ``normals`` each came from, in
-        increasing order.
+        increasing order. Every dropped duplicate lies within ``tol`` of a kept row.
     """
     normals = np.asarray(normals, dtype=np.float64)
     if normals.ndim != 2:
@@ -147,21 +190,22 @@ def unique_directions(normals: np.ndarray, tol: float = DEFAULT_TOL) -> tuple[np
     if not np.all(np.isfinite(normals)):
         raise ValueError("normals must be finite")
     norms = np.linalg.norm(normals, axis=1)
-    scale = norms.max() if norms.size else 0.0
-    index = np.flatnonzero(norms > tol * max(scale, 1.0)) if scale > 0 else np.zeros(0, dtype=np.int64)
+    keep = norms > 0.0
+    if nonzero is not None:
+        keep &= np.asarray(nonzero, dtype=bool)
+    index = np.flatnonzero(keep)
     units = normals[index] / norms[index, None]
-    # exact (rounded) duplicates first, cheaply, then near-duplicates split by the rounding, pairwise
-    _, first = np.unique(np.round(units / tol), axis=0, return_index=True)
+    _, first = np.unique(units, axis=0, return_index=True)  # exact repeats, cheaply
     first = np.sort(first)
-    units, index = units[first], index[first]
-    keep = np.ones(len(units), dtype=bool)
-    for start in range(0, len(units), 1024):
-        block = units[start : start + 1024]  # (b, d)
-        distance2 = np.maximum(2.0 - 2.0 * block @ units.T, 0.0)  # (b, m')
-        rows = np.arange(start, start + len(block))
-        earlier = np.arange(len(units))[None, :] < rows[:, None]
-        keep[rows] = ~((distance2 <= tol * tol) & earlier).any(axis=1)
-    return units[keep], index[keep]
+    kept = np.empty((len(first), normals.shape[1]))
+    chosen = []
+    for row in first:  # one pass over the distinct directions, each compared with the kept ones only
+        if chosen and np.min(np.sum((kept[: len(chosen)] - units[row]) ** 2, axis=1)) <= tol * tol:
+            continue
+        kept[len(chosen)] = units[row]
+        chosen.append(row)
+    chosen = np.array(chosen, dtype=np.int64)
+    return units[chosen].reshape(-1, normals.shape[1]), index[chosen]
 
 
 def _lp_minimum(objective: np.ndarray, others: np.ndarray, box: float) -> float:
@@ -172,6 +216,7 @@ def _lp_minimum(objective: np.ndarray, others: np.ndarray, box: float) -> float:
         b_ub=np.zeros(len(others)) if len(others) else None,
         bounds=[(-box, box)] * d,
         method="highs",
+        options={"primal_feasibility_tolerance": LP_TOL, "dual_feasibility_tolerance": LP_TOL},
     )
     if result.status != 0:  # the box makes "unbounded" impossible and w = 0 is always feasible
         raise RuntimeError(f"the redundancy LP failed: {result.message}")
@@ -187,9 +232,9 @@ def remove_redundant(units: np.ndarray, box: float = 1.0, tol: float = REDUNDANC
     half-spaces this would drop one anyway, at the cost of an LP.
 
     Args:
-        units: ``(m, d)`` normals (any positive scale; the test is scale-free).
+        units: ``(m, d)`` normals (any positive scale: rows are scaled to unit length first).
         box: half-width of the bounding box.
-        tol: tolerance of "not negative", relative to the normal's length.
+        tol: tolerance of "not negative", for unit normals and a unit box.
 
     Returns:
         ``(m',)`` increasing row indices of the kept constraints.
@@ -199,23 +244,25 @@ def remove_redundant(units: np.ndarray, box: float = 1.0, tol: float = REDUNDANC
         raise ValueError(f"units must be a 2-D (m, d) array; got shape {units.shape}")
     if not box > 0:
         raise ValueError(f"box must be > 0; got {box!r}")
-    kept = np.ones(len(units), dtype=bool)
-    for k in range(len(units)):
+    lengths = np.linalg.norm(units, axis=1)
+    # unit rows for the solver: its tolerances are absolute, so a very short normal would otherwise count as none
+    units = units / np.where(lengths > 0, lengths, 1.0)[:, None]
+    kept = lengths > 0.0  # a zero normal constrains nothing
+    for k in np.flatnonzero(kept):
         kept[k] = False  # tested against the others only
-        length = np.linalg.norm(units[k])
-        if length > 0.0:  # a zero normal constrains nothing
-            kept[k] = _lp_minimum(units[k], units[kept], box) < -tol * length * box
+        kept[k] = _lp_minimum(units[k], units[kept], box) < -tol * box
     return np.flatnonzero(kept)
 
 
 def minimal_bec(mdp: TabularMDP, policy: np.ndarray, features: np.ndarray, tol: float = DEFAULT_TOL) -> np.ndarray:
     """Steps 1-2: the non-redundant unit normals of the BEC of ``policy``, ``(m, d)``."""
-    units, _ = unique_directions(bec_constraints(mdp, policy, features), tol)
+    normals, nonzero = bec_constraints(mdp, policy, features, tol)
+    units, _ = unique_directions(normals, tol, nonzero)
     return units[remove_redundant(units)]
 
 
 def demonstration_constraints(
-    mdp: TabularMDP, mu_sa: np.ndarray, states: np.ndarray, actions: np.ndarray
+    mdp: TabularMDP, mu_sa: np.ndarray, states: np.ndarray, actions: np.ndarray, tol: float = DEFAULT_TOL
 ) -> tuple[np.ndarray, np.ndarray]:
     """The constraints each demonstration implies, as unit normals.
 
@@ -224,6 +271,7 @@ def demonstration_constraints(
         mu_sa: ``(S, A, d)`` from :func:`state_action_feature_expectations`.
         states: ``(N, L)`` the states at which the demonstrations act.
         actions: ``(N, L)`` their actions.
+        tol: the zero test of :func:`bec_constraints`.
 
     Returns:
         ``(units, valid)``: ``(N, L, A - 1, d)`` unit normals ``mu(s_t, a_t) - mu(s_t, b)`` over ``b != a_t``
@@ -233,15 +281,17 @@ def demonstration_constraints(
     actions = np.asarray(actions, dtype=np.int64)
     if states.shape != actions.shape or states.ndim != 2:
         raise ValueError(f"states and actions must both be (N, L); got {states.shape} and {actions.shape}")
-    A = mdp.n_actions
+    S, A = mdp.n_states, mdp.n_actions
     if actions.size and (actions.min() < 0 or actions.max() >= A):
         raise ValueError(f"actions must be in [0, {A - 1}]")
-    others = np.array([[b for b in range(A) if b != a] for a in range(A)], dtype=np.int64)  # (A, A - 1)
+    if states.size and (states.min() < 0 or states.max() >= S):
+        raise ValueError(f"states must be in [0, {S - 1}]")
+    others = np.array([[b for b in range(A) if b != a] for a in range(A)], dtype=np.int64).reshape(A, A - 1)
     other = others[actions]  # (N, L, A - 1)
-    normals = mu_sa[states, actions][:, :, None, :] - mu_sa[states[..., None], other]  # (N, L, A - 1, d)
+    taken = np.broadcast_to(actions[..., None], other.shape)
+    normals, nonzero = _pair_normals(mu_sa, np.broadcast_to(states[..., None], other.shape), taken, other, tol)
+    valid = nonzero & ~mdp.absorbing[states][..., None]  # (N, L, A - 1)
     norms = np.linalg.norm(normals, axis=-1)
-    scale = max(float(np.abs(mu_sa).max(initial=0.0)), 1.0)
-    valid = (norms > DEFAULT_TOL * scale) & ~mdp.absorbing[states][..., None]
     units = np.where(valid[..., None], normals / np.where(valid, norms, 1.0)[..., None], 0.0)
     return units, valid
 
@@ -264,10 +314,17 @@ def greedy_cover(
         covers (all false when the cover is complete).
     """
     targets = np.asarray(targets, dtype=np.float64)
-    N = candidate_units.shape[0]
-    flat = candidate_units.reshape(N, -1, targets.shape[1] if targets.ndim == 2 else 0)
-    close = (2.0 - 2.0 * flat @ targets.T) <= tol * tol  # (N, c, m)
-    covers = (close & candidate_valid.reshape(N, -1)[:, :, None]).any(axis=1)  # (N, m)
+    candidate_units = np.asarray(candidate_units, dtype=np.float64)
+    N, d = candidate_units.shape[0], candidate_units.shape[-1]
+    if targets.ndim != 2 or targets.shape[1] != d:
+        raise ValueError(f"targets must be (m, {d}) like the candidates' normals; got shape {targets.shape}")
+    c = int(np.prod(candidate_units.shape[1:-1]))
+    if N == 0 or c == 0:
+        return [], np.ones(len(targets), dtype=bool)
+    flat = candidate_units.reshape(N, c, d)
+    valid = np.asarray(candidate_valid, dtype=bool).reshape(N, c)
+    close = np.sum((flat[:, :, None, :] - targets[None, None, :, :]) ** 2, axis=-1) <= tol * tol  # (N, c, m)
+    covers = (close & valid[:, :, None]).any(axis=1)  # (N, m)
     uncovered = np.ones(len(targets), dtype=bool)
     picks: list[int] = []
     while uncovered.any():
@@ -319,7 +376,7 @@ def scot(
 
     Args:
         mdp: the MDP; its ``features`` are mapped by ``kind`` (:func:`feature_map`).
-        policy: ``(S, A)`` the optimal policy (its support is the optimal actions).
+        policy: ``(S, A)`` the optimal policy, deterministic or tie-uniform (its support is the optimal actions).
         candidate_states: ``(N, L)`` states of the ``N`` candidate demonstrations.
         candidate_actions: ``(N, L)`` their actions.
         kind: ``"linear"`` or ``"quadratic"``.
@@ -330,12 +387,11 @@ def scot(
     """
     psi = feature_map(mdp.features, kind)
     policy = np.asarray(policy, dtype=np.float64)
-    if policy.shape != (mdp.n_states, mdp.n_actions):
-        raise ValueError(f"policy must have shape ({mdp.n_states}, {mdp.n_actions}); got {policy.shape}")
+    optimal_actions(mdp, policy)  # the checks, before any work
     mu_sa = state_action_feature_expectations(mdp, policy, psi)
-    raw = _raw_constraints(mdp, policy, mu_sa)
-    units, _ = unique_directions(raw, tol)
+    raw, nonzero = _raw_constraints(mdp, policy, mu_sa, tol)
+    units, _ = unique_directions(raw, tol, nonzero)
     bec = units[remove_redundant(units)]
-    cand_units, cand_valid = demonstration_constraints(mdp, mu_sa, candidate_states, candidate_actions)
+    cand_units, cand_valid = demonstration_constraints(mdp, mu_sa, candidate_states, candidate_actions, tol)
     picks, uncovered = greedy_cover(bec, cand_units, cand_valid, tol)
     return SCOTResult(bec=bec, n_raw=len(raw), n_unique=len(units), picks=picks, uncovered=uncovered, feature_map=kind)

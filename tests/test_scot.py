@@ -51,13 +51,14 @@ def test_hand_mdp_bec_and_cover():
     np.testing.assert_array_equal(expert.policy[[S0, S1, M]], [[1, 0], [1, 0], [1, 0]])
     np.testing.assert_array_equal(expert.policy[S3], [0.5, 0.5])
 
-    raw = S.bec_constraints(mdp, expert.policy, mdp.features)
+    raw, nonzero = S.bec_constraints(mdp, expert.policy, mdp.features)
     # s0, s1, m give one normal each; s3's tie gives two zero normals
     expected_raw = GAMMA * np.array([[1.0, -1.0], [1.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
     np.testing.assert_allclose(raw, expected_raw, atol=1e-15)
+    np.testing.assert_array_equal(nonzero, [True, True, False, False, True])
     assert np.all(raw @ TRUE_W >= 0)
 
-    units, index = S.unique_directions(raw)
+    units, index = S.unique_directions(raw, nonzero=nonzero)
     np.testing.assert_array_equal(index, [0, 1, 4])
     bec = S.minimal_bec(mdp, expert.policy, mdp.features)
     np.testing.assert_allclose(bec, [[1 / np.sqrt(2), -1 / np.sqrt(2)], [0.0, 1.0]], atol=1e-12)
@@ -72,9 +73,12 @@ def test_bec_uses_every_non_terminal_state_not_only_the_starts():
     expert = hard_value_iteration(mdp)
     bec = S.minimal_bec(mdp, expert.policy, mdp.features)
     assert any(np.allclose(row, [0.0, 1.0]) for row in bec)  # m's half-space; m is no start
-    starts_only = S.bec_constraints(mdp, expert.policy, mdp.features)[:2]
-    units, _ = S.unique_directions(starts_only)
-    assert not any(np.allclose(row, [0.0, 1.0]) for row in units)
+    # built over the starts alone, the BEC would miss it
+    mu_sa = S.state_action_feature_expectations(mdp, expert.policy, mdp.features)
+    at_starts = [mu_sa[s, a] - mu_sa[s, b] for s in mdp.start_states for a in range(2) for b in range(2)
+                 if a != b and expert.policy[s, a] > 0]
+    units, _ = S.unique_directions(np.array(at_starts))
+    assert len(units) == 2 and not any(np.allclose(row, [0.0, 1.0]) for row in units)
 
 
 def test_cover_reports_what_no_candidate_covers():
@@ -162,13 +166,27 @@ def test_redundancy_removal_matches_brute_force(seed):
 @pytest.mark.parametrize("seed", range(5))
 def test_scaling_the_constraints_changes_nothing(seed):
     rng = np.random.default_rng(100 + seed)
+    interior = rng.normal(size=4)
     normals = rng.normal(size=(12, 4))
-    scaled = normals * rng.uniform(0.01, 100.0, size=(12, 1))
-    np.testing.assert_array_equal(S.remove_redundant(normals), S.remove_redundant(scaled))
+    normals *= np.sign(normals @ interior)[:, None]  # a full-dimensional cone, with redundant half-spaces
+    scaled = normals * 10.0 ** rng.uniform(-9, 9, size=(12, 1))
+    kept = S.remove_redundant(normals)
+    assert 4 <= len(kept) < 12
+    np.testing.assert_array_equal(S.remove_redundant(scaled), kept)
     units, index = S.unique_directions(normals)
     scaled_units, scaled_index = S.unique_directions(scaled)
     np.testing.assert_array_equal(index, scaled_index)
     np.testing.assert_allclose(units, scaled_units, atol=1e-12)
+
+
+@pytest.mark.parametrize("factor", [1e-7, 3.0, 1e7])
+def test_scaling_the_features_changes_nothing(factor):
+    mdp = hand_mdp()
+    expert = hard_value_iteration(mdp)
+    scaled = mdp.replace(features=mdp.features * factor)
+    assert S.scot(scaled, expert.policy, *hand_candidates()).picks == [0, 2]
+    np.testing.assert_allclose(S.minimal_bec(scaled, expert.policy, scaled.features),
+                               S.minimal_bec(mdp, expert.policy, mdp.features), atol=1e-12)
 
 
 def test_duplicates_and_zeros_are_dropped():
@@ -176,23 +194,30 @@ def test_duplicates_and_zeros_are_dropped():
     units, index = S.unique_directions(base)
     np.testing.assert_array_equal(index, [0, 1, 5])
     np.testing.assert_allclose(units, [[1, 0], [0, 1], [-1, 0]])
+    # a short normal is still a direction; only the nonzero mask or an exact zero drops a row
+    _, index = S.unique_directions(np.array([[1.0, 0.0], [0.0, 1e-7], [1.0, 1.0]]))
+    np.testing.assert_array_equal(index, [0, 1, 2])
+    # near-duplicates are compared with the normals kept: a chain 0.9 tol apart keeps every other one
+    tol = 1e-6
+    angles = np.array([0.0, 0.9, 1.8, 2.7]) * tol
+    _, index = S.unique_directions(np.stack([np.cos(angles), np.sin(angles)], axis=1), tol)
+    np.testing.assert_array_equal(index, [0, 2])
 
 
 @pytest.mark.parametrize(
-    "normals",
+    "normals, expected",
     [
-        np.array([[1.0, 0.0, 0.0]]),  # one half-space
-        np.array([[1.0, 2.0], [-1.0, -2.0]]),  # a hyperplane (the cone has a line)
-        np.zeros((3, 3)),  # nothing at all
-        np.array([[1.0, 0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0, 0.0]]),  # 3 free dims
-        np.zeros((0, 4)),
+        (np.array([[1.0, 0.0, 0.0]]), [0]),  # one half-space
+        (np.array([[1.0, 2.0], [-1.0, -2.0]]), [0, 1]),  # a hyperplane: a and -a, neither implies the other
+        (np.zeros((3, 3)), []),  # nothing at all
+        # 3 free dimensions; the third half-space follows from the first two
+        (np.array([[1.0, 0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0, 0.0]]), [0, 1]),
+        (np.zeros((0, 4)), []),
     ],
 )
-def test_the_lp_is_never_unbounded(normals):
+def test_the_lp_is_never_unbounded(normals, expected):
     kept = S.remove_redundant(normals)  # raises RuntimeError on any LP status but "optimal"
-    assert set(kept) <= set(range(len(normals)))
-    if len(normals) == 2 and normals.any():
-        np.testing.assert_array_equal(kept, [0, 1])  # a and -a: neither implies the other
+    np.testing.assert_array_equal(kept, expected)
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -200,7 +225,71 @@ def test_random_degenerate_sets_solve(seed):
     rng = np.random.default_rng(200 + seed)
     basis = rng.normal(size=(2, 6))
     normals = rng.normal(size=(15, 2)) @ basis  # all in a 2-D subspace of R^6: an unbounded cone without a box
-    S.remove_redundant(np.vstack([normals, -normals[:3]]))
+    normals = np.vstack([normals, -normals[:3]])
+    kept = S.remove_redundant(normals)
+    # the result is minimal and complete: each kept half-space is needed by the others kept, each removed one
+    # follows from them
+    for k in range(len(normals)):
+        others = normals[[j for j in kept if j != k]]
+        needed = S._lp_minimum(normals[k], others, 1.0) < -S.REDUNDANCY_TOL * np.linalg.norm(normals[k])
+        assert needed == (k in kept)
+
+
+def tie_mdp() -> TabularMDP:
+    """s0 as in :func:`hand_mdp` (X or Y), and a start t whose two actions tie under w = (2, 1) with different
+    features: P (1, 0) and Q (0, 2). The BEC holds the hyperplane ``w1 = 2 w2`` as two half-spaces."""
+    s0, t, x, y, p, q = range(6)
+    successor = {s0: (x, y), t: (p, q), x: (x, x), y: (y, y), p: (p, p), q: (q, q)}
+    T = np.zeros((6 * 2, 6))
+    for s, (a0, a1) in successor.items():
+        T[2 * s, a0] = T[2 * s + 1, a1] = 1.0
+    phi = np.zeros((6, 2))
+    phi[x], phi[y], phi[p], phi[q] = (1, 0), (0, 1), (1, 0), (0, 2)
+    init = np.zeros(6)
+    init[[s0, t]] = 0.5
+    return TabularMDP(transitions=T, reward=phi @ TRUE_W, features=phi, initial_state_dist=init, gamma=GAMMA,
+                      horizon=2)
+
+
+def test_a_tie_with_different_features_needs_both_actions_demonstrated():
+    mdp = tie_mdp()
+    expert = hard_value_iteration(mdp)
+    np.testing.assert_array_equal(expert.policy[1], [0.5, 0.5])
+    bec = S.minimal_bec(mdp, expert.policy, mdp.features)
+    expected = np.array([[1 / np.sqrt(2), -1 / np.sqrt(2)], [1 / np.sqrt(5), -2 / np.sqrt(5)],
+                         [-1 / np.sqrt(5), 2 / np.sqrt(5)]])
+    np.testing.assert_allclose(bec, expected, atol=1e-12)
+    states = np.array([[0, 2], [1, 4], [1, 5]])  # s0 -> X; t -> P; t -> Q
+    actions = np.array([[0, 0], [0, 0], [1, 0]])
+    result = S.scot(mdp, expert.policy, states, actions)
+    assert result.picks == [0, 1, 2] and result.complete
+    partial = S.scot(mdp, expert.policy, states[:2], actions[:2])  # t's second action never shown
+    assert partial.picks == [0, 1]
+    np.testing.assert_array_equal(partial.uncovered, [False, False, True])
+
+
+def test_the_policy_must_be_optimal_and_tie_uniform():
+    mdp = hand_mdp()
+    expert = hard_value_iteration(mdp)
+    soft = np.full_like(expert.policy, 0.5)
+    soft[S0] = (0.7, 0.3)
+    with pytest.raises(ValueError, match="policy row 0 is not uniform"):
+        S.scot(mdp, soft, *hand_candidates())
+    zero = expert.policy.copy()
+    zero[M] = 0.0
+    with pytest.raises(ValueError, match=f"policy row {M} is not uniform"):
+        S.minimal_bec(mdp, zero, mdp.features)
+    with pytest.raises(ValueError, match="policy must have shape"):
+        S.scot(mdp, expert.policy[:3], *hand_candidates())
+
+
+def test_no_candidates_cover_nothing():
+    mdp = hand_mdp()
+    expert = hard_value_iteration(mdp)
+    result = S.scot(mdp, expert.policy, np.zeros((0, 2), dtype=np.int64), np.zeros((0, 2), dtype=np.int64))
+    assert result.picks == [] and result.uncovered.tolist() == [True, True]
+    with pytest.raises(ValueError, match="states must be in"):
+        S.scot(mdp, expert.policy, np.array([[-1, 0]]), np.array([[0, 0]]))
 
 
 def test_remove_redundant_rejects_bad_input():
@@ -225,7 +314,17 @@ def _pool_candidates(pool: DemonstrationPool):
     return pool.states.reshape(K * n, L), pool.actions.reshape(K * n, L)
 
 
-def test_car_true_reward_lies_strictly_inside_the_quadratic_bec(car_setup):
+@pytest.fixture(scope="module")
+def car_roads():
+    """The setups of runs 0-4 of a car-irl sweep with seed 0 (five roads)."""
+    from curteach_teaching.experiments.car_irl import CarIRLExperiment, build_setup
+
+    return [build_setup(CarIRLExperiment(), seed=0, index=i) for i in range(5)]
+
+
+@pytest.mark.parametrize("road", range(5))
+def test_car_true_reward_lies_strictly_inside_the_quadratic_bec(car_roads, road):
+    car_setup = car_roads[road]
     mdp, expert = car_setup.mdp, car_setup.expert
     psi = S.feature_map(mdp.features, "quadratic")
     live = ~mdp.absorbing
@@ -233,17 +332,18 @@ def test_car_true_reward_lies_strictly_inside_the_quadratic_bec(car_setup):
     weights, *_ = np.linalg.lstsq(psi[live], mdp.reward[live] - 0.5, rcond=None)
     np.testing.assert_allclose(psi[live] @ weights, mdp.reward[live] - 0.5, atol=1e-9)
     bec = S.minimal_bec(mdp, expert.policy, psi)
-    assert (bec @ weights).min() > 0.1
+    assert (bec @ weights).min() > 0.3
     result = S.scot(mdp, expert.policy, *_pool_candidates(car_setup.pool), kind="quadratic")
     assert result.complete and 0 < len(result.picks) <= len(result.bec)
 
 
-def test_car_linear_bec_has_no_interior(car_setup):
+@pytest.mark.parametrize("road", range(5))
+def test_car_linear_bec_has_no_interior(car_roads, road):
     """The car's true reward is not linear in phi (HOV with police), so no linear w makes the expert's choices
     strictly optimal: the largest slack ``t`` with ``bec @ w >= t`` in the unit box is 0."""
     from scipy.optimize import linprog
 
-    mdp, expert = car_setup.mdp, car_setup.expert
+    mdp, expert = car_roads[road].mdp, car_roads[road].expert
     bec = S.minimal_bec(mdp, expert.policy, mdp.features)
     d = bec.shape[1]
     objective = np.zeros(d + 1)

@@ -6,7 +6,9 @@ and ``bec --scot-features linear``; written to ``results/scot/car-irl-{original,
     python docs/results/scot/compare.py [--results results/scot] [--out docs]
 
 Writes ``docs/figures/scot-variants-{T0,T0-T3}.png`` (the Scot curves with Agn and Cur, all runs, t <= 60) and
-prints the page's Markdown table (expected reward at a few steps, mean ± SEM, all runs and the finished subset).
+prints the page's Markdown table (expected reward at a few steps, mean ± SEM, all runs and the finished subset),
+then, from the run files, per variant: the range of Scot's batch size and of the minimal BEC's size, the uncovered
+half-spaces, and the task types of the batch (mean starts per road).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+
+import numpy as np
 
 from curteach_teaching.experiments.reports import read_summary
 from curteach_teaching.plots import plot_learning_curves
@@ -58,6 +62,25 @@ def main() -> None:
             agn = {r["t"]: r for r in rows["original"] if r["teacher"] == "Agn" and r["subset"] == subset}
             cells = " | ".join(f"{agn[t]['mean']:.2f} ± {agn[t]['sem']:.2f}" for t in STEPS)
             print(f"| {init} | {subset} (n={agn[0]['n']}) | Agn | – | {cells} |")
+    batches(results)
+
+
+def batches(results: Path) -> None:
+    """Print the batch sizes, BEC sizes, uncovered counts and task types of every variant, from the run files."""
+    for variant, name in VARIANTS.items():
+        runs = [json.loads(path.read_text())["data"]
+                for path in sorted((results / f"car-irl-{variant}-T0" / "runs" / "main").glob("run_*.json"))]
+        sizes = [r["extras"]["scot_batch_size"] for r in runs]
+        types = np.zeros(8)
+        for r in runs:
+            np.add.at(types, np.asarray(r["records"]["pick_types"]["Scot"][: r["extras"]["scot_batch_size"]]), 1)
+        text = f"Scot {name}, {len(runs)} roads: batch median {np.median(sizes):g} ({min(sizes)}-{max(sizes)})"
+        if "scot_bec_size" in runs[0]["extras"]:
+            bec = [r["extras"]["scot_bec_size"] for r in runs]
+            uncovered = sum(r["extras"]["scot_uncovered"] for r in runs)
+            text += f", minimal BEC median {np.median(bec):g} ({min(bec)}-{max(bec)}), uncovered {uncovered}"
+        shares = ", ".join(f"T{k} {v / len(runs):.2f}" for k, v in enumerate(types) if v)
+        print(f"{text}; starts per road by type: {shares}")
 
 
 if __name__ == "__main__":
