@@ -149,7 +149,7 @@ def plot_curves_against_batches(
         spacing: markers every ``spacing`` points.
     """
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    fig, ax = plt.subplots(figsize=(7.6, 4.4))
     n_values = set()
     for name, (batches, mean, sem, n) in curves.items():
         batches, mean = np.asarray(batches, dtype=float), np.asarray(mean, dtype=float)
@@ -181,8 +181,11 @@ def plot_curves_against_batches(
             note = f" (the paper plots batches {lo:,}-{hi:,}, beyond these runs)"
     ax.set_xlabel("Training batches")
     ax.set_ylabel(ylabel)
-    ax.set_title((title + "\n" if title else "") + "mean, band = +-1 SEM over runs" + note, fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
+    runs = f"{n_values.pop()} runs" if len(n_values) == 1 else "runs"
+    band = f"line: mean; band: ±1 SEM over {runs}{note}"
+    ax.set_title(f"{title}\n{band}" if title else band, fontsize=9)
+    # outside the axes, as in the car figures, so that no curve hides behind it
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     return _save(plt, fig, path)
 
 
