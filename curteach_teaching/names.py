@@ -9,6 +9,7 @@ per-teacher seeds).
 from __future__ import annotations
 
 __all__ = [
+    "ordered_subset",
     "AGN",
     "CUR",
     "CUR_T",
@@ -50,3 +51,16 @@ BC_UPDATES = ("batch", "sequential")
 #: teaching steps per car run: a run keeps a curve and the picks of every teacher for each step (about 24 bytes
 #: per teacher and step), so a million steps is about 170 MB for seven teachers
 MAX_STEPS = 1_000_000
+
+
+def ordered_subset(what: str, names, allowed: tuple) -> tuple:
+    """``names`` as a tuple in the order of ``allowed`` (its order of play), after checking that they are distinct
+    members of ``allowed`` and that there is at least one.
+
+    Raises:
+        ValueError: ``"{what} must be distinct names from [...]; got [...]"``.
+    """
+    names = list(names)
+    if not names or len(set(names)) != len(names) or any(name not in allowed for name in names):
+        raise ValueError(f"{what} must be distinct names from {list(allowed)}; got {names}")
+    return tuple(name for name in allowed if name in names)

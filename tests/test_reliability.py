@@ -248,3 +248,12 @@ def test_check_positive_accepts(value):
     from curteach_envs._util import check_positive
 
     assert check_positive("rate", value) == float(value)
+
+
+def test_ordered_subset():
+    from curteach_teaching.names import ordered_subset
+
+    assert ordered_subset("teachers", ["Cur", "Agn"], ("Agn", "Omn", "Cur")) == ("Agn", "Cur")
+    for bad in ([], ["Cur", "Cur"], ["Agn", "Nobody"]):
+        with pytest.raises(ValueError, match=r"^teachers must be distinct names from \['Agn', 'Omn', 'Cur'\]; got "):
+            ordered_subset("teachers", bad, ("Agn", "Omn", "Cur"))

@@ -42,7 +42,7 @@ from curteach_teaching.experiments.sweep import SingleCellExperiment
 from curteach_teaching.learners.bc_car import UPDATES, BCCarLearner, make_bc_trainer
 from curteach_teaching.learners.bc_car import step_many as _step_many
 from curteach_teaching.learners.divergence import LearnerDiverged
-from curteach_teaching.names import BC_TEACHER_NAMES, MAX_STEPS
+from curteach_teaching.names import BC_TEACHER_NAMES, MAX_STEPS, ordered_subset
 from curteach_teaching.planning import expected_return, hard_value_iteration
 from curteach_teaching.teachers import (
     AgnosticTeacher,
@@ -108,12 +108,7 @@ class CarBCExperiment(SingleCellExperiment):
         check_positive("learning_rate", self.learning_rate)
         if self.aggregation not in AGGREGATIONS:
             raise ValueError(f"aggregation must be one of {AGGREGATIONS}; got {self.aggregation!r}")
-        unknown = [t for t in self.teachers if t not in BC_TEACHER_NAMES]
-        if unknown or not self.teachers or len(set(self.teachers)) != len(self.teachers):
-            raise ValueError(
-                f"teachers must be distinct names from {list(BC_TEACHER_NAMES)}; got {list(self.teachers)}"
-            )
-        object.__setattr__(self, "teachers", tuple(t for t in BC_TEACHER_NAMES if t in self.teachers))
+        object.__setattr__(self, "teachers", ordered_subset("teachers", self.teachers, BC_TEACHER_NAMES))
 
     def settings(self) -> dict:
         """JSON-serialisable settings (fingerprinted into run files)."""

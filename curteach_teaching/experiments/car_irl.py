@@ -41,7 +41,7 @@ from curteach_teaching.experiments.results import RunResult
 from curteach_teaching.experiments.sweep import SingleCellExperiment
 from curteach_teaching.learners.divergence import LearnerDiverged
 from curteach_teaching.learners.maxent_irl import REWARD_MODELS, MaxEntIRLLearner
-from curteach_teaching.names import MAX_STEPS
+from curteach_teaching.names import MAX_STEPS, ordered_subset
 from curteach_teaching.observability import ProbedPolicyView
 from curteach_teaching.planning import hard_value_iteration
 from curteach_teaching.scot import FEATURE_MAPS
@@ -162,13 +162,8 @@ class CarIRLExperiment(SingleCellExperiment):
         if self.scot_feature_map is not None and self.scot_feature_map not in FEATURE_MAPS:
             raise ValueError(f"scot_feature_map must be one of {FEATURE_MAPS} or None; got {self.scot_feature_map!r}")
         if self.observability is None:
-            unknown = [t for t in self.teachers if t not in TEACHER_NAMES]
-            if unknown or not self.teachers or len(set(self.teachers)) != len(self.teachers):
-                raise ValueError(
-                    f"teachers must be distinct names from {list(TEACHER_NAMES)}; got {list(self.teachers)}"
-                )
             # play in the original's order whatever order was given
-            object.__setattr__(self, "teachers", tuple(t for t in TEACHER_NAMES if t in self.teachers))
+            object.__setattr__(self, "teachers", ordered_subset("teachers", self.teachers, TEACHER_NAMES))
         else:
             settings = tuple((int(B), None if k is None else int(k)) for B, k in self.observability)
             if not settings or len(set(settings)) != len(settings):

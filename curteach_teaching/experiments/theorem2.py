@@ -30,6 +30,7 @@ from curteach_teaching.experiments.reports import Report
 from curteach_teaching.experiments.results import RunResult
 from curteach_teaching.experiments.sweep import SingleCellExperiment
 from curteach_teaching.learners.maxent_irl import MaxEntIRLLearner
+from curteach_teaching.names import ordered_subset
 
 __all__ = [
     "REALIZABLE_TEACHERS",
@@ -149,10 +150,7 @@ class RealizableExperiment(SingleCellExperiment):
         check_int("demo_length", self.demo_length, 1, 10_000)
         for name in ("teaching_rate", "theta_scale"):
             check_positive(name, getattr(self, name))
-        unknown = [t for t in self.teachers if t not in REALIZABLE_TEACHERS]
-        if unknown or not self.teachers or len(set(self.teachers)) != len(self.teachers):
-            raise ValueError(f"teachers must be distinct names from {list(REALIZABLE_TEACHERS)}; got {self.teachers}")
-        object.__setattr__(self, "teachers", tuple(t for t in REALIZABLE_TEACHERS if t in self.teachers))
+        object.__setattr__(self, "teachers", ordered_subset("teachers", self.teachers, REALIZABLE_TEACHERS))
 
     def settings(self) -> dict:
         """JSON-serialisable settings (fingerprinted into run files)."""
