@@ -138,9 +138,9 @@ def _pair_normals(mu_sa: np.ndarray, s: np.ndarray, a: np.ndarray, b: np.ndarray
     return normals, np.linalg.norm(normals, axis=-1) > tol * size
 
 
-def _raw_constraints(mdp: TabularMDP, policy: np.ndarray, mu_sa: np.ndarray, tol: float):
+def _raw_constraints(mdp: TabularMDP, optimal: np.ndarray, mu_sa: np.ndarray, tol: float):
     A = mdp.n_actions
-    pairs = optimal_actions(mdp, policy)[:, :, None] & ~np.eye(A, dtype=bool)[None, :, :]  # (S, A, A): (s, a, b)
+    pairs = optimal[:, :, None] & ~np.eye(A, dtype=bool)[None, :, :]  # (S, A, A): (s, a, b)
     pairs &= ~mdp.absorbing[:, None, None]
     s, a, b = np.nonzero(pairs)
     return _pair_normals(mu_sa, s, a, b, tol)
@@ -164,7 +164,8 @@ def bec_constraints(
     Returns:
         ``(normals, nonzero)``: ``(m, d)`` ordered by ``(s, a, b)``, and ``(m,)`` bool.
     """
-    return _raw_constraints(mdp, policy, state_action_feature_expectations(mdp, policy, features), tol)
+    optimal = optimal_actions(mdp, policy)
+    return _raw_constraints(mdp, optimal, state_action_feature_expectations(mdp, policy, features), tol)
 
 
 def unique_directions(
@@ -256,9 +257,16 @@ def remove_redundant(units: np.ndarray, box: float = 1.0, tol: float = REDUNDANC
 
 def minimal_bec(mdp: TabularMDP, policy: np.ndarray, features: np.ndarray, tol: float = DEFAULT_TOL) -> np.ndarray:
     """Steps 1-2: the non-redundant unit normals of the BEC of ``policy``, ``(m, d)``."""
-    normals, nonzero = bec_constraints(mdp, policy, features, tol)
-    units, _ = unique_directions(normals, tol, nonzero)
-    return units[remove_redundant(units)]
+    optimal = optimal_actions(mdp, policy)
+    mu_sa = state_action_feature_expectations(mdp, policy, features)
+    return _minimal_bec(mdp, optimal, mu_sa, tol)[0]
+
+
+def _minimal_bec(mdp: TabularMDP, optimal: np.ndarray, mu_sa: np.ndarray, tol: float):
+    """``(bec (m, d), n_raw, n_unique)``: steps 1-2 from the optimal actions and ``mu(s, a)``."""
+    raw, nonzero = _raw_constraints(mdp, optimal, mu_sa, tol)
+    units, _ = unique_directions(raw, tol, nonzero)
+    return units[remove_redundant(units)], len(raw), len(units)
 
 
 def demonstration_constraints(
@@ -387,11 +395,9 @@ def scot(
     """
     psi = feature_map(mdp.features, kind)
     policy = np.asarray(policy, dtype=np.float64)
-    optimal_actions(mdp, policy)  # the checks, before any work
+    optimal = optimal_actions(mdp, policy)  # the checks, before any work
     mu_sa = state_action_feature_expectations(mdp, policy, psi)
-    raw, nonzero = _raw_constraints(mdp, policy, mu_sa, tol)
-    units, _ = unique_directions(raw, tol, nonzero)
-    bec = units[remove_redundant(units)]
+    bec, n_raw, n_unique = _minimal_bec(mdp, optimal, mu_sa, tol)
     cand_units, cand_valid = demonstration_constraints(mdp, mu_sa, candidate_states, candidate_actions, tol)
     picks, uncovered = greedy_cover(bec, cand_units, cand_valid, tol)
-    return SCOTResult(bec=bec, n_raw=len(raw), n_unique=len(units), picks=picks, uncovered=uncovered, feature_map=kind)
+    return SCOTResult(bec=bec, n_raw=n_raw, n_unique=n_unique, picks=picks, uncovered=uncovered, feature_map=kind)

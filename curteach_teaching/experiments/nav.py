@@ -352,7 +352,8 @@ class _NavRun:
             self.bar.set_postfix(val=f"{val:.3f}", test=f"{self.best_test:.3f}", refresh=False)
 
     def _after_step(self, step: int) -> None:
-        if not all(bool(self.th.isfinite(p).all()) for p in self.policy.parameters()):
+        # one device sync per step, not one per parameter tensor
+        if not bool(self.th.stack([self.th.isfinite(p).all() for p in self.policy.parameters()]).all()):
             from curteach_teaching.learners.divergence import LearnerDiverged
 
             raise LearnerDiverged(f"step {step}: a parameter is not finite")
