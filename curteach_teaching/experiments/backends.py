@@ -41,11 +41,41 @@ __all__ = [
     "RayBackend",
     "SerialBackend",
     "Unit",
+    "WorkerContext",
     "code_fingerprint",
     "compute_run",
     "make_backend",
     "run_seed_sequence",
+    "worker_context",
 ]
+
+
+@dataclass(frozen=True)
+class WorkerContext:
+    """Where the calling code runs, as set by the backend that started it.
+
+    Attributes:
+        index: 0 on the driver and the serial backend; ``1 .. N`` in the N workers of a process pool (e.g. the
+            line of a run's progress bar).
+        in_worker: ``True`` inside a pool worker or a Ray task.
+    """
+
+    index: int
+    in_worker: bool
+
+
+_DRIVER = WorkerContext(index=0, in_worker=False)
+_context = _DRIVER
+
+
+def worker_context() -> WorkerContext:
+    """The :class:`WorkerContext` of the calling process (the driver's, unless a backend set another)."""
+    return _context
+
+
+def _enter_worker(index: int) -> None:
+    global _context
+    _context = WorkerContext(index=index, in_worker=True)
 
 
 def run_seed_sequence(seed: int, index: int) -> np.random.SeedSequence:
@@ -120,6 +150,9 @@ def _pool_worker() -> None:
     """Pool workers ignore Ctrl-C: the terminal sends SIGINT to the whole process group, and the driver, not each
     worker, decides what stops (it terminates the pool)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # the pool names its k-th worker "...PoolWorker-k"
+    suffix = multiprocessing.current_process().name.rsplit("-", 1)[-1]
+    _enter_worker(int(suffix) if suffix.isdigit() else 1)
     _single_threaded_worker()
 
 
@@ -199,6 +232,7 @@ def _ray_compute(experiment, unit: Unit, driver_fingerprint: str) -> RunResult:
     # The terminal's Ctrl-C reaches every process of its group, local Ray workers included: the driver, not each
     # task, decides what stops (it cancels the tasks), as with the process pool's workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _enter_worker(0)
     mine = code_fingerprint()
     if mine != driver_fingerprint:
         raise RuntimeError(
