@@ -1,4 +1,4 @@
-"""A curriculum over demonstrations for any ``imitation.algorithms.bc.BC`` trainer (the paper's Algorithm 3).
+"""A curriculum over demonstrations for any ``imitation.algorithms.bc.BC`` trainer (the paper's Algorithm 2).
 
 Docs: ``docs/teaching/curriculum.md``. :class:`CurriculumBC` is the adapter between the curriculum's selection
 (:mod:`curteach_teaching.selection`, plain NumPy) and imitation's ``BC``. At the start of every epoch ``e = 1..E`` it

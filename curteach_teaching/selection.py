@@ -1,6 +1,6 @@
 """Which demonstrations an epoch trains on: scores -> preference -> ranking -> pacing, logged per epoch.
 
-The selection half of the paper's Algorithm 3 (docs: ``docs/teaching/curriculum.md``), in plain NumPy, for any
+The selection half of the paper's Algorithm 2 (docs: ``docs/teaching/curriculum.md``), in plain NumPy, for any
 trainer. As in Syllabus, the scores are computed elsewhere (the learner's and the teacher's difficulty of each
 demonstration, :mod:`curteach_teaching.difficulty`) and this module only transforms them into a selection; the
 adapter that feeds the selection to imitation's ``BC`` is :class:`curteach_teaching.curriculum.CurriculumBC`.

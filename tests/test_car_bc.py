@@ -92,7 +92,7 @@ def test_bad_input(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_paper_ordering_init_t0():
-    """Fig. 3 (init T0): Cur ends ahead of Agn and Cur-T; Cur-L stalls on T0."""
+    """Fig. 4 (init T0): Cur ends ahead of Agn and Cur-T; Cur-L stalls on T0."""
     experiment = CarBCExperiment()
     results = [experiment.run(i, run_seed_sequence(0, i)) for i in range(3)]
     final = {name: np.mean([r.curves[name][-1] for r in results]) for name in experiment.teachers}

@@ -9,7 +9,7 @@ from curteach_teaching.experiments.sweep import run_sweep
 
 
 @pytest.mark.slow
-def test_fig2_ordering_init_t0_t3(tmp_path):
+def test_fig3_ordering_init_t0_t3(tmp_path):
     sweep = run_sweep(CarIRLExperiment(init_types=4), tmp_path, 10, seed=0, workers=2, progress=False)
     rows = summarize(sweep.results, CarIRLExperiment().teachers)
     final = {r["teacher"]: r["mean"] for r in rows if r["subset"] == "finished" and r["t"] == 200}

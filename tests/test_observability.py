@@ -1,4 +1,4 @@
-"""Limited observability (B, k): refresh schedule, smoothing, exactness for k = inf, and the Fig. 4 experiment."""
+"""Limited observability (B, k): refresh schedule, smoothing, exactness for k = inf, and the Fig. 5 experiment."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""``curteach car-bc``: teach CrossEnt-BC learners on the car with Agn, Cur, Cur-T and Cur-L (the paper's Fig. 3)."""
+"""``curteach car-bc``: teach CrossEnt-BC learners on the car with Agn, Cur, Cur-T and Cur-L (the paper's Fig. 4)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from curteach_teaching.names import BC_UPDATES as UPDATES
 def add_parser(subparsers) -> None:
     """Register ``curteach car-bc``."""
     parser = subparsers.add_parser(
-        "car-bc", help="teach CrossEnt-BC learners on the car with four teachers (paper Fig. 3)",
+        "car-bc", help="teach CrossEnt-BC learners on the car with four teachers (paper Fig. 4)",
         description="Agn, Cur, Cur-T and Cur-L teach CrossEnt-BC learners (imitation's BC with a quadratic softmax "
         "policy) on fresh random roads. Writes DIR/runs/ (one file per run, resumable), DIR/summary.csv, "
         "DIR/report.json and figures.",

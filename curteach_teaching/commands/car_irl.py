@@ -1,4 +1,4 @@
-"""``curteach car-irl`` (the paper's Fig. 2) and ``curteach car-irl-observability`` (Fig. 4)."""
+"""``curteach car-irl`` (the paper's Fig. 3) and ``curteach car-irl-observability`` (Fig. 5)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _common(parser: argparse.ArgumentParser, default_out: str) -> None:
 def add_parser(subparsers) -> None:
     """Register ``curteach car-irl`` and ``curteach car-irl-observability``."""
     fig2 = subparsers.add_parser(
-        "car-irl", help="teach the MaxEnt-IRL learner on the car with seven teachers (paper Fig. 2)",
+        "car-irl", help="teach the MaxEnt-IRL learner on the car with seven teachers (paper Fig. 3)",
         description="Seven teachers (Agn, Omn, Scot, Cur, Cur-T, Cur-L, BBox) teach MaxEnt-IRL learners on fresh "
         "random roads. Writes DIR/runs/ (one file per run, resumable), DIR/summary.csv, DIR/report.json and figures.",
     )
@@ -54,7 +54,7 @@ def add_parser(subparsers) -> None:
     fig2.set_defaults(func=run_car_irl)
 
     fig4 = subparsers.add_parser(
-        "car-irl-observability", help="Cur under limited observability (B, k) (paper Fig. 4)",
+        "car-irl-observability", help="Cur under limited observability (B, k) (paper Fig. 5)",
         description="Cur teachers that re-estimate the learner's policy every B steps from k probes per state "
         "(k=inf: exact). Same outputs as car-irl.",
     )

@@ -1,4 +1,4 @@
-"""``curteach nav`` (the paper's Fig. 5 and Figs. 6-7) and ``curteach nav-show`` (a trained policy's rollout)."""
+"""``curteach nav`` (the paper's Figs. 6 and 7) and ``curteach nav-show`` (a trained policy's rollout)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ SCALES = {"paper": ("paper", 40, 100), "small": ("small", 3, 10)}
 def add_parser(subparsers) -> None:
     """Register ``curteach nav`` and ``curteach nav-show``."""
     parser = subparsers.add_parser(
-        "nav", help="learner-centric curricula for a CNN BC learner on shortest path / TSP (paper Fig. 5)",
+        "nav", help="learner-centric curricula for a CNN BC learner on shortest path / TSP (paper Figs. 6, 7)",
         description="Train the original's CNN by behaviour cloning (imitation's BC through CurriculumBC) with the "
         "curricula Agn, Cur, Cur-L and Cur-T on a navigation dataset; evaluate the best-on-validation model on the "
         "test split every --eval-every batches. Writes DIR/runs/<curriculum>/ (one file and one model per run, "
@@ -37,7 +37,7 @@ def add_parser(subparsers) -> None:
                         help=f"comma-separated subset of {','.join(CURRICULA)} (default all)")
     parser.add_argument("--scale", choices=tuple(SCALES), default="paper",
                         help="paper: the original's dataset sizes and 40 epochs; small: a small dataset and 3 epochs "
-                        "(under a minute; tests and CI)")
+                        "(about 70 s for the default 5 runs on 2 cores; tests and CI)")
     parser.add_argument("--epochs", type=int, default=None, help="epochs of the pacing schedule (default 40; small: 3)")
     parser.add_argument("--max-batches", type=int, default=None,
                         help="stop each run after this many batches (11000 for shortest path / 6000 for TSP covers "

@@ -1,4 +1,4 @@
-"""The CrossEnt-BC experiment on the car: the paper's Fig. 3 (teachers Agn, Cur, Cur-T, Cur-L).
+"""The CrossEnt-BC experiment on the car: the paper's Fig. 4 (teachers Agn, Cur, Cur-T, Cur-L).
 
 One run, as the original ``BC/main.py`` (docs/experiments/car-bc.md), from one seed:
 

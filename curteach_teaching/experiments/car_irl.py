@@ -1,4 +1,4 @@
-"""The MaxEnt-IRL experiments on the car: the paper's Fig. 2 (seven teachers) and Fig. 4 (limited observability).
+"""The MaxEnt-IRL experiments on the car: the paper's Fig. 3 (seven teachers) and Fig. 5 (limited observability).
 
 One run, exactly as the original ``IRL/main.py`` (docs/experiments/car-irl.md), from one seed:
 
@@ -114,7 +114,7 @@ class CarIRLSetup:
 class CarIRLExperiment(SingleCellExperiment):
     """Settings of the car MaxEnt-IRL experiment; :meth:`run` performs one run.
 
-    Defaults are the original's (``init_types = 4`` is ``--init T0-T3``). ``observability`` switches to the Fig. 4
+    Defaults are the original's (``init_types = 4`` is ``--init T0-T3``). ``observability`` switches to the Fig. 5
     experiment: one Cur teacher per ``(B, k)`` setting (``k = None`` for infinity), each with its own learner.
     """
 

@@ -1,4 +1,4 @@
-"""The learner-centric experiment on the navigation tasks: the paper's Fig. 5 (Section 5) and Figs. 6-7.
+"""The learner-centric experiment on the navigation tasks: the paper's Figs. 6 and 7 (Section 5).
 
 No teacher is present: a CNN learner trained by behaviour cloning (imitation's ``BC``, through
 :class:`~curteach_teaching.curriculum.CurriculumBC`) orders the shortest-path or TSP training demonstrations itself.
@@ -58,7 +58,7 @@ from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T
 
 __all__ = ["CURRICULA", "DEVICES", "LOSSES", "NavExperiment", "resolve_device"]
 
-#: The curricula of Fig. 5, in the paper's order.
+#: The curricula of Figs. 6 and 7, in the paper's order.
 CURRICULA = (AGN, CUR, CUR_L, CUR_T)
 DEVICES = ("cpu", "cuda", "auto")
 LOSSES = ("original", "mean")
@@ -208,7 +208,7 @@ class NavExperiment:
 
     @property
     def window(self) -> tuple:
-        """The batches the paper's Fig. 5 shows for this task."""
+        """The batches the paper's figure for this task (Fig. 6 or 7) shows."""
         return PAPER_WINDOW[self.task]
 
 

@@ -37,10 +37,10 @@ TRAINING_ORDER_SEED = 20211206
 
 #: ``--task`` names -> dataset kinds.
 NAV_TASKS = {"shortest-path": "shortest_path", "tsp": "tsp"}
-#: The batches the paper's Fig. 5 shows (the original plots its evaluations 10..110 or 10..60, one per 100 batches;
+#: The batches the paper's Figs. 6, 7 show (the original plots its evaluations 10..110 or 10..60, one per 100 batches;
 #: docs/experiments/nav.md).
 PAPER_WINDOW = {"shortest_path": (1000, 11000), "tsp": (1000, 6000)}
-#: The features of the appendix's Figs. 6 (shortest path) and 7 (TSP), in plotting order.
+#: The features of the appendix's curriculum visualisations (shortest path, TSP), in plotting order.
 FEATURES = {
     "shortest_path": ("goals", "muds on the path", "bombs", "optimal reward", "optimal paths"),
     "tsp": ("goals", "greedy gap", "optimal reward"),

@@ -6,7 +6,7 @@ A navigation run (one curriculum = one cell) is a :class:`~curteach_teaching.exp
 * ``curves["test"]``: ``(K,)`` the test return of the best-on-validation model so far, at each evaluation;
 * ``curves["val"]``: ``(K,)`` the current model's validation return at each evaluation;
 * ``curves["feature:<name>"]``: ``(K,)`` the mean of a demonstration feature (normalised to [0, 1]) over the
-  last 100 training batches, at each evaluation (the appendix's Figs. 6-7);
+  last 100 training batches, at each evaluation (the appendix's curriculum visualisations);
 * ``records["batches"]["test"]``, ``records["seen"]["test"]``: ``(K,)`` the optimizer steps and the demonstrations
   trained on at each evaluation (0 at the first, before training);
 * ``artifacts["model.pt"]``: the best model's ``state_dict`` (``torch.save``);
