@@ -48,7 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; a ``ValueError`` (bad input) or an ``OSError`` (a full disk, ...) becomes a one-line
-    message and exit code 2, Ctrl-C exit code 130 (see :mod:`curteach_teaching.interrupts`)."""
+    message and exit code 2, a run lost with its worker (:class:`~curteach_teaching.experiments.backends.LostRun`)
+    a one-line message and exit code 1, Ctrl-C exit code 130 (see :mod:`curteach_teaching.interrupts`)."""
+    from curteach_teaching.experiments.backends import LostRun
+
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
@@ -64,6 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"curteach {args.command}: error: {error.strerror or error}{where}; every run finished before it is "
               "saved", file=sys.stderr)
         return 2
+    except LostRun as error:  # the machine lost a worker more often than it is retried
+        print(f"curteach {args.command}: error: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:  # the sweep has said what it kept; no traceback
         return EXIT_CODE
     return int(result or 0)

@@ -11,12 +11,13 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from curteach_teaching.cli import main  # noqa: E402
-from curteach_teaching.experiments import backends as backends_module  # noqa: E402
-from curteach_teaching.experiments.backends import ProcessBackend, RayBackend, make_backend  # noqa: E402
+from curteach_teaching.experiments import ray_backend as ray_backend_module  # noqa: E402
+from curteach_teaching.experiments.backends import ProcessBackend  # noqa: E402
 from curteach_teaching.experiments.car_bc import CarBCExperiment  # noqa: E402
 from curteach_teaching.experiments.car_irl import CarIRLExperiment  # noqa: E402
+from curteach_teaching.experiments.ray_backend import RayBackend  # noqa: E402
 from curteach_teaching.experiments.results import RunResult, run_path  # noqa: E402
-from curteach_teaching.experiments.sweep import run_sweep  # noqa: E402
+from curteach_teaching.experiments.sweep import make_backend, run_sweep  # noqa: E402
 
 # The experiments below live in this test module, which Ray's workers cannot import: ship them by value.
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -117,7 +118,7 @@ def test_a_python_error_fails_the_sweep_with_its_run(local_ray, tmp_path, capsys
 
 
 def test_a_worker_with_other_code_is_refused(local_ray, tmp_path, monkeypatch):
-    monkeypatch.setattr(backends_module, "code_fingerprint", lambda: "0.0.0+other")
+    monkeypatch.setattr(ray_backend_module, "code_fingerprint", lambda: "0.0.0+other")
     with pytest.raises(RuntimeError, match="differs from the driver's"):
         run_sweep(CarIRLExperiment(**SMALL_IRL), tmp_path, 1, seed=0, backend=RayBackend(), progress=False)
 

@@ -7,16 +7,16 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from curteach_teaching.experiments import backends as backends_module
 from curteach_teaching.experiments import car_report
 from curteach_teaching.experiments import results as results_module
 from curteach_teaching.experiments import sweep as sweep_module
-from curteach_teaching.experiments.backends import ProcessBackend, SerialBackend, make_backend
+from curteach_teaching.experiments.backends import ProcessBackend, SerialBackend
 from curteach_teaching.experiments.car_irl import CarIRLExperiment
 from curteach_teaching.experiments.car_report import CarReport, flagged_fraction, summarize
 from curteach_teaching.experiments.reports import Report, read_summary
 from curteach_teaching.experiments.results import RunResult, load_run, run_path, save_run
 from curteach_teaching.experiments.runner import run_sweep, write_outputs
+from curteach_teaching.experiments.sweep import make_backend
 
 SMALL = dict(steps=4, target_steps=10, pretrain_steps=10, teachers=("Agn", "Cur", "Scot"))
 
@@ -273,7 +273,7 @@ def test_bad_sweep_arguments(tmp_path):
         make_backend("threads")
     assert isinstance(make_backend("serial"), SerialBackend)
     assert make_backend("processes", 3).workers == 3
-    assert backends_module.BACKENDS.keys() == {"serial", "processes", "ray"}
+    assert sweep_module.BACKENDS.keys() == {"serial", "processes", "ray"}
 
 
 @dataclass(frozen=True)

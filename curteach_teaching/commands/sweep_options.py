@@ -96,8 +96,7 @@ def add_sweep_arguments(parser: argparse.ArgumentParser, default_runs: int, defa
 def check_sweep_flags(args: argparse.Namespace):
     """The backend the flags ask for; ``ValueError`` for a bad ``--runs``, ``--seed``, ``--workers``, or Ray flags
     given without ``--backend ray``."""
-    from curteach_teaching.experiments.backends import make_backend
-    from curteach_teaching.experiments.sweep import check_sweep_arguments
+    from curteach_teaching.experiments.sweep import check_sweep_arguments, make_backend
 
     check_sweep_arguments(args.runs, args.seed, args.workers)
     if args.report_only and args.overwrite:

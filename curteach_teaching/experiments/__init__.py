@@ -5,13 +5,20 @@
 per experiment (``car_irl``, ``car_bc``, with ``car_report`` for what they share).
 """
 
-from curteach_teaching.experiments.backends import BACKENDS, Backend, ProcessBackend, SerialBackend, make_backend
+from curteach_teaching.experiments.backends import Backend, ProcessBackend, SerialBackend
 from curteach_teaching.experiments.car_irl import CarIRLExperiment, original_would_crash, parse_init
 from curteach_teaching.experiments.car_report import CarReport, summarize
 from curteach_teaching.experiments.reports import Report, read_summary
 from curteach_teaching.experiments.results import RunResult, load_run, save_run
 from curteach_teaching.experiments.runner import write_outputs
-from curteach_teaching.experiments.sweep import SingleCellExperiment, SweepResult, run_seed_sequence, run_sweep
+from curteach_teaching.experiments.sweep import (
+    BACKENDS,
+    SingleCellExperiment,
+    SweepResult,
+    make_backend,
+    run_seed_sequence,
+    run_sweep,
+)
 
 __all__ = [
     "BACKENDS",

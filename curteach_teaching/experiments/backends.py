@@ -7,44 +7,45 @@ fits the same interface.
 
 * :class:`SerialBackend`: in this process, one unit after the other.
 * :class:`ProcessBackend`: a pool of ``spawn``-ed processes, one math thread each (the default).
-* :class:`RayBackend`: one Ray task per unit on a Ray cluster (or a local Ray instance); install with
-  ``pip install "curteach[ray]"``. Ray is imported only when this backend runs.
+* :class:`~curteach_teaching.experiments.ray_backend.RayBackend` (its own module): one Ray task per unit on a Ray
+  cluster (or a local Ray instance).
 
 To add a backend, subclass :class:`Backend` and implement :meth:`Backend.run_units`, then list it in
-:data:`BACKENDS` (see :func:`make_backend`).
+:data:`~curteach_teaching.experiments.sweep.BACKENDS` (see :func:`~curteach_teaching.experiments.sweep.make_backend`).
+A backend that loses a run with its worker (after its own retries) raises :class:`LostRun`.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
-import multiprocessing
 import os
-import queue
 import signal
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from curteach_envs._util import check_int
+from curteach_teaching.experiments.process_pool import WorkerPool
 from curteach_teaching.experiments.results import RunResult
 
 __all__ = [
-    "BACKENDS",
     "Backend",
+    "LostRun",
     "ProcessBackend",
-    "RayBackend",
     "SerialBackend",
     "Unit",
     "WorkerContext",
+    "capped_workers",
     "code_fingerprint",
     "compute_run",
-    "make_backend",
+    "enter_worker",
     "run_seed_sequence",
     "worker_context",
 ]
@@ -73,9 +74,12 @@ def worker_context() -> WorkerContext:
     return _context
 
 
-def _enter_worker(index: int) -> None:
+def enter_worker(index: int) -> None:
+    """For backends, first thing in a worker: set its :class:`WorkerContext` (``index``: see there) and give it one
+    math thread (:func:`worker_context` then tells experiments where they run)."""
     global _context
     _context = WorkerContext(index=index, in_worker=True)
+    _single_threaded_worker()
 
 
 def run_seed_sequence(seed: int, index: int) -> np.random.SeedSequence:
@@ -97,10 +101,7 @@ def compute_run(experiment, unit: Unit) -> RunResult:
     result = experiment.run_cell(unit.cell, unit.index, run_seed_sequence(unit.seed, unit.index))
     if not isinstance(result, RunResult):
         raise TypeError(f"{type(experiment).__name__}.run_cell returned {type(result).__name__}, not RunResult")
-    result.cell = unit.cell
-    result.index = unit.index
-    result.seed = unit.seed
-    return result
+    return replace(result, cell=unit.cell, index=unit.index, seed=unit.seed)
 
 
 class Backend(ABC):
@@ -146,66 +147,99 @@ def _single_threaded_worker() -> None:
         sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 
-def _pool_worker() -> None:
-    """Pool workers ignore Ctrl-C: the terminal sends SIGINT to the whole process group, and the driver, not each
-    worker, decides what stops (it terminates the pool)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # the pool names its k-th worker "...PoolWorker-k"
-    suffix = multiprocessing.current_process().name.rsplit("-", 1)[-1]
-    _enter_worker(int(suffix) if suffix.isdigit() else 1)
-    _single_threaded_worker()
+class LostRun(RuntimeError):
+    """A run whose worker died (a killed process, a lost node) more often than the backend retries it.
+
+    Attributes:
+        unit: the run.
+        attempts: how many times it was started.
+        cause: what ended its last worker, in words.
+        saved: what the sweep kept, in words (added by the sweep driver: ``"N of M runs saved in DIR; ..."``).
+    """
+
+    def __init__(self, unit: Unit, attempts: int, cause: str, saved: str = ""):
+        tries = "its only attempt" if attempts == 1 else f"{attempts} attempts"
+        message = f"run {unit.index} of cell {unit.cell!r} was lost after {tries}: {cause}"
+        super().__init__(f"{message}; {saved}" if saved else message)
+        self.unit = unit
+        self.attempts = attempts
+        self.cause = cause
+        self.saved = saved
+
+
+def _exit_cause(exit_code: int) -> str:
+    if exit_code < 0:
+        try:
+            name = signal.Signals(-exit_code).name
+        except ValueError:
+            name = f"signal {-exit_code}"
+        return f"its worker process was killed by {name}"
+    return f"its worker process exited with code {exit_code} without an answer"
+
+
+def capped_workers(workers: int | None, units: int | None = None) -> int:
+    """``workers`` (default: the CPU count) at most the CPU count, with a note on stderr when it is lowered, and at
+    most ``units`` (more processes than runs would only start and wait)."""
+    cpus = os.cpu_count() or 1
+    if workers is None:
+        workers = cpus
+    elif workers > cpus:
+        print(f"note: {workers} workers asked for, {cpus} CPUs here; using {cpus}", file=sys.stderr)
+        workers = cpus
+    return max(1, min(workers, units)) if units is not None else workers
 
 
 class ProcessBackend(Backend):
     """A pool of ``workers`` spawned processes (default: the CPU count), one math thread each.
 
     With a single unit or ``workers == 1`` the units run in this process instead (as :class:`SerialBackend`): a pool
-    would only add start-up time, and the results are the same. When the driver stops early (Ctrl-C, a failed run),
-    the pool is terminated at once: queued units are dropped and the runs in flight are lost, never half-written.
+    would only add start-up time, and the results are the same. A worker that dies while computing a run (``kill
+    -9``, the out-of-memory killer) is replaced and the run started again, up to ``max_retries`` times, with the
+    same seed (so with the same result); then :class:`LostRun` is raised. When the driver stops early (Ctrl-C, a
+    failed run), the workers are stopped at once: queued units are dropped and the runs in flight are lost, never
+    half-written. Workers end with the driver even when it is killed.
     """
 
     name = "processes"
     #: how often the driver wakes up while waiting for results (seconds); keeps Ctrl-C prompt
     poll_interval = 0.2
 
-    def __init__(self, workers: int | None = None):
+    def __init__(self, workers: int | None = None, max_retries: int = 3):
         if workers is not None:
             check_int("workers", workers, 1)
+        check_int("max_retries", max_retries, 0)
         self.workers = workers
+        self.max_retries = max_retries
 
     def run_units(self, experiment, units):
         """Compute the units in the pool (or in this process for one unit or one worker)."""
         units = list(units)
-        n_workers = min(len(units), self.workers or os.cpu_count() or 1)
+        n_workers = capped_workers(self.workers, len(units)) if units else 1
         if n_workers <= 1:
             yield from SerialBackend().run_units(experiment, units)
             return
-        # spawn: no inherited locks or threads; run seeds do not depend on the process that runs them
-        context = multiprocessing.get_context("spawn")
-        pool = context.Pool(n_workers, initializer=_pool_worker)
-        arrived: queue.SimpleQueue = queue.SimpleQueue()
+        pool = WorkerPool(n_workers, functools.partial(compute_run, experiment), initializer=enter_worker)
+        attempts = dict.fromkeys(units, 1)
         try:
             for unit in units:
-                pool.apply_async(
-                    compute_run, (experiment, unit),
-                    callback=lambda result, unit=unit: arrived.put((unit, result, None)),
-                    error_callback=lambda error, unit=unit: arrived.put((unit, None, error)),
-                )
-            for _ in units:
-                while True:
-                    try:
-                        unit, result, error = arrived.get(timeout=self.poll_interval)
-                        break
-                    except queue.Empty:
-                        continue
-                if error is not None:
+                pool.submit(unit)
+            for event in pool.events(self.poll_interval):
+                unit = event.task
+                if event.died:
+                    cause = _exit_cause(event.exit_code)
+                    if attempts[unit] > self.max_retries:
+                        raise LostRun(unit, attempts[unit], cause)
+                    attempts[unit] += 1
+                    print(f"run {unit.index} of cell {unit.cell!r}: {cause}; starting it again (attempt "
+                          f"{attempts[unit]} of {self.max_retries + 1})", file=sys.stderr)
+                    pool.retry(unit)
+                    continue
+                if event.error is not None:
                     print(f"run {unit.index} of cell {unit.cell!r} failed:", file=sys.stderr)
-                    raise error
-                yield unit, result
-            pool.close()
+                    raise event.error
+                yield unit, event.result
         finally:
-            pool.terminate()
-            pool.join()
+            pool.close()
 
 
 @lru_cache(maxsize=1)
@@ -225,158 +259,3 @@ def code_fingerprint() -> str:
             digest.update(path.relative_to(root).as_posix().encode())
             digest.update(path.read_bytes())
     return f"{version}+{digest.hexdigest()[:12]}"
-
-
-def _ray_compute(experiment, unit: Unit, driver_fingerprint: str) -> RunResult:
-    """The Ray task: check that this worker runs the driver's code, then compute one unit."""
-    # The terminal's Ctrl-C reaches every process of its group, local Ray workers included: the driver, not each
-    # task, decides what stops (it cancels the tasks), as with the process pool's workers.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _enter_worker(0)
-    mine = code_fingerprint()
-    if mine != driver_fingerprint:
-        raise RuntimeError(
-            f"curteach on this Ray worker ({mine}, pid {os.getpid()}) differs from the driver's "
-            f"({driver_fingerprint}); install the same version on every node"
-        )
-    _single_threaded_worker()
-    return compute_run(experiment, unit)
-
-
-def check_ray_address(address: str, timeout: float = 5.0) -> None:
-    """Raise a ``ValueError`` at once if ``address`` (``HOST:PORT`` or ``ray://HOST:PORT``) accepts no TCP
-    connection within ``timeout`` seconds; Ray itself retries an unreachable address for minutes. Addresses
-    without a port (``auto``, ``local``) are left to Ray."""
-    import socket
-
-    host, separator, port = address.removeprefix("ray://").rpartition(":")
-    if not separator or not port.isdigit():
-        return
-    host = host.strip("[]")  # an IPv6 literal
-    try:
-        socket.create_connection((host, int(port)), timeout=timeout).close()
-    except OSError as error:
-        raise ValueError(
-            f"no Ray cluster answers at {address!r} ({error.strerror or error}); start one with "
-            f"'ray start --head' or check --ray-address / RAY_ADDRESS"
-        ) from None
-
-
-class RayBackend(Backend):
-    """One Ray task per unit (``num_cpus=1``, ``num_gpus=gpus_per_run``).
-
-    Workers compute and return the result; the driver writes every file, so worker nodes need no shared disk. A
-    task whose worker dies (a killed process, a lost node) is retried by Ray up to ``max_retries`` times; a run
-    that raises a Python error is not retried: the sweep fails with that error and the run's index. Each task first
-    checks that its worker runs the driver's curteach (:func:`code_fingerprint`).
-
-    Args:
-        address: the cluster to join (default: the ``RAY_ADDRESS`` environment variable; if neither is set, a
-            local Ray instance with ``workers`` CPUs is started for the sweep and shut down after it). If Ray is
-            already initialised in this process, that instance is used.
-        workers: CPUs of a local instance (default: the CPU count).
-        gpus_per_run: the GPU fraction each run declares (default 0).
-        max_retries: retries of a task whose worker died (default 3).
-    """
-
-    name = "ray"
-
-    def __init__(
-        self,
-        address: str | None = None,
-        workers: int | None = None,
-        gpus_per_run: float = 0.0,
-        max_retries: int = 3,
-    ):
-        if workers is not None:
-            check_int("workers", workers, 1)
-        check_int("max_retries", max_retries, 0)
-        if not (isinstance(gpus_per_run, (int, float)) and np.isfinite(gpus_per_run) and gpus_per_run >= 0):
-            raise ValueError(f"gpus_per_run must be a finite number >= 0; got {gpus_per_run!r}")
-        self.address = address
-        self.workers = workers
-        self.gpus_per_run = float(gpus_per_run)
-        self.max_retries = max_retries
-
-    def _connect(self, ray) -> bool:
-        """Initialise Ray if needed; return whether this call started it (and so must shut it down)."""
-        if ray.is_initialized():
-            return False
-        address = self.address or os.environ.get("RAY_ADDRESS") or None
-        options = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
-        if address:
-            check_ray_address(address)
-            try:
-                ray.init(address=address, **options)
-            except ConnectionError as error:
-                raise ValueError(f"cannot join the Ray cluster at {address!r}: {error}") from error
-        else:
-            ray.init(num_cpus=self.workers or os.cpu_count() or 1, **options)
-        return True
-
-    def run_units(self, experiment, units):
-        """Submit one Ray task per unit and yield results as they arrive; cancel what is left on exit."""
-        try:
-            import ray
-        except ImportError as error:
-            raise ValueError('the ray backend needs Ray: pip install "curteach[ray]"') from error
-        units = list(units)
-        started = self._connect(ray)
-        pending = {}
-        try:
-            task = ray.remote(_ray_compute).options(
-                num_cpus=1, num_gpus=self.gpus_per_run, max_retries=self.max_retries, retry_exceptions=False
-            )
-            shared = ray.put(experiment)
-            fingerprint = code_fingerprint()
-            pending = {task.remote(shared, unit, fingerprint): unit for unit in units}
-            while pending:
-                ready, _ = ray.wait(list(pending), num_returns=1)
-                unit = pending.pop(ready[0])
-                try:
-                    result = ray.get(ready[0])
-                except ray.exceptions.RayTaskError as error:
-                    print(f"run {unit.index} of cell {unit.cell!r} failed:", file=sys.stderr)
-                    cause = getattr(error, "cause", None)
-                    if isinstance(cause, BaseException):
-                        raise cause from None
-                    raise
-                yield unit, result
-        finally:
-            # best effort: an error while cancelling (a worker already gone) must not replace the exception or the
-            # Ctrl-C that stopped the sweep
-            for reference in pending:
-                try:
-                    ray.cancel(reference, force=True)
-                except Exception:
-                    pass
-            if started:
-                try:
-                    ray.shutdown()
-                except Exception:
-                    pass
-
-
-#: ``--backend`` names -> classes.
-BACKENDS = {"serial": SerialBackend, "processes": ProcessBackend, "ray": RayBackend}
-
-
-def make_backend(
-    name: str = "processes",
-    workers: int | None = None,
-    ray_address: str | None = None,
-    gpus_per_run: float = 0.0,
-) -> Backend:
-    """The backend called ``name`` (``"serial"``, ``"processes"`` or ``"ray"``), sized by ``workers`` where that
-    applies; ``ray_address`` and ``gpus_per_run`` configure the Ray backend."""
-    if name not in BACKENDS:
-        raise ValueError(f"backend must be one of {list(BACKENDS)}; got {name!r}")
-    if workers is not None:
-        check_int("workers", workers, 1)
-    if name != "ray" and (ray_address is not None or gpus_per_run):
-        raise ValueError(f"ray_address and gpus_per_run apply to the ray backend only; got backend {name!r}")
-    if name == "serial":
-        return SerialBackend()
-    if name == "ray":
-        return RayBackend(address=ray_address, workers=workers, gpus_per_run=gpus_per_run)
-    return ProcessBackend(workers)

@@ -27,8 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curteach_envs._util import check_int
-from curteach_teaching.experiments.backends import Backend, ProcessBackend, Unit, run_seed_sequence
+from curteach_teaching.experiments.backends import (
+    Backend,
+    LostRun,
+    ProcessBackend,
+    SerialBackend,
+    Unit,
+    run_seed_sequence,
+)
 from curteach_teaching.experiments.folders import check_folder, check_writable, folder_lock
+from curteach_teaching.experiments.ray_backend import RayBackend
 from curteach_teaching.experiments.results import (
     DEFAULT_CELL,
     RunResult,
@@ -41,9 +49,11 @@ from curteach_teaching.experiments.results import (
 from curteach_teaching.interrupts import announce, interruption_message
 
 __all__ = [
+    "BACKENDS",
     "SingleCellExperiment",
     "SweepResult",
     "check_sweep_arguments",
+    "make_backend",
     "run_seed_sequence",
     "run_sweep",
 ]
@@ -129,6 +139,7 @@ def run_sweep(
     experiment,
     out_dir: Path,
     runs: int,
+    *,
     seed: int = 0,
     workers: int | None = None,
     progress: bool = True,
@@ -160,18 +171,38 @@ def run_sweep(
         ValueError: bad arguments, bad cell names, an output folder that cannot be written, is in use by another
             sweep or holds another sweep (without ``overwrite``), a run folder of the old flat layout, or
             (``compute=False``) no saved run.
+        LostRun: a run's worker died more often than the backend retries it; the message ends with how many runs
+            are saved (``"N of M runs saved in DIR; run the same command again to resume"``).
     """
     check_sweep_arguments(runs, seed, workers)
-    cells = _check_cells(experiment)
-    out_dir = Path(out_dir)
+    plan = _Plan(experiment=experiment, out_dir=Path(out_dir), cells=_check_cells(experiment), runs=runs, seed=seed,
+                 progress=progress, backend=backend if backend is not None else ProcessBackend(workers),
+                 compute=compute, overwrite=overwrite)
     if not compute:  # reads only, and may run beside the sweep that writes
-        return _run_sweep(experiment, out_dir, cells, runs, seed, workers, progress, backend, compute, overwrite)
-    check_writable(out_dir)
-    with folder_lock(out_dir):
-        return _run_sweep(experiment, out_dir, cells, runs, seed, workers, progress, backend, compute, overwrite)
+        return _run_sweep(plan)
+    check_writable(plan.out_dir)
+    with folder_lock(plan.out_dir):
+        return _run_sweep(plan)
 
 
-def _run_sweep(experiment, out_dir, cells, runs, seed, workers, progress, backend, compute, overwrite) -> SweepResult:
+@dataclass(frozen=True)
+class _Plan:
+    """One call of :func:`run_sweep`, its arguments checked."""
+
+    experiment: object
+    out_dir: Path
+    cells: tuple
+    runs: int
+    seed: int
+    progress: bool
+    backend: Backend
+    compute: bool
+    overwrite: bool
+
+
+def _run_sweep(plan: _Plan) -> SweepResult:
+    experiment, out_dir, cells, runs, seed, compute = (
+        plan.experiment, plan.out_dir, plan.cells, plan.runs, plan.seed, plan.compute)
     runs_dir = out_dir / "runs"
     if not compute and not runs_dir.is_dir():
         raise ValueError(f"{out_dir} holds no finished run of these settings yet")
@@ -179,7 +210,7 @@ def _run_sweep(experiment, out_dir, cells, runs, seed, workers, progress, backen
         _check_layout(runs_dir)
     settings = experiment.settings()
     settings_fingerprint = fingerprint(settings)
-    check_folder(out_dir, settings, settings_fingerprint, seed, overwrite=overwrite, write=compute)
+    check_folder(out_dir, settings, settings_fingerprint, seed, overwrite=plan.overwrite, write=compute)
 
     sweep = SweepResult(cells={cell: [None] * runs for cell in cells}, seed=seed)
     todo = []
@@ -201,7 +232,8 @@ def _run_sweep(experiment, out_dir, cells, runs, seed, workers, progress, backen
             if reason != "missing":
                 sweep.invalid[(cell, index)] = reason
                 where = f"run {index}" if cells == (DEFAULT_CELL,) else f"cell {cell!r} run {index}"
-                print(f"{where}: existing file not used ({reason}); recomputing", file=sys.stderr)
+                action = "recomputing" if compute else "left out of the report"
+                print(f"{where}: existing file not used ({reason}); {action}", file=sys.stderr)
             todo.append(Unit(cell, index, int(seed)))
 
     if not compute:
@@ -214,16 +246,20 @@ def _run_sweep(experiment, out_dir, cells, runs, seed, workers, progress, backen
     from tqdm import tqdm
 
     total = len(cells) * runs
-    bar = tqdm(total=total, initial=len(sweep.reused), desc="runs", unit="run", disable=not progress, file=sys.stderr)
-    backend = backend if backend is not None else ProcessBackend(workers)
+    bar = tqdm(total=total, initial=len(sweep.reused), desc="runs", unit="run", disable=not plan.progress,
+               file=sys.stderr)
+
+    def saved() -> str:
+        count = len(sweep.reused) + len(sweep.computed)
+        return f"{count} of {total} {'run' if total == 1 else 'runs'} saved in {out_dir}; run the same command again " \
+            "to resume"
 
     def interrupted() -> str:
-        saved = len(sweep.reused) + len(sweep.computed)
-        return f"interrupted: {saved} of {total} runs saved in {out_dir}; run the same command again to resume"
+        return f"interrupted: {saved()}"
 
     with interruption_message(interrupted):
         try:
-            for unit, result in backend.run_units(experiment, todo) if todo else ():
+            for unit, result in plan.backend.run_units(experiment, todo) if todo else ():
                 save_run(run_path(out_dir, unit.index, unit.cell), result, settings_fingerprint)
                 sweep.cells[unit.cell][unit.index] = result
                 sweep.computed.append((unit.cell, unit.index))
@@ -232,8 +268,36 @@ def _run_sweep(experiment, out_dir, cells, runs, seed, workers, progress, backen
             bar.close()
             announce()
             raise
+        except LostRun as lost:
+            bar.close()
+            raise LostRun(lost.unit, lost.attempts, lost.cause, saved=saved()) from None
         finally:
             bar.close()
     sweep.computed.sort(key=lambda unit: (cells.index(unit[0]), unit[1]))
     sweep.reused.sort(key=lambda unit: (cells.index(unit[0]), unit[1]))
     return sweep
+
+
+#: ``--backend`` names -> classes.
+BACKENDS = {"serial": SerialBackend, "processes": ProcessBackend, "ray": RayBackend}
+
+
+def make_backend(
+    name: str = "processes",
+    workers: int | None = None,
+    ray_address: str | None = None,
+    gpus_per_run: float = 0.0,
+) -> Backend:
+    """The backend called ``name`` (``"serial"``, ``"processes"`` or ``"ray"``), sized by ``workers`` where that
+    applies; ``ray_address`` and ``gpus_per_run`` configure the Ray backend."""
+    if name not in BACKENDS:
+        raise ValueError(f"backend must be one of {list(BACKENDS)}; got {name!r}")
+    if workers is not None:
+        check_int("workers", workers, 1)
+    if name != "ray" and (ray_address is not None or gpus_per_run):
+        raise ValueError(f"ray_address and gpus_per_run apply to the ray backend only; got backend {name!r}")
+    if name == "serial":
+        return SerialBackend()
+    if name == "ray":
+        return RayBackend(address=ray_address, workers=workers, gpus_per_run=gpus_per_run)
+    return ProcessBackend(workers)
