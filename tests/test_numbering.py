@@ -6,8 +6,11 @@ T0-T3), Fig. 4 CrossEnt-BC, Fig. 5 limited observability, Fig. 6 shortest path, 
 visualisations are named by caption (our copy of the appendix is incomplete, so their numbers are unknown). The
 algorithms are Algorithm 1 (the interaction) and Algorithm 2 (the scheduling mechanism).
 
-The library once counted one lower (Fig. 2 for MaxEnt-IRL, ..., Fig. 5 for navigation, Figs. 6-7 for the appendix)
-and cited "Algorithm 3"; these patterns catch that numbering without flagging the right one.
+The sections: 4 the theory, 5 the car (teacher-centric) experiments, 6 the navigation (learner-centric) ones.
+
+The library once counted one lower (Fig. 2 for MaxEnt-IRL, ..., Fig. 5 for navigation, Figs. 6-7 for the appendix;
+Section 4 for the car, Section 5 for navigation, "Appendix F") and cited "Algorithm 3"; these patterns catch that
+numbering without flagging the right one.
 """
 
 from __future__ import annotations
@@ -44,6 +47,13 @@ OLD_NUMBERING = [
     ("Fig. 5 for navigation (now Figs. 6 and 7)",
      rf"{_NAVIGATION}[^\n]{{0,60}}?{_FIG}5\b|{_FIG}5\b[^\n]{{0,60}}?{_NAVIGATION}"),
     ("the appendix's figures numbered 6-7 (name them by caption)", rf"appendix(?:'s)?[^\n.]{{0,20}}?{_FIG}[67]\b"),
+    # Sections: 4 is the theory, 5 the car (teacher-centric) experiments, 6 the navigation (learner-centric) ones.
+    ("Section 4 for the car experiments (now Section 5)",
+     r"(?:teacher-centric experiments?|\bcar\b)[^\n.]{0,30}?sections?\s*4\b"
+     r"|\bsections?\s*4\b[^\n]{0,4}\(?\"?additional results"),
+    ("Section 5 for the navigation experiments (now Section 6)",
+     rf"{_NAVIGATION}[^\n.;]{{0,40}}?\bsections?\s*5\b|\bsections?\s*5\b[\s,(]{{0,3}}(?:{_NAVIGATION}|no teacher)"),
+    ("Appendix F (our copy of the appendix is incomplete: name it by title)", r"\bappendix\s+F\b"),
     # A link whose text carries the old number of the page it points to.
     ("a link with the old number of its page", rf"\[[^\]]*{_FIG}2\b[^\]]*\]\([^)]*car-irl\.md"
      rf"|\[[^\]]*{_FIG}3\b[^\]]*\]\([^)]*car-bc"
@@ -101,6 +111,10 @@ def _cli_help_texts() -> dict[str, str]:
     "the paper's learner-centric curriculum (its Algorithm 3)",
     "[Fig. 3](experiments/car-bc.md) (`curteach car-bc`)",
     "[Fig. 5](experiments/nav.md)",
+    "The task of the paper's teacher-centric experiments (Section 4), built exactly as",
+    "In the paper's Section 4 (\"Additional results\") the teacher does not see the learner's policy",
+    "The two task families of the paper's learner-centric experiments (Section 5, Appendix F)",
+    "In the paper's Section 5 no teacher is present: a neural behaviour-cloning learner",
 ])
 def test_patterns_catch_the_old_numbering(old):
     assert old_numbering(old), old
@@ -118,6 +132,9 @@ def test_patterns_catch_the_old_numbering(old):
     "the appendix's curriculum visualisations",
     "Algorithm 1 (the interaction) and Algorithm 2 (the scheduling mechanism)",
     "Theorems 1 and 3 and Theorem 2",
+    "The paper's Section 4 analyses the curriculum for two learners; Section 4.1 takes a deterministic MDP",
+    "the teacher-centric car experiments of Section 5; the learner-centric navigation experiment of Section 6",
+    "* **The analysis is teacher-centric** (Section 4): \"For our analysis, we consider the teacher-centric setting\"",
     "[Fig. 3](experiments/car-irl.md), [Fig. 4](experiments/car-bc.md), [Fig. 5](experiments/car-irl-observability.md)",
 ])
 def test_patterns_leave_the_paper_numbering_alone(new):

@@ -43,7 +43,7 @@ def add_parser(subparsers) -> None:
 
     theorem = subparsers.add_parser(
         "car-irl-theorem2",
-        help="Theorem 2 where its assumptions hold: a realizable linear MaxEnt-IRL learner, distance to theta*",
+        help="Theorem 2 with a realizable linear MaxEnt-IRL learner (car or a deterministic MDP): distance to theta*",
         description="Each run draws theta*, makes the car's reward phi . theta* (the teacher is soft-optimal for "
         "it), and lets each teacher teach a linear learner from theta = 0 with exact occupancies at a small "
         "constant rate. The curves are ||theta* - theta_t||; report.json gives the fitted factor per step.",
@@ -57,7 +57,7 @@ def add_parser(subparsers) -> None:
                          "of 6 tasks, 5 levels, 3 states per level, 4 features")
     theorem.add_argument("--gamma", type=float, default=0.99,
                          help="discount (default 0.99); with 1, Lemma 1's identity is checked along Cur's run")
-    add_sweep_arguments(theorem, default_runs=10, default_out="results/car-irl-theorem2")
+    add_sweep_arguments(theorem, default_runs=10, default_out="results/car-irl-theorem2-MDP")
     theorem.set_defaults(func=run_theorem2)
 
     bc = subparsers.add_parser(
