@@ -1,4 +1,4 @@
-"""The car-driving task of the paper's teacher-centric experiments (Section 4): ``CarTeach-v0``.
+"""The car-driving task of the paper's teacher-centric experiments (Section 5): ``CarTeach-v0``.
 
 A road is ``n_instances`` instances of each of 8 task types T0..T7. A task is a road ``road_length`` rows long and
 2 columns wide; the car starts at the bottom-left cell and moves one row forward per step. The layout follows the
@@ -195,7 +195,7 @@ def car_tabular(road: np.ndarray, gamma: float = 0.99, reward: str = "original")
 
 
 class CarTeachEnv(gym.Env):
-    """Car driving on a road of 8 task types (the paper's Section 4), with a tabular export.
+    """Car driving on a road of 8 task types (the paper's Section 5), with a tabular export.
 
     ## Description
     The task of the paper's teacher-centric experiments, built exactly as the authors' code builds it. A road is

@@ -1,4 +1,4 @@
-"""Limited observability (the paper's Section 4 "Additional results"; docs/teaching/observability.md).
+"""Limited observability (the paper's Section 5 "Additional results"; docs/teaching/observability.md).
 
 The teacher does not see the learner's policy. Every ``B`` steps (at steps ``t`` with ``t % B == 0``) it probes the
 learner ``k`` times in *every* state and estimates ``pi_hat^L(a|s)`` from the action counts; between probes it keeps

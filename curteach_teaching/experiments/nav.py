@@ -1,4 +1,4 @@
-"""The learner-centric experiment on the navigation tasks: the paper's Figs. 6 and 7 (Section 5).
+"""The learner-centric experiment on the navigation tasks: the paper's Figs. 6 and 7 (Section 6).
 
 No teacher is present: a CNN learner trained by behaviour cloning (imitation's ``BC``, through
 :class:`~curteach_teaching.curriculum.CurriculumBC`) orders the shortest-path or TSP training demonstrations itself.
