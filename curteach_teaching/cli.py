@@ -22,6 +22,7 @@ _COMMAND_MODULES = (
     "curteach_teaching.commands.car_bc",
     "curteach_teaching.commands.nav",
     "curteach_teaching.commands.sensitivity",
+    "curteach_teaching.commands.monotonicity",
 )
 
 
