@@ -253,6 +253,33 @@ class TabularMDP:
         """A copy with some fields changed (and validated again), e.g. ``mdp.replace(gamma=1.0)``."""
         return dataclasses.replace(self, **changes)
 
+    @classmethod
+    def from_gymnasium(cls, env: Any, *, gamma: float = 0.99, horizon: int | None = None,
+                       features: Any = None) -> TabularMDP:
+        """The exact export of a Gymnasium environment that exposes a transition table ``P`` (the toy-text
+        FrozenLake, CliffWalking and Taxi): expected rewards per state-action pair, terminated transitions into an
+        added absorbing sink, one-hot state features unless ``features`` ``(S, d)`` is given. See
+        :func:`curteach_envs.tabular_sources.gymnasium_arrays` for the conventions.
+
+        Raises:
+            ValueError: no transition table, spaces that are not discrete, or a malformed table.
+        """
+        from curteach_envs.tabular_sources import gymnasium_arrays
+
+        return cls(**gymnasium_arrays(env, gamma=gamma, horizon=horizon, features=features))
+
+    @classmethod
+    def from_seals(cls, env: Any, *, gamma: float = 0.99, features: Any = None) -> TabularMDP:
+        """The export of a seals tabular model (``TabularModelPOMDP`` and kin): its transition and reward
+        matrices, horizon and initial distribution; one-hot state features unless ``features`` is given.
+
+        Raises:
+            ValueError: ``env`` is not a seals tabular model.
+        """
+        from curteach_envs.tabular_sources import seals_arrays
+
+        return cls(**seals_arrays(env, gamma=gamma, features=features))
+
     def to_seals(self, horizon: int | None = None, observation: str = "features"):
         """This MDP as a ``seals.base_envs.TabularModelPOMDP``.
 
