@@ -256,12 +256,13 @@ def test_zero_probability_steps_are_floored_per_step(car):
         CurriculumBC(trainer, demos, variant="Cur-T", teacher=lambda obs, acts: np.full(len(acts), np.nan))
 
 
-def test_old_import_paths_and_the_new_homes():
+def test_the_package_exports_the_selection_and_the_core():
     import curteach_teaching
-    from curteach_teaching import curriculum, difficulty, names, selection
+    from curteach_teaching import curriculum, names, selection
+    from curteach_teaching.curriculum import bc, core
 
-    assert curriculum.demonstration_log_likelihoods is difficulty.demonstration_log_likelihoods
-    for name in ("VARIANTS", "LinearPacing", "FullPacing", "EpochRecord"):
+    assert curriculum.CurriculumBC is bc.CurriculumBC and issubclass(CurriculumBC, core.Curriculum)
+    for name in ("VARIANTS", "LinearPacing", "FullPacing", "EpochRecord", "CurriculumSelection"):
         assert getattr(curriculum, name) is getattr(selection, name)
     assert curriculum.VARIANTS is names.CURRICULUM_VARIANTS == ("Cur", "Cur-L", "Cur-T", "Agn")
     assert curteach_teaching.LinearPacing is LinearPacing and curteach_teaching.CurriculumBC is CurriculumBC

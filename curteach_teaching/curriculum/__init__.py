@@ -1,0 +1,55 @@
+"""Curricula over demonstrations for imitation learning (the paper's Algorithm 3; docs/teaching/curriculum.md).
+
+The trainer-agnostic core, one concept per module:
+
+* :mod:`~curteach_teaching.curriculum.index`: which transitions belong to which demonstration;
+* :mod:`curteach_teaching.selection`: scores -> preference -> ranking -> pacing, logged per epoch;
+* :mod:`~curteach_teaching.curriculum.scores`: the teacher's and the learner's difficulty of each demonstration;
+* :mod:`~curteach_teaching.curriculum.batches`: batches of transitions or of whole demonstrations;
+* :mod:`~curteach_teaching.curriculum.observers`: the public per-step seam (each epoch's plan, each batch);
+* :mod:`~curteach_teaching.curriculum.hooks`: hooks every N steps and the learning-rate schedule;
+* :mod:`~curteach_teaching.curriculum.core`: :class:`Curriculum`, the loop that drives any :class:`StepTrainer`;
+
+and one adapter per imitation trainer: :mod:`~curteach_teaching.curriculum.bc` (:class:`CurriculumBC`, with the
+original navigation loss of :mod:`~curteach_teaching.curriculum.loss`). The names below are imported on first use,
+so the NumPy core loads without torch and imitation.
+"""
+
+from __future__ import annotations
+
+from curteach_teaching import _lazy_getattr
+
+_EXPORTS = {
+    "curteach_teaching.curriculum.bc": ("BCStepTrainer", "CurriculumBC", "LOSSES", "silent_logger"),
+    "curteach_teaching.curriculum.batches": (
+        "BATCH_UNITS",
+        "REMAINDERS",
+        "Batcher",
+        "DemonstrationBatches",
+        "TransitionBatches",
+        "make_batcher",
+    ),
+    "curteach_teaching.curriculum.core": ("Curriculum", "StepTrainer"),
+    "curteach_teaching.curriculum.hooks": ("StepHook", "StepLRHook"),
+    "curteach_teaching.curriculum.index": ("DemonstrationIndex",),
+    "curteach_teaching.curriculum.loss": ("StepMeanLoss",),
+    "curteach_teaching.curriculum.observers": ("BatchInfo", "CurriculumObserver", "EpochPlan"),
+    "curteach_teaching.curriculum.scores": ("policy_difficulty", "teacher_difficulty"),
+    "curteach_teaching.selection": (
+        "VARIANTS",
+        "CurriculumSelection",
+        "EpochRecord",
+        "EpochSelection",
+        "FullPacing",
+        "LinearPacing",
+        "PacingSchedule",
+    ),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_MODULE_OF)
+
+__getattr__ = _lazy_getattr(__name__, _MODULE_OF, globals())
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

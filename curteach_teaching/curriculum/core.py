@@ -1,0 +1,376 @@
+"""The trainer-agnostic curriculum over demonstrations (the paper's Algorithm 3): score, select, batch, train, log.
+
+:class:`Curriculum` knows demonstrations only through their :class:`~curteach_teaching.curriculum.index.
+DemonstrationIndex` and a trainer only through a :class:`StepTrainer`: the learner's difficulty of every
+demonstration, and one optimizer step per batch of transitions. At the start of every epoch ``e = 1..E`` it
+
+1. **scores** the learner (:meth:`StepTrainer.learner_difficulty`, only for Cur and Cur-L);
+2. **selects** the epoch's demonstrations with its :class:`~curteach_teaching.selection.CurriculumSelection`
+   (preference by variant, ranking, pacing);
+3. **plans** the epoch's batches with its batcher (:mod:`~curteach_teaching.curriculum.batches`) and its generator
+   (:meth:`Curriculum.plan_epoch`);
+4. **trains** them through the step trainer; after every optimizer step the global step counter
+   :attr:`Curriculum.step` (across epochs and ``train`` calls) advances, the observers see the batch
+   (:mod:`~curteach_teaching.curriculum.observers`, the public per-step seam) and the hooks due at that step run
+   (:mod:`~curteach_teaching.curriculum.hooks`);
+5. **logs** the epoch (:class:`~curteach_teaching.selection.EpochRecord`).
+
+An adapter per imitation trainer (e.g. :class:`~curteach_teaching.curriculum.bc.CurriculumBC`) builds the step
+trainer and the batcher; the selection, the plan, the step count, the hooks, the observers and the saved state are
+this class's.
+
+Resuming. :meth:`Curriculum.state_dict` is everything of a run but the trainer's own state (its policy and optimizer,
+which the caller saves with torch): the global step, the history, the generator of the batches and the hooks'
+states. A run checkpointed after epoch ``k`` of ``E`` and resumed with :meth:`~Curriculum.load_state_dict` and
+``train(E, start_epoch=k + 1)`` on a fresh trainer gives the same result as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+import numpy as np
+
+from curteach_envs._util import check_int
+from curteach_teaching.curriculum.batches import Batcher
+from curteach_teaching.curriculum.hooks import StepHook, as_step_hook
+from curteach_teaching.curriculum.index import DemonstrationIndex
+from curteach_teaching.curriculum.observers import BatchInfo, EpochPlan, check_observer
+from curteach_teaching.curriculum.state import curriculum_state, load_curriculum_state
+from curteach_teaching.selection import CurriculumSelection, EpochRecord, EpochSelection, PacingSchedule
+
+__all__ = ["Curriculum", "StepTrainer"]
+
+
+class StepTrainer(Protocol):
+    """What a :class:`Curriculum` needs from a trainer; an adapter per imitation trainer implements it."""
+
+    def learner_difficulty(self) -> np.ndarray:
+        """``(N,)`` ``log Psi^L`` of every demonstration under the trainer's current policy (read by Cur, Cur-L)."""
+
+    def train_batches(self, batches: Sequence[np.ndarray], after_step: Callable[[], None]) -> None:
+        """Take one optimizer step per batch (``(b,)`` flat transition indices), in order, keeping the policy and
+        the optimizer, and call ``after_step()`` right after each step."""
+
+    def around_hooks(self) -> AbstractContextManager:
+        """A context the observers and hooks run in, which restores what they may change in the trainer (e.g. the
+        policy's training mode, which an evaluation leaves in evaluation mode)."""
+
+
+class Curriculum:
+    """A curriculum over N demonstrations that drives any :class:`StepTrainer` epoch by epoch.
+
+    Args:
+        step_trainer: the trainer's side (:class:`StepTrainer`).
+        index: the demonstrations' layout (:class:`~curteach_teaching.curriculum.index.DemonstrationIndex`).
+        selection: the :class:`~curteach_teaching.selection.CurriculumSelection` over the same N demonstrations.
+        batcher: cuts each epoch's selection into batches (:class:`~curteach_teaching.curriculum.batches.Batcher`).
+        rng: the generator of the batches' shuffles.
+        hooks: run after optimizer steps: :class:`~curteach_teaching.curriculum.hooks.StepHook` objects,
+            ``(every, fn)`` pairs or callables with an ``every`` attribute.
+        observers: see the epochs and batches (:mod:`~curteach_teaching.curriculum.observers`).
+        state_format: the version tag of :meth:`state_dict`; extra_config: adapter settings a saved run must share.
+
+    Attributes:
+        step: optimizer steps taken so far, counted across epochs and ``train`` calls (0 before training).
+        hooks: the :class:`~curteach_teaching.curriculum.hooks.StepHook` list, in call order.
+        observers: the observers, in call order.
+
+    Raises:
+        ValueError: a selection of another size than the index, a generator that is not a ``numpy.random.Generator``,
+            malformed hooks or observers.
+    """
+
+    def __init__(
+        self,
+        step_trainer: StepTrainer,
+        index: DemonstrationIndex,
+        selection: CurriculumSelection,
+        batcher: Batcher,
+        *,
+        rng: np.random.Generator,
+        hooks: Sequence[Any] = (),
+        observers: Sequence[Any] = (),
+        state_format: str = "curteach.Curriculum/1",
+        extra_config: dict | None = None,
+    ):
+        if selection.n_items != index.n_demonstrations:
+            raise ValueError(
+                f"the selection is over {selection.n_items} items, the index over {index.n_demonstrations} "
+                "demonstrations"
+            )
+        if not isinstance(rng, np.random.Generator):
+            raise ValueError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}")
+        for name, value in (("hooks", hooks), ("observers", observers)):
+            if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+                raise ValueError(f"{name} must be a sequence of {name}; got {value!r}")
+        self.step_trainer = step_trainer
+        self.index = index
+        self.selection = selection
+        self.batcher = batcher
+        self.rng = rng
+        self.hooks: list[StepHook] = [as_step_hook(hook) for hook in hooks]
+        self.observers: list[Any] = [check_observer(observer) for observer in observers]
+        self.step = 0
+        self._state_format = state_format
+        self._extra_config = dict(extra_config or {})
+        self._pending: Sequence[BatchInfo] = ()
+        self._done = 0
+
+    # ------------------------------------------------- the selection's state
+    @property
+    def n_demonstrations(self) -> int:
+        """N."""
+        return self.index.n_demonstrations
+
+    @property
+    def variant(self) -> str:
+        """``"Cur"``, ``"Cur-L"``, ``"Cur-T"`` or ``"Agn"``."""
+        return self.selection.variant
+
+    @variant.setter
+    def variant(self, value: str) -> None:
+        self.selection.variant = value
+
+    @property
+    def teacher_difficulty(self) -> np.ndarray | None:
+        """``(N,)`` ``log Psi^E`` per demonstration, or ``None``."""
+        return self.selection.teacher_difficulty
+
+    @teacher_difficulty.setter
+    def teacher_difficulty(self, value: np.ndarray | None) -> None:
+        self.selection.teacher_difficulty = value
+
+    @property
+    def pacing(self) -> PacingSchedule:
+        """The pacing schedule ``(epoch, n_epochs, n_items) -> X_e``."""
+        return self.selection.pacing
+
+    @pacing.setter
+    def pacing(self, value: PacingSchedule) -> None:
+        self.selection.pacing = value
+
+    @property
+    def history(self) -> list[EpochRecord]:
+        """The :class:`~curteach_teaching.selection.EpochRecord` of every epoch trained so far."""
+        return self.selection.history
+
+    @history.setter
+    def history(self, value: list[EpochRecord]) -> None:
+        self.selection.history = value
+
+    # ------------------------------------------------------ scores, selection
+    def learner_difficulty(self) -> np.ndarray:
+        """``(N,)`` ``log Psi^L`` of every demonstration under the trainer's current policy."""
+        return self.step_trainer.learner_difficulty()
+
+    def preferences(self, learner_difficulty: np.ndarray | None) -> np.ndarray | None:
+        """``(N,)`` preference by variant (larger = earlier); ``None`` for Agn."""
+        return self.selection.preference(learner_difficulty)
+
+    def select_epoch(self, epoch: int, n_epochs: int) -> EpochSelection:
+        """The :class:`~curteach_teaching.selection.EpochSelection` of epoch ``epoch`` of ``n_epochs`` (the learner
+        is scored now if the variant reads its difficulty)."""
+        learner = self.learner_difficulty() if self.selection.needs_learner_difficulty else None
+        return self.selection.select(epoch, n_epochs, learner)
+
+    def select(self, epoch: int, n_epochs: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """:meth:`select_epoch` as ``(selected (X_e,), preferences (N,) or None, learner difficulty (N,) or None)``."""
+        chosen = self.select_epoch(epoch, n_epochs)
+        return chosen.selected, chosen.preference, chosen.learner_difficulty
+
+    # ----------------------------------------------------------------- batches
+    def epoch_batches(self, selected: np.ndarray) -> list[np.ndarray]:
+        """The batches of a selection ``(X_e,)``: one ``(b,)`` array of flat transition indices per optimizer step,
+        in training order (the batcher's shuffle draws from :attr:`rng`)."""
+        return self.batcher.plan(self.index, selected, self.rng)
+
+    def time_steps(self, index: np.ndarray) -> np.ndarray:
+        """``(b,)`` the time step of each transition ``index`` in its demonstration (0 for its first action)."""
+        return self.index.time_step[index]
+
+    def plan_epoch(self, epoch: int, n_epochs: int, *, max_steps: int | None = None) -> EpochPlan:
+        """Select and batch epoch ``epoch`` of ``n_epochs`` (scoring the learner and drawing the shuffle now).
+
+        Args:
+            epoch, n_epochs: the position in the pacing schedule (epoch 1-based).
+            max_steps: keep only the batches before the global :attr:`step` reaches it (``None``: all).
+
+        Returns:
+            The :class:`~curteach_teaching.curriculum.observers.EpochPlan`; train it with :meth:`train_plan`.
+        """
+        chosen = self.select_epoch(epoch, n_epochs)
+        groups = self.epoch_batches(chosen.selected)
+        if max_steps is not None:
+            groups = groups[: max(0, max_steps - self.step)]
+        return EpochPlan(epoch, n_epochs, chosen, self._batch_infos(groups, epoch))
+
+    def _batch_infos(self, groups: Sequence[np.ndarray], epoch: int) -> tuple[BatchInfo, ...]:
+        first = self.step
+        return tuple(BatchInfo(epoch, first + i + 1, i, group, self.index) for i, group in enumerate(groups))
+
+    # -------------------------------------------------------------------- train
+    def train_batches(self, groups: Sequence[np.ndarray]) -> tuple[int, int]:
+        """Train one pass over ``groups`` (index arrays from :meth:`epoch_batches`), one optimizer step each, as part
+        of the epoch in progress (``len(history) + 1``); observers and hooks run after each step.
+
+        Returns:
+            ``(transitions trained on, optimizer steps)``.
+        """
+        return self._train(self._batch_infos(groups, len(self.history) + 1))
+
+    def train_plan(self, plan: EpochPlan) -> EpochRecord:
+        """Train a plan of :meth:`plan_epoch` made at the current :attr:`step` and log its epoch.
+
+        Returns:
+            Its :class:`~curteach_teaching.selection.EpochRecord` (also appended to :attr:`history`).
+
+        Raises:
+            ValueError: a plan made at another step.
+        """
+        if plan.batches and plan.batches[0].step != self.step + 1:
+            raise ValueError(f"the plan starts at step {plan.batches[0].step}; the curriculum is at step {self.step}")
+        self._notify("on_epoch_start", plan)
+        n_transitions, n_batches = self._train(plan.batches)
+        record = self.selection.log(plan.selection, n_transitions, n_batches)
+        self._notify("on_epoch_end", record)
+        return record
+
+    def _train(self, batches: Sequence[BatchInfo]) -> tuple[int, int]:
+        if not batches:
+            return 0, 0
+        self._pending, self._done = batches, 0
+        try:
+            self.step_trainer.train_batches([batch.transitions for batch in batches], self._after_step)
+            done = self._done
+        finally:
+            self._pending = ()
+        if done != len(batches):
+            raise RuntimeError(f"the trainer took {done} optimizer steps for {len(batches)} batches")
+        return sum(batch.size for batch in batches), len(batches)
+
+    def _after_step(self) -> None:
+        if self._done >= len(self._pending):
+            raise RuntimeError(f"the trainer took more optimizer steps than the {len(self._pending)} batches given")
+        batch = self._pending[self._done]
+        self._done += 1
+        self.step += 1
+        self._run_hooks(self.step, batch)
+
+    def _notify(self, method: str, value: Any) -> None:
+        for observer in self.observers:
+            callback = getattr(observer, method, None)
+            if callback is not None:
+                callback(value)
+
+    def _run_hooks(self, step: int, batch: BatchInfo | None = None) -> None:
+        due = [h for h in self.hooks if (h.at_start if step == 0 else step % h.every == 0)]
+        watchers = [o.on_batch for o in self.observers if getattr(o, "on_batch", None) is not None]
+        if not due and (batch is None or not watchers):
+            return
+        with self.step_trainer.around_hooks():
+            if batch is not None:
+                for on_batch in watchers:
+                    on_batch(batch)
+            for hook in due:
+                hook.fn(step)
+
+    def add_hook(self, every: int, fn: Callable[[int], Any], *, at_start: bool = False) -> StepHook:
+        """Append a hook ``fn(step)`` run after every ``every``-th optimizer step (and at step 0 if ``at_start``)."""
+        hook = StepHook(every, fn, at_start)
+        self.hooks.append(hook)
+        return hook
+
+    def add_observer(self, observer: Any) -> Any:
+        """Append an observer (:mod:`~curteach_teaching.curriculum.observers`); returns it."""
+        self.observers.append(check_observer(observer))
+        return observer
+
+    def train_epoch(self, epoch: int, n_epochs: int, *, max_steps: int | None = None) -> EpochRecord:
+        """One curriculum epoch (``epoch`` of ``n_epochs`` of the pacing schedule): score, select, batch, train, log.
+
+        Args:
+            epoch, n_epochs: the position in the pacing schedule (epoch 1-based).
+            max_steps: stop once :attr:`step` reaches it (the epoch's later batches are not trained; the record
+                counts what was); ``None``: train the whole epoch.
+
+        Returns:
+            Its :class:`~curteach_teaching.selection.EpochRecord` (also appended to :attr:`history`).
+        """
+        return self.train_plan(self.plan_epoch(epoch, n_epochs, max_steps=max_steps))
+
+    def train(
+        self,
+        n_epochs: int,
+        *,
+        start_epoch: int = 1,
+        max_steps: int | None = None,
+        on_epoch_end: Callable[[EpochRecord], None] | None = None,
+    ) -> list[EpochRecord]:
+        """Run epochs ``e = start_epoch..n_epochs`` of an ``n_epochs``-epoch pacing schedule.
+
+        Hooks with ``at_start`` run with step 0 first if nothing has been trained yet (:attr:`step` is 0).
+
+        Args:
+            n_epochs: E, at least 1.
+            start_epoch: the first epoch to run, in ``[1, E + 1]`` (``E + 1`` runs nothing); to resume a run saved
+                after epoch ``k``, :meth:`load_state_dict` and ``start_epoch = k + 1``.
+            max_steps: stop once the global :attr:`step` reaches it (>= 1), mid-epoch if need be; ``None``: no limit.
+            on_epoch_end: called with each epoch's record, after the observers' ``on_epoch_end``.
+
+        Returns:
+            The records of these epochs (also appended to :attr:`history`).
+        """
+        check_int("n_epochs", n_epochs, 1)
+        check_int("start_epoch", start_epoch, 1, n_epochs + 1)
+        if max_steps is not None:
+            check_int("max_steps", max_steps, 1)
+        if self.step == 0 and start_epoch <= n_epochs:
+            self._run_hooks(0)
+        records = []
+        for epoch in range(start_epoch, n_epochs + 1):
+            if max_steps is not None and self.step >= max_steps:
+                break
+            record = self.train_epoch(epoch, n_epochs, max_steps=max_steps)
+            records.append(record)
+            if on_epoch_end is not None:
+                on_epoch_end(record)
+        return records
+
+    # --------------------------------------------------------------- checkpoints
+    def config(self) -> dict:
+        """What a saved run must share with this one: the number of demonstrations and transitions, the variant,
+        the batcher's configuration and the adapter's settings."""
+        return {
+            "n_demonstrations": self.n_demonstrations,
+            "n_transitions": self.index.n_transitions,
+            "variant": self.variant,
+            **self.batcher.config(),
+            **self._extra_config,
+        }
+
+    def state_dict(self) -> dict:
+        """Everything of the run but the trainer's policy and optimizer (save those with torch), as plain Python
+        values (:func:`~curteach_teaching.curriculum.state.curriculum_state`)."""
+        return curriculum_state(self, self._state_format)
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore :meth:`state_dict` (after the caller has restored the trainer's policy and optimizer;
+        :func:`~curteach_teaching.curriculum.state.load_curriculum_state`).
+
+        Raises:
+            ValueError: not such a state, a state of another configuration (demonstrations, variant, batches, ...),
+                of another generator, or with hook states that the hooks cannot take.
+        """
+        load_curriculum_state(self, state, self._state_format)
+
+    # ------------------------------------------------------------------ logging
+    def selection_matrix(self) -> np.ndarray:
+        """``(epochs so far, N)`` bool: demonstration ``i`` was trained on in epoch ``e`` (for curriculum plots)."""
+        return self.selection.selection_matrix()
+
+    def log_table(self) -> dict:
+        """The per-epoch log as columns: ``{"epoch": (E,), "fraction": (E,), ...}`` (every scalar field)."""
+        return self.selection.log_table()

@@ -1,0 +1,132 @@
+"""Hooks run every N optimizer steps of a curriculum, and the original navigation code's learning-rate schedule.
+
+A hook is called after optimizer step ``s`` (``s = 1, 2, ...``, counted globally across epochs and ``train`` calls)
+when ``s % every == 0``, in the order given, with ``s``: e.g. an evaluation every 100 steps and :class:`StepLRHook`,
+the original's learning-rate schedule (x0.5 every 5,000 steps). A :class:`StepHook` with ``at_start=True`` is also
+called with ``s = 0`` before the first optimizer step (the original evaluates the initial network). A hook with
+``state_dict()`` / ``load_state_dict()`` is saved and restored with the curriculum's state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from curteach_envs._util import check_int, check_positive
+
+__all__ = ["StepHook", "StepLRHook", "as_step_hook"]
+
+
+@dataclass(frozen=True)
+class StepHook:
+    """A callable run every ``every`` optimizer steps of a :class:`~curteach_teaching.curriculum.core.Curriculum`.
+
+    Attributes:
+        every: the period in optimizer steps (>= 1): ``fn(s)`` runs after global step ``s`` when ``s % every == 0``.
+        fn: ``(step: int) -> Any``; its return value is ignored. If it has ``state_dict()`` / ``load_state_dict()``,
+            :meth:`~curteach_teaching.curriculum.core.Curriculum.state_dict` saves its state with
+            the run's.
+        at_start: also run ``fn(0)`` before the first optimizer step of a run (e.g. evaluate the initial network).
+    """
+
+    every: int
+    fn: Callable[[int], Any]
+    at_start: bool = False
+
+    def __post_init__(self) -> None:
+        check_int("a hook's every", self.every, 1)
+        if not callable(self.fn):
+            raise ValueError(f"a hook must be callable (step) -> Any; got {self.fn!r}")
+        if not isinstance(self.at_start, (bool, np.bool_)):
+            raise ValueError(f"a hook's at_start must be a bool; got {self.at_start!r}")
+
+
+def as_step_hook(hook: Any) -> StepHook:
+    """A :class:`StepHook` from a ``StepHook``, an ``(every, fn)`` pair, or a callable with an ``every`` attribute
+    (and optionally ``at_start``), e.g. :class:`StepLRHook`; else ``ValueError``."""
+    if isinstance(hook, StepHook):
+        return hook
+    if isinstance(hook, tuple) and len(hook) == 2:
+        return StepHook(hook[0], hook[1])
+    if callable(hook) and hasattr(hook, "every"):
+        return StepHook(hook.every, hook, bool(getattr(hook, "at_start", False)))
+    raise ValueError(
+        f"a hook must be a StepHook, an (every, callable) pair or a callable with an 'every' attribute; got {hook!r}"
+    )
+
+
+class StepLRHook:
+    """Step decay of an optimizer's learning rate by global optimizer step: after step ``s`` every param group's
+    LR is ``base_lr * gamma ** (s // period)`` (the original navigation code: ``gamma = 0.5`` every 5,000 batches;
+    the paper says 500).
+
+    Use it as a hook of a curriculum (its :attr:`every` is ``period``): ``hooks=[StepLRHook(opt, 5000)]``.
+    The LR is a function of the step, so calling it at other steps too (e.g. every 100, as the original steps its
+    scheduler) changes nothing. It is resumable: :meth:`state_dict` holds the base LRs (the optimizer's LRs when the
+    hook was made), which a resumed run must not take from an optimizer whose LR has already decayed.
+
+    Args:
+        optimizer: a torch optimizer, e.g. ``trainer.optimizer``.
+        period: steps between decays (>= 1).
+        gamma: the factor, finite and > 0 (0.5 halves).
+
+    Attributes:
+        base_lrs: the LR of each param group at step 0.
+        last_step: the step of the last call (0 before any).
+    """
+
+    def __init__(self, optimizer: Any, period: int = 5000, gamma: float = 0.5):
+        self.period = check_int("period", period, 1)
+        check_positive("gamma", gamma)
+        if not hasattr(optimizer, "param_groups"):
+            raise ValueError(f"optimizer must be a torch optimizer (with param_groups); got {optimizer!r}")
+        self.optimizer = optimizer
+        self.gamma = float(gamma)
+        self.base_lrs = [float(group["lr"]) for group in optimizer.param_groups]
+        self.last_step = 0
+
+    @property
+    def every(self) -> int:
+        """The hook period, ``period``."""
+        return self.period
+
+    def lrs_at(self, step: int) -> list[float]:
+        """The LR of each param group after ``step`` optimizer steps."""
+        factor = self.gamma ** (check_int("step", step, 0) // self.period)
+        return [base * factor for base in self.base_lrs]
+
+    def __call__(self, step: int) -> None:
+        """Set the optimizer's LRs for the steps after ``step``."""
+        for group, lr in zip(self.optimizer.param_groups, self.lrs_at(step), strict=True):
+            group["lr"] = lr
+        self.last_step = int(step)
+
+    def state_dict(self) -> dict:
+        """``{"period", "gamma", "base_lrs", "last_step"}`` (plain Python values)."""
+        return {"period": self.period, "gamma": self.gamma, "base_lrs": list(self.base_lrs),
+                "last_step": self.last_step}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore :meth:`state_dict` and set the optimizer's LRs for ``last_step``.
+
+        Raises:
+            ValueError: a state of another period, gamma or number of param groups.
+        """
+        if not isinstance(state, dict) or set(state) != {"period", "gamma", "base_lrs", "last_step"}:
+            raise ValueError(f"not a StepLRHook state: {state!r}")
+        if state["period"] != self.period or state["gamma"] != self.gamma:
+            raise ValueError(
+                f"the saved LR schedule (period {state['period']}, gamma {state['gamma']}) differs from this one "
+                f"(period {self.period}, gamma {self.gamma})"
+            )
+        if len(state["base_lrs"]) != len(self.optimizer.param_groups):
+            raise ValueError(
+                f"the saved LR schedule has {len(state['base_lrs'])} param groups; the optimizer has "
+                f"{len(self.optimizer.param_groups)}"
+            )
+        self.base_lrs = [float(lr) for lr in state["base_lrs"]]
+        self(check_int("last_step", state["last_step"], 0))
+

@@ -1,0 +1,105 @@
+"""The original navigation code's loss as an imitation ``BC`` loss calculator (:class:`StepMeanLoss`).
+
+Per batch of demonstrations ``j`` of lengths ``L_j``::
+
+    Loss = sum_{l = 0}^{max_j L_j - 1}  mean_{j : L_j > l}  -log pi(a_{j,l} | s_{j,l})
+
+(late steps, where few demonstrations are still active, weigh as much as early ones), where imitation's own loss is
+the mean of ``-log pi(a | s)`` over the batch's state-action pairs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from imitation.algorithms.bc import BCTrainingMetrics
+from imitation.data import types
+from imitation.util import util
+
+__all__ = ["StepMeanLoss"]
+
+
+class StepMeanLoss:
+    """imitation BC ``loss_calculator`` of the original navigation code's loss, for one batch of transitions whose
+    time steps (the position of each transition in its demonstration) are known::
+
+        neglogp = sum_l mean_{t : steps[t] = l} -log pi(a_t | s_t)
+
+    For a batch of whole demonstrations this is the sum over time steps of the mean cross-entropy over the
+    demonstrations still active at that step. A time step without transitions adds nothing. The other terms are
+    BC's: ``loss = neglogp - ent_weight * entropy + l2_weight * ||theta||^2 / 2``, with the entropy weighted as
+    ``neglogp`` (``sum_l mean_{t : steps[t] = l} H(pi(. | s_t))``).
+
+    Args:
+        steps: ``(B,)`` int >= 0, the time step of each transition of the batch, in the batch's order.
+        ent_weight, l2_weight: as BC's ``BehaviorCloningLossCalculator``.
+
+    Attributes:
+        calls: how many batches it has computed (:class:`~curteach_teaching.curriculum.bc.BCStepTrainer` installs one
+            per batch and checks it is 1).
+    """
+
+    def __init__(self, steps: np.ndarray, ent_weight: float = 0.0, l2_weight: float = 0.0):
+        steps = np.asarray(steps)
+        if steps.ndim != 1 or steps.size == 0 or not np.issubdtype(steps.dtype, np.integer) or steps.min() < 0:
+            raise ValueError(f"steps must be a non-empty 1-D array of integers >= 0; got {steps!r}")
+        self.steps = steps.astype(np.int64)
+        self.n_steps = int(self.steps.max()) + 1
+        self.ent_weight = float(ent_weight)
+        self.l2_weight = float(l2_weight)
+        self.calls = 0
+        self._tensors: dict = {}
+
+    def _steps_and_counts(self, device: Any) -> tuple[Any, Any]:
+        import torch as th
+
+        key = str(device)
+        if key not in self._tensors:
+            steps = th.as_tensor(self.steps, device=device)
+            counts = th.bincount(steps, minlength=self.n_steps).clamp(min=1)
+            self._tensors[key] = steps, counts
+        return self._tensors[key]
+
+    def _step_mean_sum(self, values: Any, device: Any) -> Any:
+        import torch as th
+
+        steps, counts = self._steps_and_counts(device)
+        per_step = th.zeros(self.n_steps, dtype=values.dtype, device=values.device).index_add(0, steps, values)
+        return (per_step / counts.to(values.dtype)).sum()
+
+    def __call__(self, policy: Any, obs: Any, acts: Any) -> BCTrainingMetrics:
+        """BC's loss-calculator interface: ``(policy, obs (B, ...), acts (B, ...)) -> BCTrainingMetrics``.
+
+        Raises:
+            ValueError: a batch of another length than ``steps``.
+        """
+        import torch as th
+
+        tensor_obs = types.map_maybe_dict(util.safe_to_tensor, types.maybe_unwrap_dictobs(obs))
+        acts = util.safe_to_tensor(acts)
+        if len(acts) != len(self.steps):
+            raise ValueError(
+                f"StepMeanLoss got a batch of {len(acts)} transitions for {len(self.steps)} time steps; a loss "
+                "calculator made for one batch was used on another"
+            )
+        self.calls += 1
+        _, log_prob, entropy = policy.evaluate_actions(tensor_obs, acts)
+        log_prob = log_prob.reshape(-1)
+        neglogp = self._step_mean_sum(-log_prob, log_prob.device)
+        prob_true_act = th.exp(log_prob).mean()
+        entropy = self._step_mean_sum(entropy.reshape(-1), log_prob.device) if entropy is not None else None
+        with th.set_grad_enabled(th.is_grad_enabled() and self.l2_weight != 0):  # BC logs it even at weight 0
+            l2_norm = sum(th.sum(th.square(w)) for w in policy.parameters()) / 2
+        ent_loss = -self.ent_weight * (entropy if entropy is not None else th.zeros(1, device=log_prob.device))
+        l2_loss = self.l2_weight * l2_norm
+        return BCTrainingMetrics(
+            neglogp=neglogp,
+            entropy=entropy,
+            ent_loss=ent_loss,
+            prob_true_act=prob_true_act,
+            l2_norm=l2_norm,
+            l2_loss=l2_loss,
+            loss=neglogp + ent_loss + l2_loss,
+        )
+

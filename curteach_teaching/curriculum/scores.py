@@ -1,0 +1,111 @@
+"""Per-demonstration difficulty scores for the curriculum, from whatever the user has (docs/teaching/curriculum.md).
+
+* the **teacher** difficulty ``log Psi^E(xi_i)``, scored once (:func:`teacher_difficulty`) from per-demonstration
+  scores, a teacher policy or a per-step log-probability callable;
+* the **learner** difficulty ``log Psi^L(xi_i) = -sum_tau log pi^L(a_tau | s_tau)`` under a trainer's current SB3
+  policy (:func:`policy_difficulty`), in batched, no-grad, evaluation-mode passes.
+
+Both work on the flattened transitions of the demonstrations and their
+:class:`~curteach_teaching.curriculum.index.DemonstrationIndex`; they know nothing of the trainer that trains.
+Every per-step log-probability is floored at ``min_log_prob``, so that a probability of 0 gives a finite score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from curteach_teaching.curriculum.index import DemonstrationIndex
+from curteach_teaching.difficulty import MIN_LOG_PROB, demonstration_log_likelihoods, sum_per_demonstration
+
+__all__ = ["TeacherDifficulty", "check_min_log_prob", "policy_difficulty", "teacher_difficulty"]
+
+#: What may give the teacher difficulty: ``(N,)`` scores, an SB3 policy, a callable ``(obs, acts) -> log pi^E``, or
+#: ``None``.
+TeacherDifficulty = None | np.ndarray | Sequence[float] | Any | Callable[[Any, np.ndarray], np.ndarray]
+
+
+def check_min_log_prob(min_log_prob: float) -> float:
+    """``min_log_prob`` as a float if it is a finite number <= 0, else ``ValueError``."""
+    if isinstance(min_log_prob, bool) or not isinstance(min_log_prob, (int, float)) or not (
+        np.isfinite(min_log_prob) and min_log_prob <= 0
+    ):
+        raise ValueError(f"min_log_prob must be a finite number <= 0 (a log-prob floor); got {min_log_prob!r}")
+    return float(min_log_prob)
+
+
+def policy_difficulty(
+    policy: Any,
+    obs: Any,
+    acts: np.ndarray,
+    index: DemonstrationIndex,
+    *,
+    chunk_size: int = 8192,
+    min_log_prob: float = MIN_LOG_PROB,
+) -> np.ndarray:
+    """``(N,)`` ``-sum_tau log pi(a_tau | s_tau)`` of every demonstration under an SB3 ``policy`` (anything with
+    ``evaluate_actions``): no-grad, evaluation-mode passes of ``chunk_size`` transitions (the mode is restored); a NaN
+    step counts as the floor.
+
+    Args:
+        policy: the policy.
+        obs: ``(T, ...)`` the flattened observations; acts: ``(T,)`` the actions.
+        index: their layout (T transitions of N demonstrations).
+        chunk_size, min_log_prob: transitions per pass; the per-step floor.
+    """
+    return -demonstration_log_likelihoods(
+        policy, obs, acts, index.demo_of_transition, index.n_demonstrations, chunk_size=chunk_size,
+        min_log_prob=min_log_prob,
+    )
+
+
+def teacher_difficulty(
+    teacher: TeacherDifficulty,
+    obs: Any,
+    acts: np.ndarray,
+    index: DemonstrationIndex,
+    *,
+    chunk_size: int = 8192,
+    min_log_prob: float = MIN_LOG_PROB,
+) -> np.ndarray:
+    """``(N,)`` ``log Psi^E`` of every demonstration, a new array.
+
+    Args:
+        teacher: a ``(N,)`` array of per-demonstration scores (larger = harder for the teacher), e.g. a task-specific
+            score; an SB3 policy (anything with ``evaluate_actions``): ``-sum_tau log pi^E(a | s)``; or a callable
+            ``(obs (T, ...), acts (T,)) -> (T,)`` returning ``log pi^E(a_tau | s_tau)``, e.g.
+            ``lambda obs, acts: log_pi_E[obs, acts]`` for a tabular teacher.
+        obs, acts, index: as :func:`policy_difficulty`.
+        chunk_size, min_log_prob: as :func:`policy_difficulty` (a NaN from a callable is an error, not the floor).
+
+    Raises:
+        ValueError: scores of another shape or not finite; a callable that returns another shape, NaN or values > 0.
+    """
+    N = index.n_demonstrations
+    if hasattr(teacher, "evaluate_actions"):
+        return policy_difficulty(teacher, obs, acts, index, chunk_size=chunk_size, min_log_prob=min_log_prob)
+    if callable(teacher):
+        per_step = np.asarray(teacher(obs, acts), dtype=np.float64).reshape(-1)
+        if per_step.shape != (len(acts),):
+            raise ValueError(f"the teacher callable must return {len(acts)} log-probabilities; got {per_step.shape}")
+        if np.isnan(per_step).any():
+            raise ValueError("the teacher callable returned NaN log-probabilities")
+        positive = np.flatnonzero(per_step > 1e-9)  # log pi <= 0; a rounding error of a log-softmax is tolerated
+        if positive.size:
+            raise ValueError(
+                f"the teacher callable returned {positive.size} log-probabilities > 0 (first: "
+                f"{float(per_step[positive[0]])!r} at transition {positive[0]}); a log-probability is at most 0"
+            )
+        return -sum_per_demonstration(per_step, index.demo_of_transition, N, min_log_prob)
+    scores = np.asarray(teacher, dtype=np.float64)
+    if scores.shape != (N,):
+        raise ValueError(f"teacher scores must have shape ({N},), one per demonstration; got {scores.shape}")
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if bad.size:
+        raise ValueError(
+            f"teacher scores must be finite; {bad.size} are not "
+            f"(first: {float(scores[bad[0]])!r} for demonstration {bad[0]})"
+        )
+    return scores.copy()
