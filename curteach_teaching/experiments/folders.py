@@ -6,9 +6,12 @@
   a folder. Where ``fcntl`` does not exist (Windows), or the file system refuses locks, there is no lock.
 * **Record.** ``DIR/sweep.json`` names the experiment's settings, the sweep's seed and the curteach version that
   wrote the runs. A sweep whose settings, seed or version differ is refused with a message naming each difference,
-  unless ``overwrite=True`` (``--overwrite``), which deletes the folder's runs and the outputs its last report
-  wrote first. A folder from before this record (run files only) is adopted when every run file is of this
-  sweep's settings and seed, and refused otherwise.
+  unless ``overwrite=True`` (``--overwrite``), which first deletes what the library wrote there, by name
+  (:func:`library_files`: run files and their models, checkpoints, the last report's outputs, ``report.json`` and
+  ``sweep.json``); any other file in the folder, under ``runs/`` and ``checkpoints/`` included, stays (so does a
+  cached navigation dataset). A folder from before this record (run files only) is adopted when every run file is
+  of this sweep's settings and seed, and refused otherwise. A damaged ``sweep.json`` beside intact runs can be
+  deleted: the folder is then adopted again from its (checksummed) run files.
 """
 
 from __future__ import annotations
@@ -17,14 +20,22 @@ import errno
 import importlib.metadata
 import json
 import os
-import shutil
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from curteach_envs._util import atomic_write
 
-__all__ = ["LOCK_NAME", "RECORD_NAME", "check_folder", "folder_lock", "library_version", "remove_stale_outputs"]
+__all__ = [
+    "LOCK_NAME",
+    "RECORD_NAME",
+    "check_folder",
+    "folder_lock",
+    "library_files",
+    "library_version",
+    "remove_stale_outputs",
+]
 
 LOCK_NAME = ".curteach.lock"
 RECORD_NAME = "sweep.json"
@@ -136,13 +147,58 @@ def _foreign_run_files(out_dir: Path, fingerprint: str, seed: int) -> int:
     return foreign
 
 
+#: what a sweep writes under ``runs/<cell>/`` and ``checkpoints/``: run files (their artifacts are the ones each
+#: run file lists), checkpoints (``CELL_run_XXXXX_FINGERPRINT.pt``) and temporary files of interrupted atomic writes
+_RUN_FILE = re.compile(r"run_\d{5}\.json")
+_CHECKPOINT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*_run_\d{5}_[0-9a-f]{16}\.pt")
+_TEMPORARY = re.compile(r"\.(run_\d{5}\.|[A-Za-z0-9][A-Za-z0-9._-]*_run_\d{5}_[0-9a-f]{16}\.pt\.).*\.tmp")
+
+
+def _artifacts_of(run_file: Path) -> list[Path]:
+    try:
+        names = json.loads(run_file.read_text())["data"]["artifacts"]
+        return [run_file.with_suffix("." + name) for name in names if isinstance(name, str) and "/" not in name]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+def library_files(out_dir: Path) -> list[Path]:
+    """The files of ``out_dir`` that a sweep wrote, by name: ``runs/<cell>/run_XXXXX.json`` and the artifacts each
+    lists (``run_XXXXX.model.pt``), ``checkpoints/<cell>_run_XXXXX_<fingerprint>.pt``, temporary files of
+    interrupted writes of those, the outputs the last report listed (``report.json``'s ``files``),
+    ``report.json`` and ``sweep.json``. Nothing else: the user's own files in the folder (also under ``runs/`` and
+    ``checkpoints/``) are never in it."""
+    found = []
+    runs = out_dir / "runs"
+    if runs.is_dir():
+        for cell in sorted(path for path in runs.iterdir() if path.is_dir() and not path.is_symlink()):
+            for path in sorted(cell.iterdir()):
+                if path.is_file() and not path.is_symlink() and _RUN_FILE.fullmatch(path.name):
+                    found += [path, *(artifact for artifact in _artifacts_of(path) if artifact.is_file())]
+                elif path.is_file() and _TEMPORARY.fullmatch(path.name):
+                    found.append(path)
+    checkpoints = out_dir / "checkpoints"
+    if checkpoints.is_dir():
+        found += [path for path in sorted(checkpoints.iterdir()) if path.is_file() and not path.is_symlink()
+                  and (_CHECKPOINT.fullmatch(path.name) or _TEMPORARY.fullmatch(path.name))]
+    found += [out_dir / name for name in _previous_outputs(out_dir) if (out_dir / name).is_file()]
+    found += [out_dir / name for name in ("report.json", RECORD_NAME) if (out_dir / name).is_file()]
+    return found
+
+
 def _clear(out_dir: Path) -> None:
-    """Delete the folder's runs, its checkpoints and the outputs its last report listed (nothing else)."""
-    shutil.rmtree(out_dir / "runs", ignore_errors=True)
-    shutil.rmtree(out_dir / "checkpoints", ignore_errors=True)
-    for name in _previous_outputs(out_dir):
-        (out_dir / name).unlink(missing_ok=True)
-    (out_dir / RECORD_NAME).unlink(missing_ok=True)
+    """Delete :func:`library_files` and the folders they leave empty under ``runs/`` and ``checkpoints/``."""
+    for path in library_files(out_dir):
+        path.unlink(missing_ok=True)
+    for folder in ("runs", "checkpoints"):
+        root = out_dir / folder
+        if not root.is_dir():
+            continue
+        for cell in sorted(root.iterdir()):
+            if cell.is_dir() and not cell.is_symlink() and not any(cell.iterdir()):
+                cell.rmdir()
+        if not any(root.iterdir()):
+            root.rmdir()
 
 
 def check_folder(out_dir: Path, settings: dict, fingerprint: str, seed: int, overwrite: bool = False,
@@ -171,7 +227,9 @@ def check_folder(out_dir: Path, settings: dict, fingerprint: str, seed: int, ove
                 raise ValueError(f"unknown format {record.get('format')!r}")
         except (OSError, ValueError) as error:
             if not overwrite:
-                raise ValueError(f"{record_path} is unreadable ({error}); {hint}") from None
+                raise ValueError(
+                    f"{record_path} is unreadable ({error}); to keep the runs, delete that file (the folder is then "
+                    f"adopted from its checksummed run files), or {hint}") from None
             record = None
         if record is not None:
             differences = _differences({key: record.get(key) for key in current}, current)
