@@ -59,7 +59,10 @@ def test_bad_settings():
         ProbedPolicyView(None, 0, None)
     with pytest.raises(ValueError, match="probes_per_state"):
         ProbedPolicyView(None, 1, 0)
+    tabular = type("Tabular", (), {"action_log_probabilities": lambda self: np.zeros((2, 2))})()
     with pytest.raises(ValueError, match="rng"):
+        ProbedPolicyView(tabular, 1, 5)
+    with pytest.raises(ValueError, match="cannot probe a NoneType"):
         ProbedPolicyView(None, 1, 5)
     assert parse_observability("40:inf") == (40, None)
     assert parse_observability("1:100") == (1, 100)
