@@ -1,6 +1,6 @@
 """The paper's own figure and algorithm numbers in the docs, the README, mkdocs' nav and the CLI help.
 
-In the paper (../shared/paper.tex) the car picture and the table of features and weights are two captions of one
+In the paper (its LaTeX source) the car picture and the table of features and weights are two captions of one
 ``figure*``, so they are Figures 1 and 2; the experiments follow: Fig. 3 MaxEnt-IRL (reward and curriculum, T0 and
 T0-T3), Fig. 4 CrossEnt-BC, Fig. 5 limited observability, Fig. 6 shortest path, Fig. 7 TSP. The appendix's curriculum
 visualisations are named by caption (our copy of the appendix is incomplete, so their numbers are unknown). The
