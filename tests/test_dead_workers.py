@@ -157,3 +157,46 @@ def test_overwrite_removes_only_what_the_library_wrote(tmp_path, capsys):
     assert main([*args[:6], "4", *args[7:], "--overwrite"]) == 0
     assert all(path.read_text() == "the user's own" for path in mine)
     assert sorted(p.name for p in (out / "runs" / "main").glob("run_*.json")) == ["run_00000.json", "run_00001.json"]
+
+
+def _snapshot(root: Path) -> dict:
+    return {str(path.relative_to(root)): path.read_bytes() if path.is_file() else None for path in root.rglob("*")}
+
+
+REFUSED = [
+    ["car-irl", "--steps", "0"],
+    ["car-irl", "--backend", "ray", "--ray-address", "127.0.0.1:1"],
+    ["car-irl-observability", "--smoothing", "-1"],
+    ["car-bc", "--learning-rate", "-1"],
+    ["car-bc", "--workers", "0"],
+    ["car-irl-sensitivity", "--teaching-rates", "-1"],
+    ["car-bc-sensitivity", "--learning-rates", "0.1,x"],
+    ["car-irl-theorem2", "--teaching-rate", "-1"],
+    ["nav", "--scale", "small", "--max-batches", "-5"],
+    ["nav", "--scale", "small", "--max-batches", "0"],
+    ["nav", "--scale", "small", "--lr-period", "0"],
+    ["nav", "--scale", "small", "--dataset", "no-such-file.npz"],
+    ["nav", "--scale", "small", "--curricula", "Cur,Nope"],
+]
+
+
+@pytest.mark.parametrize("args", REFUSED, ids=[" ".join(a) for a in REFUSED])
+@pytest.mark.parametrize("existing", [True, False], ids=["existing-folder", "new-folder"])
+def test_a_refused_command_leaves_the_folder_as_it_was(tmp_path, capsys, args, existing):
+    out = tmp_path / "out"
+    if existing:
+        out.mkdir()
+        (out / "keep.txt").write_text("mine")
+    before = _snapshot(tmp_path)
+    assert main([*args, "--runs", "1", "--no-progress", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "error:" in err
+    assert _snapshot(tmp_path) == before
+
+
+def test_nav_show_refuses_a_missing_model_before_writing(tmp_path, capsys):
+    before = _snapshot(tmp_path)
+    args = ["nav-show", "--model", str(tmp_path / "none.model.pt"), "--task", "tsp", "--out",
+            str(tmp_path / "sub" / "roll.png")]
+    assert main(args) == 2
+    assert "--model" in capsys.readouterr().err and _snapshot(tmp_path) == before

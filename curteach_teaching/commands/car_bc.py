@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 
 from curteach_teaching.commands.sweep_options import (
+    add_car_arguments,
     add_sweep_arguments,
     check_sweep_flags,
-    claim_output_folder,
     named_as_options,
     output_folder,
     run_sweep_command,
+    teacher_names,
 )
 
 # the import-free names module: the experiment module imports torch and imitation, and the parser must not (the CLI
@@ -27,15 +28,12 @@ def add_parser(subparsers) -> None:
         "policy) on fresh random roads. Writes DIR/runs/ (one file per run, resumable), DIR/summary.csv, "
         "DIR/report.json and figures.",
     )
-    parser.add_argument("--init", default="T0", help="pre-training tasks: T0 (default, as the BC original) or T0-T3")
-    parser.add_argument("--steps", type=int, default=400, help="teaching steps per run (default 400)")
+    add_car_arguments(parser, init="T0", steps=400, teachers=BC_TEACHER_NAMES, init_help="(T0 as the BC original) ")
     parser.add_argument("--update", choices=UPDATES, default="batch",
                         help="batch: imitation's BC, one SGD step on the summed log-likelihood of the 100 pairs "
                         "(default, the paper's learner); sequential: the original's 100 per-pair SGD steps")
     parser.add_argument("--learning-rate", type=float, default=0.01, help="SGD step size (default 0.01)")
     parser.add_argument("--pretrain-sweeps", type=int, default=1000, help="pre-training sweeps (default 1000)")
-    parser.add_argument("--teachers", default=",".join(BC_TEACHER_NAMES),
-                        help=f"comma-separated subset of {','.join(BC_TEACHER_NAMES)} (default all)")
     parser.add_argument("--heatmap-teacher", default="Cur",
                         help="teacher whose curriculum heat map is drawn (default Cur)")
     add_sweep_arguments(parser, default_runs=10, default_out="results/car-bc-INIT-UPDATE")
@@ -50,16 +48,12 @@ def run_car_bc(args: argparse.Namespace) -> int:
         raise ValueError(f"--init must be one of {list(INIT_CHOICES)}; got {args.init!r}")
     check_sweep_flags(args)
     out = output_folder(args, f"results/car-bc-{args.init}-{args.update}")
-    with claim_output_folder(args, out):  # before importing torch and imitation (seconds)
-        return _run_car_bc(args, out)
-
-
-def _run_car_bc(args: argparse.Namespace, out) -> int:
+    # every argument is checked (the experiment built) before the folder is claimed
     from curteach_envs.car import parse_init
     from curteach_teaching.experiments.car_bc import CarBCExperiment
     from curteach_teaching.experiments.car_report import CarReport
 
-    teachers = tuple(t.strip() for t in args.teachers.split(",") if t.strip())
+    teachers = teacher_names(args)
     with named_as_options(args):
         experiment = CarBCExperiment(
             init_types=parse_init(args.init),
@@ -75,5 +69,6 @@ def _run_car_bc(args: argparse.Namespace, out) -> int:
             raise ValueError(f"--heatmap-teacher must be one of {list(experiment.teachers)}; got {heatmap!r}")
         heatmap = experiment.teachers[0]
     # the BC original had no assertion that could crash: no "finished" subset, nothing about crashes
-    report = CarReport(experiment, heatmap, title=f"CrossEnt-BC ({args.update}), init {args.init}", crash_flag=False)
+    report = CarReport(experiment, heatmap_teacher=heatmap, title=f"CrossEnt-BC ({args.update}), init {args.init}",
+                       crash_flag=False)
     return run_sweep_command(args, experiment, report, out)

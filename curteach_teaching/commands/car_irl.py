@@ -5,21 +5,21 @@ from __future__ import annotations
 import argparse
 
 from curteach_teaching.commands.sweep_options import (
+    add_car_arguments,
     add_sweep_arguments,
     check_sweep_flags,
     named_as_options,
     output_folder,
     run_sweep_command,
+    teacher_names,
 )
 from curteach_teaching.teachers import TEACHER_NAMES
 
 DEFAULT_OBSERVABILITY = "1:inf,40:inf,1:100,10:100,1:10"
 
 
-def _common(parser: argparse.ArgumentParser, default_out: str) -> None:
-    parser.add_argument("--init", default="T0-T3",
-                        help="pre-training tasks: T0 or T0-T3 (also none, T0-T1, ...); default T0-T3")
-    parser.add_argument("--steps", type=int, default=200, help="teaching steps per run (default 200)")
+def _common(parser: argparse.ArgumentParser, default_out: str, teachers=None) -> None:
+    add_car_arguments(parser, init="T0-T3", steps=200, teachers=teachers, init_help="(also none, T0-T1, ...) ")
     parser.add_argument("--teaching-rate", type=float, default=0.17,
                         help="constant teaching learning rate (default 0.17)")
     parser.add_argument(
@@ -39,9 +39,7 @@ def add_parser(subparsers) -> None:
         description="Seven teachers (Agn, Omn, Scot, Cur, Cur-T, Cur-L, BBox) teach MaxEnt-IRL learners on fresh "
         "random roads. Writes DIR/runs/ (one file per run, resumable), DIR/summary.csv, DIR/report.json and figures.",
     )
-    _common(fig2, "results/car-irl")
-    fig2.add_argument("--teachers", default=",".join(TEACHER_NAMES),
-                      help=f"comma-separated subset of {','.join(TEACHER_NAMES)} (default all)")
+    _common(fig2, "results/car-irl", teachers=TEACHER_NAMES)
     fig2.add_argument("--heatmap-teacher", default=None,
                       help="teacher whose curriculum heat map is drawn (default Cur, else the first teacher)")
     fig2.add_argument("--scot-variant", choices=("original", "bec"), default="original",
@@ -87,17 +85,16 @@ def _sweep(args, experiment, default_out: str, heatmap_teacher, title: str) -> i
     if heatmap_teacher is not None and heatmap_teacher not in experiment.teachers:
         raise ValueError(f"--heatmap-teacher must be one of {list(experiment.teachers)}; got {heatmap_teacher!r}")
     out = output_folder(args, f"{default_out}-{args.init}")
-    return run_sweep_command(args, experiment, CarReport(experiment, heatmap_teacher, title), out)
+    return run_sweep_command(args, experiment, CarReport(experiment, heatmap_teacher=heatmap_teacher, title=title), out)
 
 
 def run_car_irl(args: argparse.Namespace) -> int:
     """Run (or resume) the seven-teacher car-irl sweep and write its report."""
     from curteach_teaching.experiments.car_irl import CarIRLExperiment
 
-    teachers = tuple(t.strip() for t in args.teachers.split(",") if t.strip())
     with named_as_options(args):
         experiment = CarIRLExperiment(
-            teachers=teachers,
+            teachers=teacher_names(args),
             scot_variant=args.scot_variant,
             scot_feature_map=None if args.scot_features == "learner" else args.scot_features,
             **_experiment_kwargs(args),
@@ -118,6 +115,10 @@ def run_observability(args: argparse.Namespace) -> int:
     from curteach_teaching.observability import parse_observability
 
     settings = tuple(parse_observability(item) for item in args.settings.split(",") if item.strip())
+    import math
+
+    if not (math.isfinite(args.smoothing) and args.smoothing >= 0):  # the runs would refuse it, after sweep.json
+        raise ValueError(f"--smoothing must be a finite number >= 0; got {args.smoothing}")
     with named_as_options(args):
         experiment = CarIRLExperiment(observability=settings, smoothing=args.smoothing, **_experiment_kwargs(args))
     return _sweep(args, experiment, "results/car-irl-observability", args.heatmap_teacher,

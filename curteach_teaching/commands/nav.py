@@ -98,6 +98,17 @@ def _dataset_path(args, out: Path, kind: str, split_sizes: str) -> Path:
     return path
 
 
+def _check_dataset_source(args) -> None:
+    """``ValueError`` for a ``--dataset`` that is not a file or a negative ``--dataset-seed`` (nothing is read)."""
+    from curteach_envs._util import check_int
+
+    if args.dataset is not None:
+        if not args.dataset.is_file():
+            raise ValueError(f"--dataset {str(args.dataset)!r} is not a file")
+    else:
+        check_int("--dataset-seed", args.dataset_seed, 0)
+
+
 def _check_dataset(path: Path, kind: str) -> str:
     """The dataset's SHA-256, after checking that it loads and holds ``kind`` tasks."""
     from curteach_envs.navigation.dataset import load_dataset
@@ -126,11 +137,15 @@ def run_nav(args: argparse.Namespace) -> int:
     from curteach_teaching.experiments.nav_data import NAV_TASKS
     from curteach_teaching.experiments.nav_report import NavReport
 
-    check_sweep_flags(args)  # before any dataset is generated
+    check_sweep_flags(args)  # every argument is checked before the folder is claimed or a dataset generated
     kind = NAV_TASKS[args.task]
     split_sizes, default_epochs, default_eval = SCALES[args.scale]
     epochs = default_epochs if args.epochs is None else check_int("--epochs", args.epochs, 1)
     eval_every = default_eval if args.eval_every is None else check_int("--eval-every", args.eval_every, 1)
+    if args.max_batches is not None:
+        check_int("--max-batches", args.max_batches, 1)
+    check_int("--lr-period", args.lr_period, 1)
+    _check_dataset_source(args)
     curricula = tuple(c.strip() for c in args.curricula.split(",") if c.strip())
     unknown = [c for c in curricula if c not in CURRICULA]
     if unknown or not curricula:
@@ -180,6 +195,12 @@ def run_nav_show(args: argparse.Namespace) -> int:
     kind = NAV_TASKS[args.task]
     if args.out.suffix.lower() not in (".png", ".gif"):
         raise ValueError(f"--out must end in .png or .gif; got {str(args.out)!r}")
+    # checked before a dataset is generated or anything written
+    if not args.model.is_file():
+        raise ValueError(f"--model {str(args.model)!r} is not a file (a run's model: DIR/runs/<curriculum>/"
+                         "run_XXXXX.model.pt)")
+    check_int("--index", args.index, 0)
+    _check_dataset_source(args)
     if args.dataset is None:
         args.workers = None
         path = _dataset_path(args, args.out.parent if str(args.out.parent) else Path("."), kind, SCALES[args.scale][0])

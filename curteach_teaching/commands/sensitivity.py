@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 
 from curteach_teaching.commands.sweep_options import (
+    add_car_arguments,
     add_sweep_arguments,
     check_sweep_flags,
-    claim_output_folder,
     named_as_options,
     output_folder,
     run_sweep_command,
+    teacher_names,
 )
 from curteach_teaching.names import BC_TEACHER_NAMES, TEACHER_NAMES
 from curteach_teaching.names import BC_UPDATES as UPDATES
@@ -28,16 +29,13 @@ def add_parser(subparsers) -> None:
         "DIR/runs/<cell>/, DIR/summary.csv (cell, teacher, subset, t, mean, sem, n), DIR/report.json, learning curves "
         "per cell, DIR/final_reward_vs_rate.png and DIR/stability_vs_rate.png.",
     )
-    irl.add_argument("--init", default="T0-T3", help="pre-training tasks: T0 or T0-T3 (default T0-T3)")
+    add_car_arguments(irl, init="T0-T3", steps=200, teachers=TEACHER_NAMES)
     irl.add_argument("--teaching-rates", default=DEFAULT_TEACHING_RATES,
                      help=f"comma-separated teaching rates, one cell each (default {DEFAULT_TEACHING_RATES})")
     irl.add_argument("--projection-radii", default=None,
                      help="comma-separated projection radii, a second axis of cells ('none': no projection; "
                      "default: no projection, one axis)")
-    irl.add_argument("--steps", type=int, default=200, help="teaching steps per run (default 200)")
     irl.add_argument("--reward-model", choices=("quadratic", "linear"), default="quadratic", help="learner reward")
-    irl.add_argument("--teachers", default=",".join(TEACHER_NAMES),
-                     help=f"comma-separated subset of {','.join(TEACHER_NAMES)} (default all)")
     add_sweep_arguments(irl, default_runs=20, default_out="results/car-irl-sensitivity-INIT")
     irl.set_defaults(func=run_car_irl_sensitivity)
 
@@ -48,7 +46,7 @@ def add_parser(subparsers) -> None:
         "it), and lets each teacher teach a linear learner from theta = 0 with exact occupancies at a small "
         "constant rate. The curves are ||theta* - theta_t||; report.json gives the fitted factor per step.",
     )
-    theorem.add_argument("--steps", type=int, default=300, help="teaching steps per run (default 300)")
+    add_car_arguments(theorem, init=None, steps=300)
     theorem.add_argument("--teaching-rate", type=float, default=0.05, help="constant teaching rate (default 0.05)")
     theorem.add_argument("--theta-scale", type=float, default=1.0,
                          help="theta* is this times standard normal draws (default 1)")
@@ -66,20 +64,13 @@ def add_parser(subparsers) -> None:
         description="One cell per learning rate; every cell teaches on the same roads. Same outputs as "
         "car-irl-sensitivity (without the crash share: the BC original could not crash).",
     )
-    bc.add_argument("--init", default="T0", help="pre-training tasks: T0 (default) or T0-T3")
+    add_car_arguments(bc, init="T0", steps=400, teachers=BC_TEACHER_NAMES)
     bc.add_argument("--learning-rates", default=DEFAULT_LEARNING_RATES,
                     help=f"comma-separated SGD step sizes, one cell each (default {DEFAULT_LEARNING_RATES})")
-    bc.add_argument("--steps", type=int, default=400, help="teaching steps per run (default 400)")
     bc.add_argument("--update", choices=UPDATES, default="batch", help="batch (default) or sequential, as car-bc")
     bc.add_argument("--pretrain-sweeps", type=int, default=1000, help="pre-training sweeps (default 1000)")
-    bc.add_argument("--teachers", default=",".join(BC_TEACHER_NAMES),
-                    help=f"comma-separated subset of {','.join(BC_TEACHER_NAMES)} (default all)")
     add_sweep_arguments(bc, default_runs=20, default_out="results/car-bc-sensitivity-INIT-UPDATE")
     bc.set_defaults(func=run_car_bc_sensitivity)
-
-
-def _teachers(text: str) -> tuple:
-    return tuple(t.strip() for t in text.split(",") if t.strip())
 
 
 def _init(args):
@@ -99,8 +90,9 @@ def run_car_irl_sensitivity(args: argparse.Namespace) -> int:
     rates = parse_values(args.teaching_rates, "--teaching-rates")
     radii = None if args.projection_radii is None else parse_values(args.projection_radii, "--projection-radii",
                                                                        allow_none=True)
-    base = CarIRLExperiment(init_types=_init(args), steps=args.steps, teachers=_teachers(args.teachers),
-                            reward_model=args.reward_model)
+    with named_as_options(args):
+        base = CarIRLExperiment(init_types=_init(args), steps=args.steps, teachers=teacher_names(args),
+                                reward_model=args.reward_model)
     experiment = SensitivityExperiment(base, rates, radii)
     out = output_folder(args, f"results/car-irl-sensitivity-{args.init}")
     report = SensitivityReport(experiment, title=f"MaxEnt-IRL, init {args.init}")
@@ -112,16 +104,16 @@ def run_car_bc_sensitivity(args: argparse.Namespace) -> int:
     check_sweep_flags(args)
     init_types = _init(args)
     out = output_folder(args, f"results/car-bc-sensitivity-{args.init}-{args.update}")
-    with claim_output_folder(args, out):  # before importing torch and imitation (seconds)
-        from curteach_teaching.experiments.car_bc import CarBCExperiment
-        from curteach_teaching.experiments.sensitivity import SensitivityExperiment, SensitivityReport, parse_values
+    from curteach_teaching.experiments.car_bc import CarBCExperiment
+    from curteach_teaching.experiments.sensitivity import SensitivityExperiment, SensitivityReport, parse_values
 
-        rates = parse_values(args.learning_rates, "--learning-rates")
-        base = CarBCExperiment(init_types=init_types, steps=args.steps, teachers=_teachers(args.teachers),
+    rates = parse_values(args.learning_rates, "--learning-rates")
+    with named_as_options(args):
+        base = CarBCExperiment(init_types=init_types, steps=args.steps, teachers=teacher_names(args),
                                update=args.update, pretrain_sweeps=args.pretrain_sweeps)
-        experiment = SensitivityExperiment(base, rates)
-        report = SensitivityReport(experiment, title=f"CrossEnt-BC ({args.update}), init {args.init}")
-        return run_sweep_command(args, experiment, report, out)
+    experiment = SensitivityExperiment(base, rates)
+    report = SensitivityReport(experiment, title=f"CrossEnt-BC ({args.update}), init {args.init}")
+    return run_sweep_command(args, experiment, report, out)
 
 
 def run_theorem2(args: argparse.Namespace) -> int:

@@ -1,9 +1,12 @@
 """The flags every sweep command shares, and running a sweep from them.
 
-Every sweep command (``car-irl``, ``car-irl-observability``, ``car-bc``) calls :func:`add_sweep_arguments` on its
-parser, so ``--runs --seed --workers --out --overwrite --no-progress --no-figures --report-only --backend
---ray-address --gpus-per-run`` mean the same everywhere, and :func:`run_sweep_command` to validate them, run (or
-resume) the sweep and write its report.
+Every sweep command calls :func:`add_sweep_arguments` on its parser, so ``--runs --seed --workers --out --overwrite
+--no-progress --no-figures --report-only --backend --ray-address --gpus-per-run`` mean the same everywhere; the car
+commands add their shared ``--init --steps --teachers`` with :func:`add_car_arguments`.
+
+A command first checks *every* argument without writing anything (:func:`check_sweep_flags` builds the backend
+once, reaches the Ray address, checks the output folder; the command builds its experiment), and only then claims
+the folder and runs the sweep with :func:`run_sweep_command`, so a refused command leaves the folder as it was.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = [
+    "add_car_arguments",
     "add_sweep_arguments",
     "check_sweep_flags",
     "claim_output_folder",
@@ -53,12 +57,42 @@ def claim_output_folder(args: argparse.Namespace, out: Path):
 
 def output_folder(args: argparse.Namespace, default: str | Path) -> Path:
     """``--out`` as a path, or ``default`` when it is not given; ``ValueError`` for an empty ``--out`` (which would
-    otherwise mean the current folder)."""
-    if args.out is None:
-        return Path(default)
-    if not str(args.out).strip():
+    otherwise mean the current folder), a path that is a file, or a folder that could not be created or written.
+    Nothing is created here."""
+    import os
+
+    out = Path(default) if args.out is None else Path(args.out)
+    if args.out is not None and not str(args.out).strip():
         raise ValueError("--out must not be empty")
-    return Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {str(out)!r} is not a folder")
+    existing = out
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"cannot create the output folder {out}: {existing} is not a folder")
+    if not getattr(args, "report_only", False) and not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot write into {existing} (permission denied)")
+    return out
+
+
+def add_car_arguments(parser: argparse.ArgumentParser, *, init: str | None, steps: int, teachers=None,
+                      init_help: str = "") -> None:
+    """Add the car commands' shared ``--init`` (unless ``init`` is ``None``), ``--steps`` and ``--teachers`` (when
+    ``teachers``, the names a user may pick from, is given; default all)."""
+    group = parser.add_argument_group("car")
+    if init is not None:
+        group.add_argument("--init", default=init,
+                           help=f"pre-training tasks: T0 or T0-T3 {init_help}(default {init})".replace("  ", " "))
+    group.add_argument("--steps", type=int, default=steps, help=f"teaching steps per run (default {steps})")
+    if teachers is not None:
+        group.add_argument("--teachers", default=",".join(teachers),
+                           help=f"comma-separated subset of {','.join(teachers)} (default all)")
+
+
+def teacher_names(args: argparse.Namespace) -> tuple:
+    """``--teachers`` as a tuple of names (the experiment checks them)."""
+    return tuple(name.strip() for name in args.teachers.split(",") if name.strip())
 
 
 def add_sweep_arguments(parser: argparse.ArgumentParser, default_runs: int, default_out: str) -> None:
@@ -94,16 +128,29 @@ def add_sweep_arguments(parser: argparse.ArgumentParser, default_runs: int, defa
 
 
 def check_sweep_flags(args: argparse.Namespace):
-    """The backend the flags ask for; ``ValueError`` for a bad ``--runs``, ``--seed``, ``--workers``, or Ray flags
-    given without ``--backend ray``."""
+    """The backend the flags ask for, built once and kept in ``args.sweep_backend``; ``ValueError`` for a bad
+    ``--runs``, ``--seed``, ``--workers``, Ray flags given without ``--backend ray``, or a Ray address that does not
+    answer. Writes nothing."""
     from curteach_teaching.experiments.sweep import check_sweep_arguments, make_backend
 
+    if getattr(args, "sweep_backend", None) is not None:
+        return args.sweep_backend
     check_sweep_arguments(args.runs, args.seed, args.workers)
     if args.report_only and args.overwrite:
         raise ValueError("--report-only computes nothing and cannot --overwrite")
     if args.backend != "ray" and (args.ray_address is not None or args.gpus_per_run):
         raise ValueError("--ray-address and --gpus-per-run need --backend ray")
-    return make_backend(args.backend, args.workers, args.ray_address, args.gpus_per_run)
+    backend = make_backend(args.backend, args.workers, args.ray_address, args.gpus_per_run)
+    if args.backend == "ray" and not args.report_only:
+        import os
+
+        from curteach_teaching.experiments.ray_backend import check_ray_address
+
+        address = args.ray_address or os.environ.get("RAY_ADDRESS")
+        if address:
+            check_ray_address(address)
+    args.sweep_backend = backend
+    return backend
 
 
 def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path) -> int:
@@ -120,7 +167,7 @@ def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path) -
     """
     from curteach_teaching.experiments.sweep import run_sweep
 
-    backend = check_sweep_flags(args)
+    backend = check_sweep_flags(args)  # built once: the command checked the flags before anything was written
     # the lock covers the report too: two commands never write one folder's outputs at once
     with claim_output_folder(args, out):
         sweep = run_sweep(experiment, out, args.runs, seed=args.seed, progress=not args.no_progress,
