@@ -314,7 +314,7 @@ class ShortestPathTeachEnv(NavigationEnv):
     """``ShortestPathTeach-v0``: reach the cheaper goal, avoid bombs, mud costs extra.
 
     ## Description
-    A task of the paper's learner-centric experiments (Section 5, Appendix F), built as the authors' code builds
+    A task of the paper's learner-centric experiments (Section 6 and its appendix), built as the authors' code builds
     it: a 6 x 6 grid (row 0 is the top edge) with the agent's start cell and direction (``0 east, 1 south,
     2 west, 3 north``), 1-2 goals, 0-12 muds and 0-12 bombs, all on distinct cells (:class:`ShortestPathTask`).
     On ``reset(seed=...)`` a task is drawn from the dataset's distribution: the goal count G uniform in {1, 2}, the

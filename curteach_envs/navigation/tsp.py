@@ -342,7 +342,7 @@ class TSPTeachEnv(NavigationEnv):
     """``TSPTeach-v0``: visit every goal and return home.
 
     ## Description
-    A task of the paper's learner-centric experiments (Section 5, Appendix F), built as the authors' code builds
+    A task of the paper's learner-centric experiments (Section 6 and its appendix), built as the authors' code builds
     it: a 6 x 6 grid (row 0 is the top edge) with the agent's start (home) cell and direction (``0 east,
     1 south, 2 west, 3 north``), 2-4 goals and optional 0-12 muds (the dataset has none), all on distinct cells
     (:class:`TSPTask`). On ``reset(seed=...)`` a task is drawn from the dataset's distribution: the goal count G
