@@ -44,6 +44,7 @@ from curteach_teaching.learners.bc_car import step_many as _step_many
 from curteach_teaching.learners.divergence import LearnerDiverged
 from curteach_teaching.names import BC_TEACHER_NAMES, MAX_STEPS, ordered_subset
 from curteach_teaching.planning import expected_return, hard_value_iteration
+from curteach_teaching.teach import LessonBook, teach
 from curteach_teaching.teachers import (
     AgnosticTeacher,
     CurriculumTeacher,
@@ -165,28 +166,20 @@ class CarBCExperiment(SingleCellExperiment):
             copy = BCCarLearner(mdp, self.update, self.learning_rate, learner.n_pairs, np.random.default_rng(seed))
             copy.set_theta(learner.theta)
             learners.append(copy)
-        start_index = {int(s): k for k, s in enumerate(starts)}
-        T = self.steps
-        curves = {name: np.empty(T + 1) for name in teachers}
-        picks = {name: np.empty(T, dtype=np.int64) for name in teachers}
-        for name, student in zip(teachers, learners):
-            curves[name][0] = student.expected_reward()
         set_states, set_actions = _sets(pool)
-        names = list(teachers)
+
+        def learn_many(students, lessons) -> list:
+            # the sequential learners of all lanes share one vectorised SGD call
+            taught = np.array([lesson.start_index for lesson in lessons], dtype=np.int64)
+            return _step_many(list(students), set_states[taught], set_actions[taught])
+
         # a learner that diverged keeps its last finite parameters: taught no more (pre-training counts as step 0)
-        diverged = {name: 0 for name in names} if learner.pretraining_diverged else {}
-        for t in range(T):
-            chosen = np.array(
-                [start_index[teacher.select(student, t)] for teacher, student in zip(teachers.values(), learners)]
-            )
-            active = [i for i, name in enumerate(names) if name not in diverged]
-            if active:
-                taught = chosen[active]
-                lost = _step_many([learners[i] for i in active], set_states[taught], set_actions[taught])
-                diverged.update({names[active[j]]: t for j in lost})
-            for (name, student), k in zip(zip(teachers, learners), chosen):
-                curves[name][t + 1] = student.expected_reward()
-                picks[name][t] = starts[k]
+        diverged = {name: 0 for name in teachers} if learner.pretraining_diverged else {}
+        lanes = teach(teachers, dict(zip(teachers, learners)), self.steps, lessons=LessonBook(pool),
+                      evaluate=lambda student: student.expected_reward(), learn_many=learn_many, diverged=diverged)
+        curves = {name: lane.curve for name, lane in lanes.items()}
+        picks = {name: lane.picks for name, lane in lanes.items()}
+        diverged = {name: lane.diverged_at for name, lane in lanes.items() if lane.diverged_at is not None}
         pick_types = {name: mdp.task_of_state[p] for name, p in picks.items()}
         extras = {
             "expert_reward": float(expected_return(mdp, expert.policy)),
@@ -194,7 +187,8 @@ class CarBCExperiment(SingleCellExperiment):
         }
         if learner.pretraining_diverged:
             extras["pretraining_diverged"] = True
-        return car_run_result(index, curves, picks, pick_types, None, extras, diverged)
+        return car_run_result(index=index, curves=curves, picks=picks, pick_types=pick_types, crash_step=None,
+                              extras=extras, diverged=diverged)
 
 
 def _sets(pool: DemonstrationPool) -> tuple[np.ndarray, np.ndarray]:

@@ -39,12 +39,12 @@ from curteach_teaching.difficulty import AGGREGATIONS
 from curteach_teaching.experiments.car_report import car_run_result
 from curteach_teaching.experiments.results import RunResult
 from curteach_teaching.experiments.sweep import SingleCellExperiment
-from curteach_teaching.learners.divergence import LearnerDiverged
 from curteach_teaching.learners.maxent_irl import REWARD_MODELS, MaxEntIRLLearner
 from curteach_teaching.names import MAX_STEPS, ordered_subset
 from curteach_teaching.observability import ProbedPolicyView
 from curteach_teaching.planning import hard_value_iteration
 from curteach_teaching.scot import FEATURE_MAPS
+from curteach_teaching.teach import LessonBook, teach
 from curteach_teaching.teachers import (
     SCOT_VARIANTS,
     TEACHER_NAMES,
@@ -262,7 +262,6 @@ class CarIRLExperiment(SingleCellExperiment):
         """One full run; see the module docstring."""
         setup = self.build_setup(seed_sequence)
         mdp, pool = setup.mdp, setup.pool
-        start_index = setup.learner.tasks.start_index
         if self.observability is None:
             teachers = self.make_teachers(setup)
             learners = {name: setup.learner.copy() for name in teachers}
@@ -281,29 +280,20 @@ class CarIRLExperiment(SingleCellExperiment):
                 if (B, k) == (1, None):
                     crash_teacher = name
 
-        T = self.steps
-        curves = {name: np.empty(T + 1) for name in teachers}
-        picks = {name: np.empty(T, dtype=np.int64) for name in teachers}
-        for name in teachers:
-            curves[name][0] = learners[name].expected_reward
         crash_step = None
-        diverged = {}
-        for t in range(T):
-            for name, teacher in teachers.items():
-                learner, view = learners[name], views[name]
-                if name == crash_teacher and crash_step is None:
-                    if original_would_crash(learner.q_values, pool.states, pool.actions):
-                        crash_step = t
-                if isinstance(view, ProbedPolicyView):
-                    view.at_step(t)
-                state = teacher.select(view, t)
-                if name not in diverged:  # a diverged learner keeps its last finite parameters
-                    try:
-                        learner.update(setup.expert_occupancy_per_start[start_index[state]], state)
-                    except LearnerDiverged:
-                        diverged[name] = t
-                curves[name][t + 1] = learner.expected_reward
-                picks[name][t] = state
+
+        def check_crash(name: str, t: int, learner) -> None:
+            nonlocal crash_step
+            if name == crash_teacher and crash_step is None:
+                if original_would_crash(learner.q_values, pool.states, pool.actions):
+                    crash_step = t
+
+        lanes = teach(teachers, learners, self.steps, views=views, before_select=check_crash,
+                      lessons=LessonBook(pool, setup.expert_occupancy_per_start),
+                      evaluate=lambda learner: learner.expected_reward)
+        curves = {name: lane.curve for name, lane in lanes.items()}
+        picks = {name: lane.picks for name, lane in lanes.items()}
+        diverged = {name: lane.diverged_at for name, lane in lanes.items() if lane.diverged_at is not None}
         pick_types = {name: mdp.task_of_state[p] for name, p in picks.items()}
         extras = {
             "expert_reward": float(
@@ -319,7 +309,8 @@ class CarIRLExperiment(SingleCellExperiment):
             if scot.result is not None:
                 extras["scot_bec_size"] = len(scot.result.bec)
                 extras["scot_uncovered"] = int(scot.result.uncovered.sum())
-        return car_run_result(index, curves, picks, pick_types, crash_step, extras, diverged)
+        return car_run_result(index=index, curves=curves, picks=picks, pick_types=pick_types, crash_step=crash_step,
+                              extras=extras, diverged=diverged)
 
 
 def build_setup(experiment: CarIRLExperiment, seed: int = 0, index: int = 0) -> CarIRLSetup:

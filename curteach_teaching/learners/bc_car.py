@@ -134,6 +134,15 @@ class BCCarLearner:
         self._log_policy = None
         self._check_finite(before)
 
+    def learn(self, lesson) -> None:
+        """The :class:`~curteach_teaching.teach.Learner` update: one step on the lesson's demonstration set (its
+        ``(n, L)`` pairs as one set, in order).
+
+        Raises:
+            LearnerDiverged: as :meth:`train_sets`.
+        """
+        self.train_sets(np.asarray(lesson.states).reshape(1, -1), np.asarray(lesson.actions).reshape(1, -1))
+
     def _diverged_message(self) -> str:
         return (f"a {self.update_rule} step of rate {self.learning_rate:g} made the BC learner's parameters or policy "
                 "non-finite; the learner keeps its previous parameters")

@@ -341,6 +341,19 @@ class MaxEntIRLLearner:
                                   "non-finite; the learner keeps its previous parameters")
         return g
 
+    def learn(self, lesson) -> None:
+        """The :class:`~curteach_teaching.teach.Learner` update: one :meth:`update` on the lesson's exact teacher
+        occupancy from its start.
+
+        Raises:
+            ValueError: the lesson carries no occupancy (MaxEnt-IRL matches occupancy measures).
+            LearnerDiverged: as :meth:`update`.
+        """
+        if lesson.occupancy is None:
+            raise ValueError("the MaxEnt-IRL learner learns from the teacher's occupancy measure; this lesson has none "
+                             "(build the LessonBook with occupancy_per_start)")
+        self.update(lesson.occupancy, lesson.start_state)
+
     def fit(self, expert_occupancy: np.ndarray, start, n_steps: int, initial_rate: float = 0.5) -> MaxEntIRLLearner:
         """``n_steps`` updates on one target with ``eta_i = initial_rate / sqrt(i + 1)`` (pre-training, theta*)."""
         check_int("n_steps", n_steps, 0)
