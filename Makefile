@@ -17,9 +17,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The car at the paper's teaching rate 0.17 and at 0.1 on the same 4 roads, then the reading of the two
 demo: install
 	$(VENV)/bin/curteach demo --out $(DEMO_OUT)
 	$(VENV)/bin/curteach car-irl --init T0-T3 --runs 4 --workers 2 --out $(DEMO_OUT)/car-irl
+	$(VENV)/bin/curteach car-irl --init T0-T3 --runs 4 --workers 2 --teaching-rate 0.1 --out $(DEMO_OUT)/car-irl-eta0.1
+	$(VENV)/bin/curteach demo-reading $(DEMO_OUT)/car-irl $(DEMO_OUT)/car-irl-eta0.1
 
 test: install
 	$(VENV)/bin/ruff check .

@@ -42,7 +42,7 @@ class EmptyRuns(SingleCellExperiment):
         return {"experiment": "benchmark-empty-runs"}
 
     def run(self, index: int, seed_sequence) -> RunResult:
-        return RunResult(index, 0, {"x": np.random.default_rng(seed_sequence).normal(size=3)})
+        return RunResult(index=index, seed=0, curves={"x": np.random.default_rng(seed_sequence).normal(size=3)})
 
 
 def _timed_sweep(experiment, runs: int, backend) -> tuple[float, list]:

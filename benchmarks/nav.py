@@ -102,7 +102,8 @@ def main() -> None:
     os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(args.threads)
     import torch
 
-    from curteach_envs.datasets import generate_dataset, save_dataset
+    from curteach_envs.navigation.dataset import save_dataset
+    from curteach_envs.navigation.generate import generate_dataset
     from curteach_teaching.evaluation import evaluate_split
     from curteach_teaching.experiments.backends import run_seed_sequence
     from curteach_teaching.experiments.nav import NavExperiment, _NavRun

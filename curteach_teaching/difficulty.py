@@ -284,7 +284,7 @@ def learner_difficulty_scores(
 
 
 # ======================================================================================================================
-# Navigation teacher difficulty (moved here from curteach_envs.nav_difficulty; see docs/environments/navigation.md).
+# Navigation teacher difficulty (see docs/environments/navigation.md).
 #
 # The teacher (task-specific) difficulty of a navigation demonstration, as the original code and the paper's Appendix
 # ("Teacher's Difficulty Score") define it:

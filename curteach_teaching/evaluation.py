@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from curteach_envs._util import CPU_PIECE_ROWS, row_pieces
-from curteach_envs.grid import HORIZON, N_CELLS, N_POSES, NEXT_POSE, SIZE
+from curteach_envs.navigation.grid import HORIZON, N_CELLS, N_POSES, NEXT_POSE, SIZE
 
 __all__ = [
     "KINDS",
@@ -135,8 +135,8 @@ class TaskBatch:
     @classmethod
     def from_tasks(cls, tasks: Sequence[Any]) -> TaskBatch:
         """A batch from ``ShortestPathTask`` or ``TSPTask`` objects (all of one kind), one row each."""
-        from curteach_envs.shortest_path import ShortestPathTask
-        from curteach_envs.tsp import TSPTask
+        from curteach_envs.navigation.shortest_path import ShortestPathTask
+        from curteach_envs.navigation.tsp import TSPTask
 
         tasks = list(tasks)
         if not tasks:
@@ -170,7 +170,7 @@ class TaskBatch:
         """A batch from a ``NavigationSplit`` (vectorised over its stored columns).
 
         Args:
-            split: the split (``curteach_envs.datasets.NavigationSplit``).
+            split: the split (``curteach_envs.navigation.dataset.NavigationSplit``).
             per: ``"task"`` (one row per task, ``T`` rows) or ``"demonstration"`` (one row per datapoint, ``N``
                 rows: row ``i`` is the task of demonstration ``i``).
         """

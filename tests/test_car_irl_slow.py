@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from curteach_teaching.experiments.car_irl import CarIRLExperiment
-from curteach_teaching.experiments.car_report import finished, summarize
+from curteach_teaching.experiments.car_report import summarize
+from curteach_teaching.experiments.car_result import finished
 from curteach_teaching.experiments.sweep import run_sweep
 
 

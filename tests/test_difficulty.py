@@ -265,20 +265,12 @@ def test_theorem1_monotonicity():
     assert slope == pytest.approx(1.0, abs=1e-3)
 
 
-def test_public_names_resolve_and_the_old_navigation_module_is_a_deprecated_shim():
-    import importlib
-    import sys
-
+def test_public_names_resolve():
     import curteach_teaching
     from curteach_teaching import difficulty
 
     for name in curteach_teaching.__all__:
         assert getattr(curteach_teaching, name) is not None, name
-    sys.modules.pop("curteach_envs.nav_difficulty", None)
-    with pytest.warns(DeprecationWarning, match="moved to curteach_teaching.difficulty"):
-        nav_difficulty = importlib.import_module("curteach_envs.nav_difficulty")
-    for name in nav_difficulty.__all__:
-        assert getattr(nav_difficulty, name) is getattr(difficulty, name), name
     for name in ("shortest_path_teacher_difficulty", "tsp_teacher_difficulty", "teacher_log_difficulty"):
         assert getattr(curteach_teaching, name) is getattr(difficulty, name)
 

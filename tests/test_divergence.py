@@ -10,7 +10,8 @@ from curteach_teaching.cli import main
 from curteach_teaching.demonstrations import sample_demonstrations
 from curteach_teaching.experiments.car_bc import CarBCExperiment
 from curteach_teaching.experiments.car_irl import CarIRLExperiment
-from curteach_teaching.experiments.car_report import diverged_share, diverged_steps
+from curteach_teaching.experiments.car_report import diverged_share
+from curteach_teaching.experiments.car_result import diverged_steps
 from curteach_teaching.experiments.sweep import run_seed_sequence
 from curteach_teaching.learners import MaxEntIRLLearner
 from curteach_teaching.learners.bc_car import BCCarLearner, step_many

@@ -94,67 +94,6 @@ def test_registration_through_the_entry_point_alone():
 
 # ------------------------------------------------------------------------------------------- package layout and docs
 
-#: Old module -> (new home, names). Every name that was public there, or imported from there, still resolves to the
-#: very same object.
-OLD_IMPORT_PATHS = {
-    "curteach_envs.grid": {
-        "curteach_envs.navigation.grid": (
-            "SIZE", "N_CELLS", "N_DIRECTIONS", "N_POSES", "N_ACTIONS", "HORIZON", "MOVE", "TURN_LEFT", "TURN_RIGHT",
-            "ACTION_NAMES", "DIRECTION_NAMES", "STEP", "NEXT_POSE", "ARRIVAL_TERMINAL", "agent_planes",
-            "check_cell_list", "GridTask",
-        ),
-        "curteach_envs.navigation.search": (
-            "SearchResult", "dijkstra", "solve_table", "optimal_action_mask", "count_optimal_sequences",
-            "optimal_sequences", "sequences_in_mask", "optimal_return", "forbid_exits", "FORBIDDEN_EXIT_REWARD",
-        ),
-        "curteach_envs.navigation.env": ("table_to_tabular", "NavigationEnv"),
-        "curteach_envs._util": ("check_int",),
-    },
-    "curteach_envs.shortest_path": {
-        "curteach_envs.navigation.shortest_path": (
-            "ShortestPathTask", "ShortestPathSolution", "ShortestPathTeachEnv", "SP_MAX_GOALS", "SP_MAX_MUDS",
-            "SP_MAX_BOMBS", "SP_MAX_DEMOS_PER_TASK", "SP_CHANNEL_NAMES", "GOAL_REWARD", "TOO_EASY_REWARD",
-            "MIN_GOAL_GAP", "solve_shortest_path", "shortest_path_rejection", "sample_shortest_path_task",
-            "shortest_path_optimal_sequences", "count_shortest_path_sequences",
-        ),
-        "curteach_envs.navigation.search": ("optimal_return",),
-    },
-    "curteach_envs.tsp": {
-        "curteach_envs.navigation.tsp": (
-            "TSPTask", "TSPSolution", "TSPTeachEnv", "TSP_MIN_GOALS", "TSP_MAX_GOALS", "TSP_MAX_MUDS",
-            "TSP_CHANNEL_NAMES", "TOUR_REWARD", "LEAVE_GRID_REWARD", "solve_tsp", "greedy_tour", "exact_tour",
-            "sample_tsp_task",
-        ),
-        "curteach_envs.navigation.search": ("optimal_return",),
-    },
-    "curteach_envs.datasets": {
-        "curteach_envs.navigation.dataset": (
-            "FORMAT", "VERSION", "KINDS", "SPLITS", "COLUMNS", "NavigationSplit", "NavigationDataset",
-            "save_dataset", "load_dataset", "split_statistics",
-        ),
-        "curteach_envs.navigation.generate": ("SPLIT_SIZES", "TSP_CHUNK", "generate_dataset"),
-        "curteach_envs.navigation.env": ("replay",),
-    },
-    "curteach_envs.nav_render": {"curteach_envs.navigation.render": ("nav_ansi", "nav_rgb", "NAV_LEGEND")},
-    "curteach_envs.validation": {"curteach_envs._util": ("check_int",)},
-    "curteach_envs.files": {"curteach_envs._util": ("atomic_write",)},
-}
-
-
-@pytest.mark.parametrize("old", sorted(OLD_IMPORT_PATHS))
-def test_old_import_paths_resolve_to_the_same_objects(old):
-    import importlib
-
-    module = importlib.import_module(old)
-    homes = OLD_IMPORT_PATHS[old]
-    listed = {name for names in homes.values() for name in names}
-    assert set(module.__all__) <= listed, set(module.__all__) - listed
-    for home, names in homes.items():
-        new = importlib.import_module(home)
-        for name in names:
-            assert getattr(module, name) is getattr(new, name), (old, name)
-
-
 def test_navigation_package_exports_resolve():
     import curteach_envs.navigation as navigation
 
@@ -167,8 +106,8 @@ def test_navigation_package_exports_resolve():
 
 
 def test_importing_the_environments_does_not_import_the_teaching_stack():
-    """``curteach_envs`` and every submodule (but the deprecated ``nav_difficulty`` shim) need gymnasium, NumPy and
-    SciPy only: no torch, imitation, Stable-Baselines3 or teaching layer."""
+    """``curteach_envs`` and every submodule need gymnasium, NumPy and SciPy only: no torch, imitation,
+    Stable-Baselines3 or teaching layer."""
     import subprocess
     import sys
 
@@ -176,7 +115,6 @@ def test_importing_the_environments_does_not_import_the_teaching_stack():
 import importlib, pkgutil, sys
 import curteach_envs
 names = sorted(m.name for m in pkgutil.walk_packages(curteach_envs.__path__, "curteach_envs."))
-names = [n for n in names if n != "curteach_envs.nav_difficulty"]
 for name in names:
     importlib.import_module(name)
 assert "curteach_envs.navigation.generate" in names and "curteach_envs._util" in names, names
@@ -185,7 +123,7 @@ heavy = sorted(m for m in sys.modules if m.split(".")[0] in stack)
 print(len(names), heavy)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert int(out[0]) >= 14 and out[1:] == ["[]"], out
+    assert int(out[0]) >= 13 and out[1:] == ["[]"], out
 
 
 GYMNASIUM_SECTIONS = (

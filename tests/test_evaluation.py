@@ -8,7 +8,7 @@ import pytest
 import torch as th
 
 import curteach_envs  # noqa: F401  (registers the environments)
-from curteach_envs.datasets import generate_dataset
+from curteach_envs.navigation.generate import generate_dataset
 from curteach_teaching.evaluation import TaskBatch, batch_observations, evaluate_split, rollout
 from curteach_teaching.learners.networks import NavigationCNN, NavigationCNNPolicy
 

@@ -1,5 +1,4 @@
-"""The atomic writer shared by dataset and result files (``curteach_envs._util``; ``curteach_envs.files`` is its old
-import path)."""
+"""The atomic writer shared by dataset and result files (``curteach_envs._util``)."""
 
 import os
 import stat
@@ -37,8 +36,3 @@ def test_failure_keeps_the_old_file_and_bad_arguments_raise(tmp_path):
         atomic_write(path, lambda f: None, newline="bad")
     assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["x.txt"]
 
-
-def test_old_import_paths_of_the_helpers():
-    from curteach_envs import _util, files, validation
-
-    assert files.atomic_write is _util.atomic_write and validation.check_int is _util.check_int

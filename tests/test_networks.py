@@ -311,7 +311,7 @@ def test_bad_seeds_raise():
 
 @pytest.fixture(scope="module")
 def shortest_path_trajectories():
-    from curteach_envs.datasets import generate_dataset
+    from curteach_envs.navigation.generate import generate_dataset
     from curteach_teaching.demonstrations import navigation_trajectories
 
     dataset = generate_dataset("shortest_path", {"val": 1}, seed=0, workers=1, progress=False)

@@ -71,7 +71,7 @@ class DyingOnce:
         if index == 1 and not marker.exists():
             marker.write_text("died")
             os._exit(1)
-        return RunResult(index, 0, {"x": np.random.default_rng(seed_sequence).normal(size=3)})
+        return RunResult(index=index, seed=0, curves={"x": np.random.default_rng(seed_sequence).normal(size=3)})
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class Raising(DyingOnce):
     def run_cell(self, cell, index, seed_sequence):
         if index == 2:
             raise ValueError("run two is broken")
-        return RunResult(index, 0, {"x": np.random.default_rng(seed_sequence).normal(size=3)})
+        return RunResult(index=index, seed=0, curves={"x": np.random.default_rng(seed_sequence).normal(size=3)})
 
 
 def _assert_same(a, b):

@@ -2,21 +2,20 @@
 
 import csv
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
 
-from curteach_teaching.experiments import car_report
 from curteach_teaching.experiments import results as results_module
 from curteach_teaching.experiments import sweep as sweep_module
 from curteach_teaching.experiments.backends import ProcessBackend, SerialBackend
 from curteach_teaching.experiments.car_irl import CarIRLExperiment
 from curteach_teaching.experiments.car_report import CarReport, flagged_fraction, summarize
+from curteach_teaching.experiments.car_result import car_run_result
 from curteach_teaching.experiments.reports import Report, read_summary
 from curteach_teaching.experiments.results import RunResult, load_run, run_path, save_run
-from curteach_teaching.experiments.runner import run_sweep, write_outputs
-from curteach_teaching.experiments.sweep import make_backend
+from curteach_teaching.experiments.sweep import make_backend, run_sweep
 
 SMALL = dict(steps=4, target_steps=10, pretrain_steps=10, teachers=("Agn", "Cur", "Scot"))
 
@@ -160,7 +159,7 @@ def test_corrupt_and_stale_files_are_recomputed(tmp_path, capsys):
 
 
 def test_a_file_of_another_cell_or_index_is_not_used(tmp_path):
-    result = RunResult(3, 0, {"A": np.zeros(3)}, cell="base")
+    result = RunResult(index=3, seed=0, curves={"A": np.zeros(3)}, cell="base")
     save_run(run_path(tmp_path, 3, "base"), result, "f")
     assert load_run(run_path(tmp_path, 3, "base"), "f", 3, "base")[1] == ""
     assert "not run 3 of 'plus'" in load_run(run_path(tmp_path, 3, "base"), "f", 3, "plus")[1]
@@ -185,7 +184,7 @@ def test_bad_cell_names_are_rejected(tmp_path):
 
 
 def test_atomic_write_leaves_no_partial_file(tmp_path, monkeypatch):
-    result = RunResult(0, 0, {"A": np.zeros(3)}, {"picks": {"A": np.zeros(2, int)}})
+    result = RunResult(index=0, seed=0, curves={"A": np.zeros(3)}, records={"picks": {"A": np.zeros(2, int)}})
     path = run_path(tmp_path, 0)
 
     def broken_dump(obj, stream):
@@ -208,7 +207,7 @@ def _fake(index, values, crash=None):
     values = np.asarray(values, float)
     steps = values.shape[0] - 1
     zeros = {"X": np.zeros(steps, int)}
-    return car_report.car_run_result(index, {"X": values}, zeros, zeros, crash, {})
+    return car_run_result(index=index, curves={"X": values}, picks=zeros, pick_types=zeros, crash_step=crash, extras={})
 
 
 def test_car_summary_subsets_and_sem():
@@ -220,14 +219,12 @@ def test_car_summary_subsets_and_sem():
     assert final["finished"]["mean"] == pytest.approx(2.0) and final["finished"]["n"] == 2
     assert final["finished"]["sem"] == pytest.approx(1.0)
     assert flagged_fraction(runs) == pytest.approx(1 / 3)
-    # the old import path still gives the car's table
-    assert results_module.summarize(runs, ["X"]) == rows
 
 
-def test_write_outputs(tmp_path, capsys):
+def test_car_report_writes_the_outputs(tmp_path, capsys):
     experiment = CarIRLExperiment(**SMALL)
     sweep = run_sweep(experiment, tmp_path, 2, seed=0, workers=1, progress=False)
-    report = write_outputs(experiment, sweep, tmp_path, heatmap_teacher="Cur")
+    report = CarReport(experiment, heatmap_teacher="Cur").write(sweep, tmp_path)
     with open(tmp_path / "summary.csv") as stream:
         header = next(csv.reader(stream))
     assert header == ["teacher", "subset", "t", "mean", "sem", "n"]
@@ -282,8 +279,7 @@ class WithModel(ShiftExperiment):
 
     def run_cell(self, cell, index, seed_sequence):
         result = super().run_cell(cell, index, seed_sequence)
-        result.artifacts["model.bin"] = result.curves["x"].tobytes()
-        return result
+        return replace(result, artifacts={"model.bin": result.curves["x"].tobytes()})
 
 
 def test_artifacts_are_written_by_the_driver_and_checked_on_resume(tmp_path, capsys):
@@ -299,7 +295,8 @@ def test_artifacts_are_written_by_the_driver_and_checked_on_resume(tmp_path, cap
     assert "missing" in third.invalid[("base", 0)] and "checksum" in third.invalid[("plus", 1)]
     assert path.read_bytes() == sweep.cells["plus"][1].curves["x"].tobytes()
     with pytest.raises(ValueError, match="artifact names"):
-        save_run(tmp_path / "x.json", RunResult(0, 0, {"a": np.zeros(1)}, artifacts={"../up": b""}), "f")
+        save_run(tmp_path / "x.json", RunResult(index=0, seed=0, curves={"a": np.zeros(1)}, artifacts={"../up": b""}),
+                 "f")
 
 
 def test_report_only_uses_the_saved_runs(tmp_path, capsys):

@@ -20,7 +20,7 @@ def test_steps_to_gap_by_hand():
 
 def test_gap_table_counts_runs_that_never_get_there():
     def run(values):
-        return RunResult(0, 0, {"A": np.array(values)}, extras={"expert_reward": 10.0})
+        return RunResult(index=0, seed=0, curves={"A": np.array(values)}, extras={"expert_reward": 10.0})
 
     results = [run([0, 5, 8, 9.5]), run([0, 1, 2, 3, 4, 5, 6, 7, 8, 9.2]), run([0, 0, 0])]
     rows = {row["fraction"]: row for row in gap_table(results, ["A"])}

@@ -1,4 +1,8 @@
-"""``curteach demo``: build a road, plan the expert, print its value per task type, save a picture of the road."""
+"""``curteach demo``: build a road, plan the expert, print its value per task type, save a picture of the road.
+
+``curteach demo-reading``: the reading of ``make demo``'s two car-irl sweeps, the paper's teaching rate against a
+smaller one on the same roads (:mod:`curteach_teaching.experiments.car_reading`).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,19 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--layout-seed", type=int, default=0, help="seed of the road layout")
     parser.add_argument("--gamma", type=float, default=0.99, help="discount")
     parser.set_defaults(func=run)
+
+    reading = subparsers.add_parser(
+        "demo-reading", help="read two car-irl sweeps: the paper's teaching rate against a smaller one",
+        description="Read two finished curteach car-irl folders with the same seed (the same roads), the first at "
+        "the paper's --teaching-rate 0.17, the second at a smaller one; print in a few lines who leads over all "
+        "runs at each rate and what the original code would have reported (it crashes in some runs at 0.17), and "
+        "draw it (make demo runs this after its two car-irl sweeps).",
+    )
+    reading.add_argument("paper", type=Path, help="the car-irl folder at the paper's rate (e.g. results/demo/car-irl)")
+    reading.add_argument("smaller", type=Path, help="the car-irl folder of the same runs at a smaller rate")
+    reading.add_argument("--out", type=Path, default=None,
+                         help="the figure (default: car_irl_reading.png in the first folder's parent)")
+    reading.set_defaults(func=run_reading)
 
 
 def expert_value_per_type(env) -> np.ndarray:
@@ -43,4 +60,15 @@ def run(args: argparse.Namespace) -> int:
                      title=f"CarTeach-v0 road (layout_seed={args.layout_seed}): columns T0..T7, rows instances; "
                      "each task starts at its bottom row")
     print(f"wrote {path}")
+    return 0
+
+
+def run_reading(args: argparse.Namespace) -> int:
+    """Print the reading of two car-irl sweeps and draw it."""
+    from curteach_teaching.experiments.car_reading import car_reading, load_sweep_finals, plot_car_reading
+
+    paper, smaller = load_sweep_finals(args.paper), load_sweep_finals(args.smaller)
+    print("\n".join(car_reading(paper, smaller)))
+    out = args.out if args.out is not None else args.paper.parent / "car_irl_reading.png"
+    print(f"wrote {plot_car_reading(paper, smaller, out)}")
     return 0

@@ -2,7 +2,8 @@
 
 ``sweep`` drives cells x runs and writes every file; ``backends`` compute the units (serial, process pool);
 ``results`` holds the run-file format; ``reports`` writes ``summary.csv``, ``report.json`` and figures; one module
-per experiment (``car_irl``, ``car_bc``, with ``car_report`` for what they share).
+per experiment (``car_irl``, ``car_bc``, with ``car_result`` for the layout of a car run and ``car_report`` for its
+report).
 """
 
 from curteach_teaching.experiments.backends import Backend, ProcessBackend, SerialBackend
@@ -10,7 +11,6 @@ from curteach_teaching.experiments.car_irl import CarIRLExperiment, original_wou
 from curteach_teaching.experiments.car_report import CarReport, summarize
 from curteach_teaching.experiments.reports import Report, read_summary
 from curteach_teaching.experiments.results import RunResult, load_run, save_run
-from curteach_teaching.experiments.runner import write_outputs
 from curteach_teaching.experiments.sweep import (
     BACKENDS,
     SingleCellExperiment,
@@ -40,5 +40,4 @@ __all__ = [
     "run_sweep",
     "save_run",
     "summarize",
-    "write_outputs",
 ]

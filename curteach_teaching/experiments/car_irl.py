@@ -36,7 +36,7 @@ from curteach_envs._util import check_int, check_positive
 from curteach_envs.car import INIT_CHOICES, N_TASK_TYPES, car_tabular, parse_init, sample_road
 from curteach_teaching.demonstrations import sample_demonstrations
 from curteach_teaching.difficulty import AGGREGATIONS
-from curteach_teaching.experiments.car_report import car_run_result
+from curteach_teaching.experiments.car_result import car_run_result
 from curteach_teaching.experiments.results import RunResult
 from curteach_teaching.experiments.sweep import SingleCellExperiment
 from curteach_teaching.learners.maxent_irl import REWARD_MODELS, MaxEntIRLLearner

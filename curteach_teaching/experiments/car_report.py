@@ -1,70 +1,37 @@
-"""What the car experiments (``car-irl``, ``car-irl-observability``, ``car-bc``) keep per run and report.
+"""What the car experiments (``car-irl``, ``car-irl-observability``, ``car-bc``) report over their runs.
 
-A car run is a :class:`~curteach_teaching.experiments.results.RunResult` of the cell ``"main"`` with
-
-* ``curves[teacher]``: ``(T + 1,)`` expected reward after ``0..T`` teaching steps;
-* ``records["picks"][teacher]``, ``records["pick_types"][teacher]``: ``(T,)`` the start state picked at each step
-  and its task type;
-* ``extras["crash_step"]``: the step at which the original code would have stopped (``None``: it would finish), and
-  the experiment's scalar extras (the expert's reward, ...);
-* ``extras["diverged"]`` (only when some learner diverged): teacher -> the step at which its learner diverged; it
-  keeps its last finite parameters from then on (:mod:`curteach_teaching.learners.divergence`).
-
-The runs the original would have finished form the subset ``"finished"``; :class:`CarReport` reports both subsets,
-the flagged fraction, learning curves and curriculum heat maps.
+The layout of one car run is :mod:`curteach_teaching.experiments.car_result`. The runs the original would have
+finished form the subset ``"finished"``; :class:`CarReport` reports both subsets, the flagged fraction, the steps to
+fractions of the initial gap, learning curves and curriculum heat maps.
 """
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from curteach_envs._util import atomic_write
+from curteach_teaching.experiments.car_result import crash_step, diverged_steps, finished
 from curteach_teaching.experiments.reports import Report
 from curteach_teaching.experiments.reports import summarize as _summarize_rows
 from curteach_teaching.experiments.results import RunResult
 
 __all__ = [
+    "GAP_FRACTIONS",
     "SUBSETS",
     "CarReport",
-    "car_run_result",
-    "crash_step",
     "diverged_share",
-    "diverged_steps",
     "gap_table",
     "steps_to_gap",
     "write_gap_table",
-    "finished",
     "flagged_fraction",
     "summarize",
 ]
 
 SUBSETS = ("all", "finished")
-
-
-def car_run_result(
-    index: int,
-    curves: dict,
-    picks: dict,
-    pick_types: dict,
-    crash_step: int | None,
-    extras: dict,
-    diverged: dict | None = None,
-) -> RunResult:
-    """A car run's result (see the module docstring for the layout); ``diverged``: teacher -> the step at which its
-    learner diverged (only teachers whose learner did)."""
-    extras = {**extras, "crash_step": None if crash_step is None else int(crash_step)}
-    if diverged:  # absent when nothing diverged, so such runs keep the layout they always had
-        extras["diverged"] = {name: int(t) for name, t in diverged.items()}
-    return RunResult(
-        index=index,
-        seed=0,
-        curves=curves,
-        records={"picks": picks, "pick_types": pick_types},
-        extras=extras,
-    )
-
 
 #: fractions of the initial gap |V^E - V^L_0| at which the steps to reach it are reported
 GAP_FRACTIONS = (0.5, 0.2, 0.1)
@@ -109,10 +76,6 @@ def gap_table(results: Sequence[RunResult], teachers: Sequence[str], fractions: 
 def write_gap_table(rows: Sequence[dict], path: Path) -> None:
     """Write :func:`gap_table` rows (with a leading ``cell`` key where present) as CSV, atomically; a median of
     ``None`` is written as ``never``."""
-    import csv
-
-    from curteach_envs._util import atomic_write
-
     fields = (["cell"] if rows and "cell" in rows[0] else []) + ["teacher", "fraction", "n", "reached", "median_steps"]
 
     def write(stream) -> None:
@@ -124,26 +87,11 @@ def write_gap_table(rows: Sequence[dict], path: Path) -> None:
     atomic_write(path, write, newline="")
 
 
-def diverged_steps(result: RunResult) -> dict:
-    """Teacher -> the step at which its learner diverged, for the teachers whose learner did (empty for most runs)."""
-    return dict(result.extras.get("diverged") or {})
-
-
 def diverged_share(results: Sequence[RunResult], teachers: Sequence[str]) -> dict:
     """Teacher -> the fraction of ``results`` in which its learner diverged (NaN for no runs)."""
     if not results:
         return {name: float("nan") for name in teachers}
     return {name: sum(name in diverged_steps(r) for r in results) / len(results) for name in teachers}
-
-
-def crash_step(result: RunResult) -> int | None:
-    """The step at which the original code would have stopped, or ``None``."""
-    return result.extras.get("crash_step")
-
-
-def finished(result: RunResult) -> bool:
-    """Whether the original code would have completed this run."""
-    return crash_step(result) is None
 
 
 def flagged_fraction(results: Sequence[RunResult]) -> float:
@@ -155,7 +103,7 @@ def flagged_fraction(results: Sequence[RunResult]) -> float:
 
 def summarize(results: Sequence[RunResult], teachers: Sequence[str]) -> list:
     """The car's tidy table: rows ``teacher, subset, t, mean, sem, n`` for the subsets ``all`` and ``finished``."""
-    return _summarize_rows(results, teachers, {"all": None, "finished": finished})
+    return _summarize_rows(results, teachers, subsets={"all": None, "finished": finished})
 
 
 class CarReport(Report):
@@ -176,9 +124,9 @@ class CarReport(Report):
     metric_name = "expected reward"
 
     def __init__(self, experiment, heatmap_teacher: str | None = None, title: str = "", crash_flag: bool = True):
-        super().__init__(experiment, curves=experiment.teachers, title=title)
+        super().__init__(experiment, curves=experiment.teacher_names, title=title)
         self.crash_flag = crash_flag
-        teachers = list(experiment.teachers)
+        teachers = list(experiment.teacher_names)
         self.heatmap_teacher = heatmap_teacher or teachers[0]
         if self.heatmap_teacher not in teachers:
             raise ValueError(f"heat-map teacher must be one of {teachers}; got {self.heatmap_teacher!r}")
@@ -197,7 +145,7 @@ class CarReport(Report):
         diverged = {r.index: diverged_steps(r) for r in results if diverged_steps(r)}
         data = {
             "diverged_runs": {str(k): v for k, v in sorted(diverged.items())},
-            "diverged_share": diverged_share(results, list(self.experiment.teachers)),
+            "diverged_share": diverged_share(results, list(self.experiment.teacher_names)),
         }
         sizes = [r.extras["scot_batch_size"] for r in results if "scot_batch_size" in r.extras]
         if sizes:
@@ -214,7 +162,7 @@ class CarReport(Report):
     def tables(self, sweep, rows: list, out_dir: Path, report: dict) -> list:
         """``steps_to_gap.csv``: per teacher and fraction of the initial gap, the runs that reached it and the
         median steps (all runs; see :func:`gap_table`)."""
-        table = gap_table(sweep.results, list(self.experiment.teachers))
+        table = gap_table(sweep.results, list(self.experiment.teacher_names))
         report["steps_to_gap"] = table
         write_gap_table(table, out_dir / "steps_to_gap.csv")
         return ["steps_to_gap.csv"]
@@ -222,7 +170,7 @@ class CarReport(Report):
     def figures(self, sweep, rows: list, out_dir: Path, extras: dict) -> list:
         """Learning curves per subset, the heat-map teacher's curriculum per subset, and the share of runs that
         reached each fraction of the initial gap by step t."""
-        from curteach_teaching.plots import plot_curriculum_heatmap
+        from curteach_teaching.plots import plot_curriculum_heatmap, plot_steps_to_gap
 
         names = super().figures(sweep, rows, out_dir, extras)
         chosen = self.heatmap_teacher
@@ -238,10 +186,8 @@ class CarReport(Report):
                 f"({len(subset_runs)} {self.subset_label(subset)})",
             )
             names.append(name)
-        from curteach_teaching.plots import plot_steps_to_gap
-
         curves = {name: [steps_to_gap(r.curves[name], r.extras["expert_reward"]) for r in results]
-                  for name in self.experiment.teachers}
+                  for name in self.experiment.teacher_names}
         names.append(plot_steps_to_gap(curves, GAP_FRACTIONS, len(next(iter(results)).curves[chosen]) - 1,
                                        out_dir / "steps_to_gap.png", title=self.title).name)
         return names

@@ -65,6 +65,7 @@ def mean_sem(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def summarize(
     results: Sequence[RunResult],
     curves: Sequence[str],
+    *,
     subsets: Mapping[str, SubsetRule] | None = None,
     label: str = "teacher",
     cell: str | None = None,
@@ -96,7 +97,7 @@ def summarize(
     return rows
 
 
-def write_summary(rows: Sequence[dict], path: Path, label: str = "teacher") -> None:
+def write_summary(rows: Sequence[dict], path: Path, *, label: str = "teacher") -> None:
     """Write the summary table as CSV (columns ``[cell,] LABEL, subset, t, mean, sem, n``), atomically.
 
     Floats are written with ``repr``, so they read back exactly.
@@ -143,7 +144,7 @@ class Report:
     #: extras left out of ``report.json``'s ``extras_mean``
     extras_not_averaged: tuple = ()
 
-    def __init__(self, experiment, curves: Sequence[str] | None = None, title: str = ""):
+    def __init__(self, experiment, *, curves: Sequence[str] | None = None, title: str = ""):
         self.experiment = experiment
         self._curves = None if curves is None else list(curves)
         self.title = title
@@ -216,12 +217,13 @@ class Report:
         multi = len(sweep.cells) > 1
         rows = []
         for cell, results in sweep.cells.items():
-            rows += summarize(results, self.curve_names(sweep), self.subsets(), self.label, cell if multi else None)
+            rows += summarize(results, self.curve_names(sweep), subsets=self.subsets(), label=self.label,
+                              cell=cell if multi else None)
         return rows
 
     def write_summary(self, rows: list, path: Path) -> None:
         """Write ``summary.csv`` (default: :func:`write_summary` with :attr:`label`)."""
-        write_summary(rows, path, self.label)
+        write_summary(rows, path, label=self.label)
 
     def final(self, rows: list, sweep) -> dict:
         """``report.json``'s ``final``: per subset (and per cell with several cells) and curve, the last row's
@@ -252,7 +254,7 @@ class Report:
                 extras[key] = float(np.mean(values))
         return extras
 
-    def write(self, sweep, out_dir: Path, figures: bool = True, command: Sequence[str] | None = None) -> dict:
+    def write(self, sweep, out_dir: Path, *, figures: bool = True, command: Sequence[str] | None = None) -> dict:
         """Write ``summary.csv``, ``report.json`` and the figures into ``out_dir``; print the summary.
 
         ``report.json`` is strict JSON (a NaN, e.g. the SEM of a single run, is ``null``) and records the settings,

@@ -10,8 +10,8 @@ fails its checksum, has inconsistent shapes, or was written for other settings i
 why and the sweep recomputes the run. Files are written atomically (a temporary file in the same folder, then
 ``os.replace``), so an interrupted write never leaves a half file under the final name.
 
-The summary table and the reports moved to :mod:`curteach_teaching.experiments.reports`; the old names
-(``summarize``, ``write_summary``, ``read_summary``, ``flagged_fraction``, ``SUBSETS``) still import from here.
+This module knows nothing of any experiment: the summary table and the reports are in
+:mod:`curteach_teaching.experiments.reports`, the car's run layout in :mod:`curteach_teaching.experiments.car_result`.
 """
 
 from __future__ import annotations
@@ -82,9 +82,10 @@ def _array(values) -> np.ndarray:
     return array
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class RunResult:
-    """One run of one cell of an experiment.
+    """One run of one cell of an experiment, built once (frozen, keywords only); :func:`dataclasses.replace` makes a
+    changed copy. Its dicts are the run's data: nothing changes them after the result is built.
 
     Attributes:
         index: the run index (0-based); run ``i`` of every cell draws from ``SeedSequence([seed, i])``.
@@ -122,8 +123,9 @@ class RunResult:
         }
 
     @classmethod
-    def from_data(cls, data: dict) -> RunResult:
-        """Inverse of :meth:`to_data`; raises ``ValueError`` on inconsistent shapes."""
+    def from_data(cls, data: dict, artifacts: dict | None = None) -> RunResult:
+        """Inverse of :meth:`to_data` (the artifacts' bytes, checked against their digests by the caller, come
+        separately); raises ``ValueError`` on inconsistent shapes."""
         curves = {k: _array(v).astype(np.float64) for k, v in data["curves"].items()}
         records = {}
         for name, per_curve in data["records"].items():
@@ -138,6 +140,7 @@ class RunResult:
             records=records,
             extras=dict(data.get("extras", {})),
             cell=check_cell_name(data["cell"]),
+            artifacts={} if artifacts is None else dict(artifacts),
         )
 
 
@@ -190,7 +193,7 @@ def load_run(
             return None, "checksum mismatch (corrupt file)"
         if document["fingerprint"] != settings_fingerprint:
             return None, "written for other settings"
-        result = RunResult.from_data(data)
+        artifacts = {}
         for name, digest in data.get("artifacts", {}).items():
             check_artifact(name, b"")
             if not artifact_path(path, name).exists():
@@ -198,23 +201,11 @@ def load_run(
             blob = artifact_path(path, name).read_bytes()
             if hashlib.sha256(blob).hexdigest() != digest:
                 return None, f"artifact {name!r} does not match its checksum (corrupt file)"
-            result.artifacts[name] = blob
+            artifacts[name] = blob
+        result = RunResult.from_data(data, artifacts)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         return None, f"unreadable ({type(error).__name__}: {error})"
     if result.index != index or result.cell != cell:
         return None, f"holds run {result.index} of cell {result.cell!r}, not run {index} of {cell!r}"
     return result, ""
 
-
-_MOVED_TO_REPORTS = {"summarize", "write_summary", "read_summary", "flagged_fraction", "SUBSETS"}
-
-
-def __getattr__(name: str):
-    # The summary table moved to reports.py; reports imports this module, so the old names resolve lazily.
-    if name in _MOVED_TO_REPORTS:
-        if name in ("summarize", "flagged_fraction", "SUBSETS"):
-            from curteach_teaching.experiments import car_report as module
-        else:
-            from curteach_teaching.experiments import reports as module
-        return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_teaching.experiments.car_report import diverged_share, finished, flagged_fraction
+from curteach_teaching.experiments.car_report import diverged_share, flagged_fraction, gap_table, write_gap_table
+from curteach_teaching.experiments.car_result import finished
 from curteach_teaching.experiments.reports import Report
 from curteach_teaching.experiments.results import RunResult
 
@@ -150,9 +151,7 @@ class SensitivityExperiment:
         """Run ``index`` of the wrapped experiment with ``cell``'s setting."""
         if cell not in self.cells:
             raise ValueError(f"cell must be one of {list(self.cells)}; got {cell!r}")
-        result = self.experiment_for(*self.setting_of(cell)).run(index, seed_sequence)
-        result.cell = cell
-        return result
+        return replace(self.experiment_for(*self.setting_of(cell)).run(index, seed_sequence), cell=cell)
 
 
 class SensitivityReport(Report):
@@ -199,8 +198,6 @@ class SensitivityReport(Report):
     def tables(self, sweep, rows: list, out_dir: Path, report: dict) -> list:
         """``steps_to_gap.csv``: per cell, teacher and fraction of the initial gap, the runs that reached it and the
         median steps (all runs; see :func:`~curteach_teaching.experiments.car_report.gap_table`)."""
-        from curteach_teaching.experiments.car_report import gap_table, write_gap_table
-
         table = [{"cell": cell, **row} for cell, results in sweep.cells.items()
                  for row in gap_table(results, list(self.experiment.teachers))]
         report["steps_to_gap"] = table
