@@ -23,10 +23,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch as th
-from stable_baselines3.common.distributions import CategoricalDistribution
-from stable_baselines3.common.policies import ActorCriticPolicy
 
 from curteach_envs.tabular import TabularMDP
+from curteach_teaching.learners.logits_policy import LogitsPolicy
 
 __all__ = [
     "QuadraticSoftmaxPolicy",
@@ -170,8 +169,9 @@ def _constant_schedule(_: float) -> float:
     return 0.0
 
 
-class QuadraticSoftmaxPolicy(ActorCriticPolicy):
-    """The quadratic softmax policy over expected next-state features, as an SB3 ``ActorCriticPolicy``.
+class QuadraticSoftmaxPolicy(LogitsPolicy):
+    """The quadratic softmax policy over expected next-state features, as an SB3 policy
+    (:class:`~curteach_teaching.learners.logits_policy.LogitsPolicy`).
 
     ``log pi(a | s) = log_softmax_a(theta[:d] . psi(s, a) + (theta[d:] . psi(s, a))^2)``; the one parameter is
     ``theta`` (``(2d,)``, initialised to ``theta_init``). Observations are state indices (``Discrete(S)``); one-hot
@@ -216,20 +216,13 @@ class QuadraticSoftmaxPolicy(ActorCriticPolicy):
             raise ValueError(f"dtype must be torch.float32 or torch.float64; got {dtype}")
         if not np.isfinite(theta_init):
             raise ValueError(f"theta_init must be finite; got {theta_init!r}")
-        super().__init__(
-            observation_space,
-            action_space,
-            lr_schedule,
-            net_arch=[],
-            ortho_init=False,
-            optimizer_class=optimizer_class,
-            optimizer_kwargs=optimizer_kwargs or {},
-        )
+        super().__init__(observation_space, action_space, lr_schedule, optimizer_class=optimizer_class,
+                         optimizer_kwargs=optimizer_kwargs)
         self.theta_init = float(theta_init)
         self.dtype = dtype
         self.theta = th.nn.Parameter(th.full((2 * d,), self.theta_init, dtype=dtype))
         self.register_buffer("psi", th.as_tensor(features, dtype=dtype))
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+        self.make_optimizer(lr_schedule)
 
     @classmethod
     def from_mdp(cls, mdp: TabularMDP, **kwargs: Any) -> QuadraticSoftmaxPolicy:
@@ -241,20 +234,13 @@ class QuadraticSoftmaxPolicy(ActorCriticPolicy):
             **kwargs,
         )
 
-    # SB3 calls _build from its constructor; theta, psi and the optimizer are made after it, in __init__.
-    def _build(self, lr_schedule: Callable[[float], float]) -> None:
-        pass
-
     def _get_constructor_parameters(self) -> dict[str, Any]:
         return dict(
-            observation_space=self.observation_space,
-            action_space=self.action_space,
+            super()._get_constructor_parameters(),
             lr_schedule=_constant_schedule,
             action_features=self.psi.detach().cpu().numpy(),
             theta_init=self.theta_init,
             dtype=self.dtype,
-            optimizer_class=self.optimizer_class,
-            optimizer_kwargs=self.optimizer_kwargs,
         )
 
     @property
@@ -273,45 +259,23 @@ class QuadraticSoftmaxPolicy(ActorCriticPolicy):
             raise ValueError(f"observations must be state indices in [0, {S - 1}]")
         return states
 
+    def n_observations(self, obs: Any) -> int:
+        """N, the observed states."""
+        return int(self._states(obs).shape[0])
+
     def scores(self, obs: th.Tensor) -> th.Tensor:
         """``(N, A)`` scores ``H_theta(s, a)`` of the observed states (differentiable in ``theta``)."""
         psi = self.psi[self._states(obs)]  # (N, A, d)
         d = self.n_features
         return psi @ self.theta[:d] + (psi @ self.theta[d:]) ** 2
 
-    def log_policy(self, obs: th.Tensor) -> th.Tensor:
-        """``(N, A)`` log-probabilities (max-subtracted log-softmax; never overflows)."""
-        return th.log_softmax(self.scores(obs), dim=-1)
+    def action_logits(self, obs: Any) -> th.Tensor:
+        """``(N, A)`` the scores ``H_theta(s, a)`` (the logits of the softmax)."""
+        return self.scores(obs)
 
-    def get_distribution(self, obs: th.Tensor) -> CategoricalDistribution:
-        """The categorical distribution ``pi(. | s)`` of each observed state."""
-        return self.action_dist.proba_distribution(action_logits=self.log_policy(obs))
-
-    def forward(self, obs: th.Tensor, deterministic: bool = False) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
-        """``(actions (N,), values (N, 1) zeros, log pi(actions | s) (N,))``; sampled from torch's global RNG."""
-        distribution = self.get_distribution(obs)
-        actions = distribution.get_actions(deterministic=deterministic)
-        values = th.zeros((actions.shape[0], 1), dtype=self.dtype, device=self.psi.device)
-        return actions, values, distribution.log_prob(actions)
-
-    def evaluate_actions(self, obs: th.Tensor, actions: th.Tensor) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
-        """``(values (N, 1) zeros, log pi(a | s) (N,), entropy (N,))``; what imitation's BC loss reads."""
-        log_policy = self.log_policy(obs)
-        actions = th.as_tensor(actions, device=log_policy.device).reshape(-1).long()
-        A = log_policy.shape[1]
-        if actions.numel() and (int(actions.min()) < 0 or int(actions.max()) >= A):
-            raise ValueError(f"actions must lie in [0, {A - 1}]")
-        log_prob = log_policy.gather(1, actions[:, None])[:, 0]
-        entropy = -(log_policy.exp() * log_policy).sum(dim=1)
-        values = th.zeros((log_prob.shape[0], 1), dtype=log_prob.dtype, device=log_prob.device)
-        return values, log_prob, entropy
-
-    def _predict(self, observation: th.Tensor, deterministic: bool = False) -> th.Tensor:
-        return self.get_distribution(observation).get_actions(deterministic=deterministic)
-
-    def predict_values(self, obs: th.Tensor) -> th.Tensor:
-        """``(N, 1)`` zeros: the policy has no value function."""
-        return th.zeros((self._states(obs).shape[0], 1), dtype=self.dtype, device=self.psi.device)
+    def distribution_logits(self, obs: Any) -> th.Tensor:
+        """``(N, A)`` the log-probabilities: the distribution is built from the normalised scores."""
+        return self.log_policy(obs)
 
     def theta_numpy(self) -> np.ndarray:
         """``(2d,)`` float64 copy of ``theta``."""

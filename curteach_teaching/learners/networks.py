@@ -34,10 +34,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch as th
-from stable_baselines3.common.distributions import CategoricalDistribution
-from stable_baselines3.common.policies import ActorCriticPolicy
 from torch import nn
 from torch.nn import functional as F
+
+from curteach_teaching.learners.logits_policy import LogitsPolicy
 
 __all__ = [
     "N_PARAMETERS",
@@ -263,8 +263,9 @@ def _constant_learning_rate(_: float) -> float:
     return DEFAULT_LEARNING_RATE
 
 
-class NavigationCNNPolicy(ActorCriticPolicy):
-    """:class:`NavigationCNN` as an SB3 ``ActorCriticPolicy``, the ``policy`` of ``imitation.algorithms.bc.BC``.
+class NavigationCNNPolicy(LogitsPolicy):
+    """:class:`NavigationCNN` as an SB3 policy (:class:`~curteach_teaching.learners.logits_policy.LogitsPolicy`),
+    the ``policy`` of ``imitation.algorithms.bc.BC``.
 
     ``pi(. | s) = softmax(logits(s))`` (a ``Categorical`` over the 3 actions). ``evaluate_actions(obs, actions)``
     returns ``(values, log pi(a | s), entropy)``, which is what BC's loss reads. There is no value function: the
@@ -305,18 +306,11 @@ class NavigationCNNPolicy(ActorCriticPolicy):
                              f"got {observation_space}")
         if not isinstance(action_space, gym.spaces.Discrete) or action_space.n != N_ACTIONS:
             raise ValueError(f"action_space must be Discrete({N_ACTIONS}); got {action_space}")
-        super().__init__(
-            observation_space,
-            action_space,
-            lr_schedule,
-            net_arch=[],
-            ortho_init=False,
-            optimizer_class=optimizer_class,
-            optimizer_kwargs=optimizer_kwargs or {},
-        )
+        super().__init__(observation_space, action_space, lr_schedule, optimizer_class=optimizer_class,
+                         optimizer_kwargs=optimizer_kwargs)
         self.dropout_p = float(dropout)
         self.net = NavigationCNN(observation_space.shape[0], dropout=dropout, seed=seed)
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+        self.make_optimizer(lr_schedule)
         if device is not None:
             self.to(device)
 
@@ -326,21 +320,18 @@ class NavigationCNNPolicy(ActorCriticPolicy):
         observation_space, action_space = navigation_spaces()
         return cls(observation_space, action_space, **kwargs)
 
-    # SB3 calls _build from its constructor; the network and optimizer are made after it, in __init__.
-    def _build(self, lr_schedule: Callable[[float], float]) -> None:
-        pass
-
     def _get_constructor_parameters(self) -> dict[str, Any]:
         # The weights come from the saved state_dict; seed=0 only avoids spending OS entropy on a load.
-        return dict(
-            observation_space=self.observation_space,
-            action_space=self.action_space,
-            lr_schedule=_constant_learning_rate,
-            seed=0,
-            dropout=self.dropout_p,
-            optimizer_class=self.optimizer_class,
-            optimizer_kwargs=self.optimizer_kwargs,
-        )
+        return dict(super()._get_constructor_parameters(), lr_schedule=_constant_learning_rate, seed=0,
+                    dropout=self.dropout_p)
+
+    def get_rng_state(self) -> dict[str, th.Tensor]:
+        """The dropout masks' generator states (:meth:`GeneratorDropout.get_rng_state`), for checkpoints."""
+        return self.net.dropout.get_rng_state()
+
+    def set_rng_state(self, state: dict[str, th.Tensor]) -> None:
+        """Restore :meth:`get_rng_state`."""
+        self.net.dropout.set_rng_state(state)
 
     def _obs(self, obs: Any) -> th.Tensor:
         """``(B, 7, 6, 6)`` float32 tensor on the policy's device from an array/tensor (one ``(7, 6, 6)`` too)."""
@@ -349,46 +340,15 @@ class NavigationCNNPolicy(ActorCriticPolicy):
             x = x.unsqueeze(0)
         return x
 
+    def n_observations(self, obs: Any) -> int:
+        """B, the observations in ``obs``."""
+        return int(self._obs(obs).shape[0])
+
     def action_logits(self, obs: Any) -> th.Tensor:
         """``(B, 3)`` logits of ``(B, 7, 6, 6)`` observations (differentiable; dropout as the mode says)."""
         return self.net(self._obs(obs))
-
-    def log_policy(self, obs: Any) -> th.Tensor:
-        """``(B, 3)`` ``log pi(. | s)`` (log-softmax of the logits)."""
-        return th.log_softmax(self.action_logits(obs), dim=-1)
-
-    def get_distribution(self, obs: th.Tensor) -> CategoricalDistribution:
-        """The ``Categorical`` over actions, from the logits."""
-        return self.action_dist.proba_distribution(action_logits=self.action_logits(obs))
-
-    def forward(self, obs: th.Tensor, deterministic: bool = False) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
-        """``(actions (B,), values (B, 1) zeros, log pi(actions) (B,))``."""
-        distribution = self.get_distribution(obs)
-        actions = distribution.get_actions(deterministic=deterministic)
-        log_prob = distribution.log_prob(actions)
-        return actions, th.zeros((actions.shape[0], 1), device=log_prob.device, dtype=log_prob.dtype), log_prob
-
-    def evaluate_actions(self, obs: th.Tensor, actions: th.Tensor) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
-        """``(values (B, 1) zeros, log pi(a | s) (B,), entropy (B,))``; what imitation's BC loss reads.
-
-        Raises:
-            ValueError: actions outside ``{0, 1, 2}`` or not one per observation.
-        """
-        log_policy = self.log_policy(obs)
-        actions = th.as_tensor(actions, device=log_policy.device).reshape(-1).long()
-        if actions.shape[0] != log_policy.shape[0]:
-            raise ValueError(f"need one action per observation; got {actions.shape[0]} for {log_policy.shape[0]}")
-        if actions.numel() and (int(actions.min()) < 0 or int(actions.max()) >= N_ACTIONS):
-            raise ValueError(f"actions must lie in [0, {N_ACTIONS - 1}]")
-        log_prob = log_policy.gather(1, actions[:, None])[:, 0]
-        entropy = -(log_policy.exp() * log_policy).sum(dim=1)
-        return th.zeros((log_prob.shape[0], 1), dtype=log_prob.dtype, device=log_prob.device), log_prob, entropy
 
     def _predict(self, observation: th.Tensor, deterministic: bool = False) -> th.Tensor:
         if deterministic:
             return self.action_logits(observation).argmax(dim=-1)
         return self.get_distribution(observation).get_actions(deterministic=False)
-
-    def predict_values(self, obs: th.Tensor) -> th.Tensor:
-        """Zeros ``(B, 1)``: this policy has no value function."""
-        return th.zeros((self._obs(obs).shape[0], 1), device=self.device)
