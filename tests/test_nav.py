@@ -11,15 +11,18 @@ import torch as th
 from curteach_envs.navigation.dataset import save_dataset
 from curteach_envs.navigation.generate import generate_dataset
 from curteach_teaching.cli import main
+from curteach_teaching.curriculum import CurriculumObserver
 from curteach_teaching.evaluation import evaluate_split
-from curteach_teaching.experiments import nav as nav_module
 from curteach_teaching.experiments.backends import run_seed_sequence
 from curteach_teaching.experiments.nav import NavExperiment
 from curteach_teaching.experiments.nav_data import demonstration_features, file_digest, prepare
+from curteach_teaching.experiments.nav_parts import BestModel
 from curteach_teaching.experiments.nav_report import NavReport
+from curteach_teaching.experiments.nav_run import NavRun
 from curteach_teaching.experiments.nav_show import load_policy
 from curteach_teaching.experiments.reports import read_summary
 from curteach_teaching.experiments.sweep import run_sweep
+from curteach_teaching.learners.networks import NavigationCNNPolicy
 
 SIZES = {"train": 1, "test": 1, "val": 1}
 
@@ -83,28 +86,30 @@ def test_selected_fraction_per_epoch_follows_linear_pacing(sp_file):
     assert cur.extras["batches"] == sum(math.ceil(k / 32) for k in kept)
 
 
-def test_best_model_is_kept_with_greater_or_equal(sp_file, monkeypatch):
+def test_best_model_is_kept_with_greater_or_equal(sp_file):
     """Validation returns 1, 0, 1, 2: the best model changes at the 1st, 3rd (a tie) and 4th evaluation, and the
     test split is evaluated only then."""
-    run = nav_module._NavRun(_experiment(sp_file), "Agn", 0, run_seed_sequence(0, 0))
+    data = prepare(sp_file, file_digest(sp_file))
+    policy = NavigationCNNPolicy.for_navigation(seed=0)
     scripted = iter([1.0, 0.0, 1.0, 2.0])
     calls = []
 
-    def fake(split, batch):
+    def fake(model, split, batch):
+        assert model is policy and batch is not None
         calls.append(split.name)
         return next(scripted) if split.name == "val" else float(len(calls))
 
-    monkeypatch.setattr(run, "_evaluate_split", fake)
+    best = BestModel(policy, data.val, data.test, evaluate=fake)
     tests = []
     for step in range(4):
         with th.no_grad():  # a different model each time
-            next(run.policy.parameters()).add_(1.0)
-        run._evaluate(step)
-        tests.append(run.best_test)
+            next(policy.parameters()).add_(1.0)
+        best.consider(step)
+        tests.append(best.best_test)
     assert calls == ["val", "test", "val", "val", "test", "val", "test"]
     assert tests == [2.0, 2.0, 5.0, 7.0]
-    assert run.best_val == 2.0
-    np.testing.assert_array_equal(run.best_state["net.head.bias"], run.policy.state_dict()["net.head.bias"])
+    assert best.best_val == 2.0
+    np.testing.assert_array_equal(best.best_state["net.head.bias"], policy.state_dict()["net.head.bias"])
 
 
 def test_the_best_model_file_reproduces_its_test_return(sp_file, tmp_path):
@@ -115,21 +120,26 @@ def test_the_best_model_file_reproduces_its_test_return(sp_file, tmp_path):
     assert evaluate_split(load_policy(path), data.test).mean_return == result.extras["best_test"]
 
 
-def test_an_interrupted_run_resumes_from_its_checkpoint(sp_file, tmp_path, monkeypatch):
-    experiment = _experiment(sp_file, epochs=3, checkpoint_dir=str(tmp_path / "ckpt"))
-    straight = _experiment(sp_file, epochs=3).run_cell("Cur", 0, run_seed_sequence(0, 0))
-    original = nav_module._NavRun._on_epoch_end
+class StopAfterEpoch(CurriculumObserver):
+    """Interrupts a run at the end of an epoch (after the run itself has saved its checkpoint)."""
 
-    def stop_after_epoch_2(self, record):
-        original(self, record)
-        if record.epoch == 2:
+    def __init__(self, epoch):
+        self.epoch = epoch
+
+    def on_epoch_end(self, record):
+        if record.epoch == self.epoch:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(nav_module._NavRun, "_on_epoch_end", stop_after_epoch_2)
+
+def test_an_interrupted_run_resumes_from_its_checkpoint(sp_file, tmp_path):
+    experiment = _experiment(sp_file, epochs=3, checkpoint_dir=str(tmp_path / "ckpt"))
+    straight = _experiment(sp_file, epochs=3).run_cell("Cur", 0, run_seed_sequence(0, 0))
+    run = NavRun.build(experiment, "Cur", 0, run_seed_sequence(0, 0))
+    run.curriculum.add_observer(StopAfterEpoch(2))
     with pytest.raises(KeyboardInterrupt):
-        experiment.run_cell("Cur", 0, run_seed_sequence(0, 0))
-    assert len(list((tmp_path / "ckpt").glob("Cur_run_00000_*.pt"))) == 1
-    monkeypatch.setattr(nav_module._NavRun, "_on_epoch_end", original)
+        run.run()
+    assert [path.name for path in (tmp_path / "ckpt").glob("Cur_run_00000_*.pt")] == [
+        experiment.checkpoint_path("Cur", 0).name]
     resumed = experiment.run_cell("Cur", 0, run_seed_sequence(0, 0))
     _same(straight, resumed)
     assert list((tmp_path / "ckpt").glob("*.pt")) == []  # removed once the run ended
@@ -137,7 +147,7 @@ def test_an_interrupted_run_resumes_from_its_checkpoint(sp_file, tmp_path, monke
 
 def test_a_damaged_checkpoint_is_a_clear_error(sp_file, tmp_path):
     experiment = _experiment(sp_file, checkpoint_dir=str(tmp_path))
-    path = nav_module._NavRun(experiment, "Agn", 0, run_seed_sequence(0, 0))._checkpoint_path()
+    path = experiment.checkpoint_path("Agn", 0)
     path.write_bytes(b"not a checkpoint")
     with pytest.raises(ValueError, match="cannot be used.*delete it"):
         experiment.run_cell("Agn", 0, run_seed_sequence(0, 0))
@@ -285,19 +295,45 @@ def test_a_diverging_network_stops_training_and_keeps_its_best_model(sp_file, tm
     assert all(np.isfinite(float(r["mean"])) for r in rows)
 
 
-def test_non_finite_logits_at_an_evaluation_count_as_divergence(sp_file, monkeypatch):
+def test_non_finite_logits_at_an_evaluation_count_as_divergence(sp_file):
     from curteach_teaching.evaluation import NonFiniteLogits
 
     calls = []
-    original = nav_module._NavRun._evaluate_split
 
-    def evaluate(self, split, batch):
-        calls.append(self.curriculum.step)
-        if self.curriculum.step >= 8:
+    def evaluate(policy, split, batch):
+        calls.append(run.curriculum.step)
+        if run.curriculum.step >= 8:
             raise NonFiniteLogits("the policy returned non-finite logits (NaN or inf)")
-        return original(self, split, batch)
+        return evaluate_split(policy, split, batch=batch).mean_return
 
-    monkeypatch.setattr(nav_module._NavRun, "_evaluate_split", evaluate)
-    run = _experiment(sp_file).run_cell("Agn", 0, run_seed_sequence(0, 0))
-    assert run.extras["diverged"] == 8
-    assert np.isnan(run.curves["val"][2]) and np.isfinite(run.curves["val"][1])
+    run = NavRun.build(_experiment(sp_file), "Agn", 0, run_seed_sequence(0, 0), evaluate=evaluate)
+    result = run.run()
+    assert result.extras["diverged"] == 8 == run.diverged_at
+    assert np.isnan(result.curves["val"][2]) and np.isfinite(result.curves["val"][1])
+    assert calls[0] == 0 and calls[-1] == 8
+
+
+def test_a_run_assembled_from_its_parts_is_the_experiments_run(sp_file):
+    """A notebook's assembly of public parts (network, trainer, curriculum, evaluator, features) gives the
+    experiment's numbers; an observer added to its curriculum sees every batch the run trained on."""
+    from curteach_teaching.experiments.nav_parts import FeatureTracker, nav_curriculum, nav_trainer
+
+    expected = _experiment(sp_file).run_cell("Cur", 0, run_seed_sequence(0, 0))
+    data = prepare(sp_file, file_digest(sp_file))
+    network_seed, curriculum_seed, trainer_seed = run_seed_sequence(0, 0).spawn(3)
+    policy = NavigationCNNPolicy.for_navigation(seed=int(network_seed.generate_state(1, np.uint64)[0] >> np.uint64(1)))
+    trainer = nav_trainer(policy, learning_rate=0.01, batch_size=32, rng=np.random.default_rng(trainer_seed),
+                          device="cpu")
+    curriculum = nav_curriculum(trainer, data, variant="Cur", rng=np.random.default_rng(curriculum_seed))
+    run = NavRun(curriculum=curriculum, evaluator=BestModel(policy, data.val, data.test),
+                 features=FeatureTracker(data.features, data.feature_names), epochs=2, eval_every=4, cell="Cur")
+    batches = []
+
+    class Watch(CurriculumObserver):
+        def on_batch(self, batch):
+            batches.append(batch)
+
+    curriculum.add_observer(Watch())
+    _same(expected, run.run())
+    assert [b.step for b in batches] == list(range(1, expected.extras["batches"] + 1))
+    assert sum(b.demonstrations.size for b in batches) == run.features.seen
