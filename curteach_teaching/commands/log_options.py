@@ -1,0 +1,73 @@
+"""The logging flags of every sweep command: ``--log-dir DIR`` and ``--log-format stdout,csv,tensorboard[,wandb]``
+(see :mod:`curteach_teaching.experiments.tracking`).
+
+:func:`add_log_arguments` adds them to the sweep group, :func:`check_log_flags` checks them with the other sweep
+flags before anything is written, and :func:`run_logger` builds the driver's
+:class:`~curteach_teaching.experiments.tracking.RunLogger` (``None`` without ``--log-dir``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+__all__ = ["add_log_arguments", "check_log_flags", "run_logger"]
+
+
+def add_log_arguments(group) -> None:
+    """Add ``--log-dir`` and ``--log-format`` to an argument group (or parser)."""
+    from curteach_teaching.experiments.tracking import DEFAULT_FORMATS, FORMATS
+
+    group.add_argument("--log-dir", default=None,
+                       help="also log every run as it is saved, into LOG_DIR/<cell>/run_XXXXX/ (e.g. for "
+                       "tensorboard --logdir LOG_DIR); with --report-only: every saved run")
+    group.add_argument("--log-format", default=None,
+                       help=f"comma-separated output formats of --log-dir: {', '.join(FORMATS)} (default "
+                       f"{','.join(DEFAULT_FORMATS)}; tensorboard and wandb need pip install "
+                       "'curteach[tensorboard]' / 'curteach[wandb]')")
+
+
+def check_log_flags(args: argparse.Namespace) -> tuple:
+    """The formats asked for (empty without ``--log-dir``); ``ValueError`` for ``--log-format`` without
+    ``--log-dir``, an unknown or uninstalled format, or a log folder that is a file or cannot be created. Writes
+    nothing."""
+    from curteach_teaching.experiments.tracking import DEFAULT_FORMATS, check_formats, parse_formats
+
+    log_dir, log_format = getattr(args, "log_dir", None), getattr(args, "log_format", None)
+    if log_dir is None:
+        if log_format is not None:
+            raise ValueError("--log-format needs --log-dir")
+        return ()
+    if not str(log_dir).strip():
+        raise ValueError("--log-dir must not be empty")
+    try:
+        formats = DEFAULT_FORMATS if log_format is None else parse_formats(log_format)
+        check_formats(formats)
+    except ValueError as error:
+        message = str(error).replace("log_format ", "--log-format ", 1)
+        if log_format is None:
+            message += f" (the default --log-format is {','.join(DEFAULT_FORMATS)})"
+        raise ValueError(message) from None
+    path = Path(log_dir)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"--log-dir {str(log_dir)!r} is not a folder")
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"cannot create the log folder {path}: {existing} is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot write into {existing} (permission denied)")
+    return formats
+
+
+def run_logger(args: argparse.Namespace, experiment, out: Path):
+    """The driver's :class:`~curteach_teaching.experiments.tracking.RunLogger` for these flags (``None`` without
+    ``--log-dir``); its W&B group is the output folder's name."""
+    formats = check_log_flags(args)
+    if not formats:
+        return None
+    from curteach_teaching.experiments.tracking import RunLogger
+
+    return RunLogger(args.log_dir, formats, config=experiment.settings(), group=Path(out).name)
