@@ -106,8 +106,9 @@ def main() -> None:
     from curteach_envs.navigation.generate import generate_dataset
     from curteach_teaching.evaluation import evaluate_split
     from curteach_teaching.experiments.backends import run_seed_sequence
-    from curteach_teaching.experiments.nav import NavExperiment, _NavRun
+    from curteach_teaching.experiments.nav import NavExperiment
     from curteach_teaching.experiments.nav_data import file_digest, prepare
+    from curteach_teaching.experiments.nav_run import NavRun
     from curteach_teaching.names import AGN
 
     torch.set_num_threads(args.threads)
@@ -142,13 +143,14 @@ def main() -> None:
     # run 0 of Agn exactly as `curteach nav` builds it, without the evaluation hook (timed separately here)
     experiment = NavExperiment(dataset=str(args.dataset), dataset_digest=digest, curricula=(AGN,),
                                device=args.device)
-    run = _NavRun(experiment, AGN, 0, run_seed_sequence(args.seed, 0))
+    run = NavRun.build(experiment, AGN, 0, run_seed_sequence(args.seed, 0))
     curriculum, policy = run.curriculum, run.policy
-    curriculum.hooks = [hook for hook in curriculum.hooks if hook.fn != run._evaluate]
+    curriculum.hooks = [hook for hook in curriculum.hooks if hook.fn != run.evaluate]
     skip_cycles = not args.no_skip_cycles
 
     def evaluate(key: str) -> None:
-        for name, split, batch in (("val", data.val, run.val_batch), ("test", data.test, run.test_batch)):
+        for name, split, batch in (("val", data.val, run.evaluator.val_batch),
+                                   ("test", data.test, run.evaluator.test_batch)):
             times = [clock(lambda s=split, b=batch: evaluate_split(policy, s, batch=b, device=args.device,
                                                                     skip_cycles=skip_cycles))
                      for _ in range(args.repeats)]
@@ -186,7 +188,7 @@ def main() -> None:
         """The next ``n`` batches, epoch after epoch (Agn: every demonstration, permuted): (pairs, steps)."""
         pairs = steps = 0
         while steps < n:
-            if not pending:  # the experiment's epoch_batches also tells the feature hook the epoch's batches
+            if not pending:  # one epoch's batches; the run sees each through its observer as it is trained
                 pending.extend(curriculum.epoch_batches(curriculum.select(1, experiment.epochs)[0]))
             take = pending[: n - steps]
             del pending[: len(take)]
