@@ -129,7 +129,8 @@ class BCStepTrainer:
                 loss = None
                 if self.loss == "original":
                     base = self.trainer.loss_calculator
-                    loss = StepMeanLoss(self.index.time_step[group], base.ent_weight, base.l2_weight)
+                    loss = StepMeanLoss(self.index.time_step[group], ent_weight=base.ent_weight,
+                                        l2_weight=base.l2_weight)
                 self._train_once([self._batch(group)], group.size, group.size, after_step, loss)
                 if loss is not None and loss.calls != 1:
                     raise RuntimeError(f"the loss of a batch was computed {loss.calls} times instead of once")

@@ -40,7 +40,7 @@ class StepMeanLoss:
             per batch and checks it is 1).
     """
 
-    def __init__(self, steps: np.ndarray, ent_weight: float = 0.0, l2_weight: float = 0.0):
+    def __init__(self, steps: np.ndarray, *, ent_weight: float = 0.0, l2_weight: float = 0.0):
         steps = np.asarray(steps)
         if steps.ndim != 1 or steps.size == 0 or not np.issubdtype(steps.dtype, np.integer) or steps.min() < 0:
             raise ValueError(f"steps must be a non-empty 1-D array of integers >= 0; got {steps!r}")
