@@ -6,7 +6,7 @@ and the experiment workers) do not pay for importing torch and imitation unless 
 
 from __future__ import annotations
 
-import importlib
+from curteach_teaching._lazy import lazy_getattr
 
 _EXPORTS = {
     "curteach_teaching.curriculum": ("CurriculumBC",),
@@ -52,22 +52,7 @@ _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in nam
 __all__ = sorted(_MODULE_OF)
 
 
-def _lazy_getattr(package: str, module_of: dict, namespace: dict):
-    """A module ``__getattr__`` (PEP 562) that imports ``name`` from ``module_of[name]`` on first use and caches it
-    in the package's ``namespace``; used by this package and :mod:`curteach_teaching.learners`."""
-
-    def __getattr__(name: str):
-        module = module_of.get(name)
-        if module is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        namespace[name] = value
-        return value
-
-    return __getattr__
-
-
-__getattr__ = _lazy_getattr(__name__, _MODULE_OF, globals())
+__getattr__ = lazy_getattr(__name__, _MODULE_OF, globals())
 
 
 def __dir__():

@@ -17,7 +17,7 @@ so the NumPy core loads without torch and imitation.
 
 from __future__ import annotations
 
-from curteach_teaching import _lazy_getattr
+from curteach_teaching._lazy import lazy_getattr
 
 _EXPORTS = {
     "curteach_teaching.curriculum.bc": ("BCStepTrainer", "CurriculumBC", "LOSSES", "silent_logger"),
@@ -48,7 +48,7 @@ _EXPORTS = {
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_MODULE_OF)
 
-__getattr__ = _lazy_getattr(__name__, _MODULE_OF, globals())
+__getattr__ = lazy_getattr(__name__, _MODULE_OF, globals())
 
 
 def __dir__():

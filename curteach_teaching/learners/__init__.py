@@ -6,7 +6,7 @@ trainer) need torch and imitation and are imported on first use of their names.
 
 from __future__ import annotations
 
-from curteach_teaching import _lazy_getattr
+from curteach_teaching._lazy import lazy_getattr
 from curteach_teaching.learners.maxent_irl import (
     REWARD_MODELS,
     MaxEntIRLLearner,
@@ -35,4 +35,4 @@ __all__ = [
 ]
 
 
-__getattr__ = _lazy_getattr(__name__, _LAZY, globals())
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
