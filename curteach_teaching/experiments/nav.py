@@ -56,12 +56,14 @@ from curteach_teaching.experiments.nav_data import NAV_TASKS, PAPER_WINDOW
 from curteach_teaching.experiments.results import RunResult
 from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T
 
-__all__ = ["CURRICULA", "DEVICES", "LOSSES", "NavExperiment", "resolve_device"]
+__all__ = ["CURRICULA", "DEVICES", "LOSSES", "OPTIMIZERS", "NavExperiment", "resolve_device"]
 
 #: The curricula of Figs. 6 and 7, in the paper's order.
 CURRICULA = (AGN, CUR, CUR_L, CUR_T)
 DEVICES = ("cpu", "cuda", "auto")
 LOSSES = ("original", "mean")
+#: ``"sgd"``: the original's plain SGD; ``"adam"``: Adam (opt-in, ``curteach nav --scale demo``; docs/deviations.md).
+OPTIMIZERS = ("sgd", "adam")
 TEACHER_VARIANTS = ("original", "paper")
 
 
@@ -93,10 +95,13 @@ class NavExperiment:
             batches 1,000-11,000 (shortest path) and 1,000-6,000 (TSP).
         eval_every: evaluate every this many optimizer steps (100).
         demos_per_batch: demonstrations per batch (32).
-        learning_rate: SGD's initial rate (0.01).
+        learning_rate: the optimizer's initial rate (0.01).
         lr_period: halve the rate every this many optimizer steps (5,000, the original; the paper says 500).
         loss: ``"original"`` (per batch, the sum over steps of the mean cross-entropy over active demonstrations) or
             ``"mean"`` (imitation's mean over state-action pairs).
+        optimizer: ``"sgd"`` (the original's plain SGD, no momentum) or ``"adam"`` (``torch.optim.Adam`` with its
+            default betas; opt-in, not the paper's protocol). Left out of :meth:`settings` when ``"sgd"``, so the
+            run files of SGD runs keep their fingerprints.
         teacher_difficulty: ``"original"`` or ``"paper"``
             (see :func:`~curteach_teaching.difficulty.teacher_log_difficulty`).
         pacing_a, pacing_b: :class:`~curteach_teaching.selection.LinearPacing`'s ``a`` and ``b``.
@@ -120,6 +125,7 @@ class NavExperiment:
     lr_period: int = 5000
     loss: str = "original"
     teacher_difficulty: str = "original"
+    optimizer: str = "sgd"
     pacing_a: float = 0.8
     pacing_b: float = 0.5
     device: str = "cpu"
@@ -149,6 +155,8 @@ class NavExperiment:
             raise ValueError(f"pacing needs a > 0 and b in [0, 1]; got a={self.pacing_a}, b={self.pacing_b}")
         if self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}; got {self.loss!r}")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {OPTIMIZERS}; got {self.optimizer!r}")
         if self.teacher_difficulty not in TEACHER_VARIANTS:
             raise ValueError(f"teacher_difficulty must be one of {TEACHER_VARIANTS}; got {self.teacher_difficulty!r}")
         if self.device not in ("cpu", "cuda"):
@@ -165,6 +173,8 @@ class NavExperiment:
         for name in ("dataset", "checkpoint_dir", "progress", "dataset_bytes"):
             data.pop(name)
         data["curricula"] = list(self.curricula)
+        if data["optimizer"] == "sgd":  # the settings of every run made before the option existed
+            data.pop("optimizer")
         data["experiment"] = "nav"
         return data
 

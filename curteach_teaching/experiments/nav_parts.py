@@ -31,14 +31,17 @@ __all__ = ["FEATURE_WINDOW", "BestModel", "FeatureTracker", "RunCheckpoint", "na
 FEATURE_WINDOW = 100
 
 
-def nav_trainer(policy: Any, *, learning_rate: float, batch_size: int, rng: np.random.Generator, device: str) -> Any:
-    """imitation's ``BC`` for the navigation CNN: plain SGD at ``learning_rate``, no entropy or L2 term, silent.
+def nav_trainer(policy: Any, *, learning_rate: float, batch_size: int, rng: np.random.Generator, device: str,
+                optimizer: str = "sgd") -> Any:
+    """imitation's ``BC`` for the navigation CNN: plain SGD (or Adam) at ``learning_rate``, no entropy or L2 term,
+    silent.
 
     Args:
         policy: the policy to train (e.g. ``NavigationCNNPolicy.for_navigation(seed=...)``).
-        learning_rate: SGD's rate (the original: 0.01).
+        learning_rate: the optimizer's rate (the original: SGD at 0.01).
         batch_size: BC's batch size (demonstrations per batch under the curriculum).
         rng: BC's generator; device: where it trains.
+        optimizer: ``"sgd"`` (the original's, no momentum) or ``"adam"`` (opt-in; ``torch.optim.Adam``'s defaults).
     """
     import torch as th
     from imitation.algorithms.bc import BC
@@ -51,7 +54,7 @@ def nav_trainer(policy: Any, *, learning_rate: float, batch_size: int, rng: np.r
         rng=rng,
         policy=policy,
         batch_size=batch_size,
-        optimizer_cls=th.optim.SGD,
+        optimizer_cls={"sgd": th.optim.SGD, "adam": th.optim.Adam}[optimizer],
         optimizer_kwargs={"lr": learning_rate},
         ent_weight=0.0,
         l2_weight=0.0,

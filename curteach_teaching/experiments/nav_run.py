@@ -116,7 +116,8 @@ class NavRun(CurriculumObserver):
         torch_seed = int(network_seed.generate_state(1, np.uint64)[0] >> np.uint64(1))
         policy = NavigationCNNPolicy.for_navigation(seed=torch_seed, device=experiment.device)
         trainer = nav_trainer(policy, learning_rate=experiment.learning_rate, batch_size=experiment.demos_per_batch,
-                              rng=np.random.default_rng(trainer_seed), device=experiment.device)
+                              rng=np.random.default_rng(trainer_seed), device=experiment.device,
+                              optimizer=experiment.optimizer)
         curriculum = nav_curriculum(
             trainer, data, variant=cell, rng=np.random.default_rng(curriculum_seed),
             teacher_difficulty=experiment.teacher_difficulty, demos_per_batch=experiment.demos_per_batch,
