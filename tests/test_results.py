@@ -61,3 +61,22 @@ def test_the_car_run_layout():
     assert diverged_steps(flagged) == {"Cur": 2}
     with pytest.raises(TypeError):
         car_run_result(3, curves, picks, types, None, {})  # keywords only
+
+
+def test_report_options_are_keywords_only(tmp_path):
+    from curteach_teaching.experiments.car_report import CarReport
+    from curteach_teaching.experiments.reports import Report, summarize, write_summary
+
+    runs = [_result()]
+    with pytest.raises(TypeError):
+        summarize(runs, ["A"], None, "teacher")
+    assert summarize(runs, ["A"], label="curve")[0] == {"curve": "A", "subset": "all", "t": 0, "mean": 0.5,
+                                                        "sem": pytest.approx(np.nan, nan_ok=True), "n": 1}
+    with pytest.raises(TypeError):
+        write_summary([], tmp_path / "summary.csv", "teacher")
+    with pytest.raises(TypeError):
+        Report(object(), ["A"])
+    with pytest.raises(TypeError):
+        CarReport(object(), "Cur")
+    with pytest.raises(TypeError):
+        Report(object(), curves=["A"]).write(None, tmp_path, False)

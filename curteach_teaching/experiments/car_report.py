@@ -123,7 +123,8 @@ class CarReport(Report):
     extras_not_averaged = ("crash_step", "diverged")
     metric_name = "expected reward"
 
-    def __init__(self, experiment, heatmap_teacher: str | None = None, title: str = "", crash_flag: bool = True):
+    def __init__(self, experiment, *, heatmap_teacher: str | None = None, title: str = "",
+                 crash_flag: bool = True):
         super().__init__(experiment, curves=experiment.teacher_names, title=title)
         self.crash_flag = crash_flag
         teachers = list(experiment.teacher_names)
