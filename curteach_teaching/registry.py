@@ -178,3 +178,81 @@ CURRICULA = Registry("curriculum", "curteach.curricula")
 LEARNERS = Registry("learner", "curteach.learners")
 #: Curriculum adapters of imitation's trainers (BC, DAgger, GAIL, AIRL, MCE-IRL).
 TRAINERS = Registry("trainer", "curteach.trainers")
+
+
+def _builtin_teacher(name: str) -> Callable[[], Any]:
+    def load() -> Any:
+        from curteach_teaching.teacher_factories import BUILTIN_TEACHERS
+
+        return BUILTIN_TEACHERS[name]
+
+    return load
+
+
+for _name in ("Agn", "Omn", "Scot", "Cur", "Cur-T", "Cur-L", "BBox"):  # the IRL original's order of play
+    TEACHERS.add(_name, _builtin_teacher(_name))
+
+
+def teacher_specs(specs: Iterable[str], builtin_order: tuple[str, ...]) -> tuple[str, ...]:
+    """The teachers of an experiment in playing order: the built-ins of ``builtin_order`` in that order, then every
+    other spec (``module:attr`` or an entry point) in the order given.
+
+    Raises:
+        ValueError: none given, a spec that does not load (the registry's message), a built-in the experiment does
+            not offer, or two teachers shown under the same name.
+    """
+    specs = [spec.strip() for spec in specs if isinstance(spec, str) and spec.strip()]
+    TEACHERS.load_many(specs)  # refuses unknown names and repeated display names
+    chosen = {spec for spec in specs if spec in TEACHERS._builtins}
+    refused = sorted(spec for spec in chosen if spec not in builtin_order)
+    if refused:
+        raise ValueError(f"this experiment offers the built-in teachers {list(builtin_order)}; got {refused}")
+    return tuple(name for name in builtin_order if name in chosen) + tuple(s for s in specs if s not in chosen)
+
+
+def make_teachers(specs: Iterable[str], context_for: Callable[[str], Any]) -> dict[str, Any]:
+    """``display name -> teacher`` for each spec, built by its factory from ``context_for(spec)`` (a
+    :class:`~curteach_teaching.teach.TeacherContext`).
+
+    Raises:
+        ValueError: a factory raised or returned something without ``select`` (the message names the factory).
+    """
+    teachers = {}
+    for spec in specs:
+        name, factory = TEACHERS.load(spec)
+        teachers[name] = TEACHERS.call(name, factory, context_for(spec), expect=lambda obj: callable(
+            getattr(obj, "select", None)))
+    return teachers
+
+
+def plugin_seed_sequence(seed_sequence: Any, spec: str) -> Any:
+    """The seed of plug-in ``spec`` in a run seeded by ``seed_sequence``: a child keyed by a checksum of the spec,
+    so that a plug-in's draws depend on the run and its own name only (not on which other teachers play) and the
+    built-ins' generators are untouched.
+
+    Raises:
+        ValueError: ``seed_sequence`` is ``None`` (a plug-in needs the run's seed).
+    """
+    import zlib
+
+    import numpy as np
+
+    if seed_sequence is None:
+        raise ValueError(f"plug-in {spec!r} needs the run's seed sequence for its generator")
+    key = (*seed_sequence.spawn_key, (1 << 32) + zlib.crc32(spec.encode()))  # above every spawned child's index
+    return np.random.SeedSequence(seed_sequence.entropy, spawn_key=key)
+
+
+def _adapter(module: str, attr: str) -> Callable[[], Any]:
+    """A loader of the adapter class ``module.attr``, imported on first use (torch and imitation load then)."""
+    return lambda: getattr(importlib.import_module(module), attr)
+
+
+for _name, _module, _attr in (
+    ("bc", "curteach_teaching.curriculum.bc", "CurriculumBC"),
+    ("dagger", "curteach_teaching.curriculum.dagger", "CurriculumDAgger"),
+    ("gail", "curteach_teaching.curriculum.adversarial", "CurriculumAdversarial"),
+    ("airl", "curteach_teaching.curriculum.adversarial", "CurriculumAdversarial"),
+    ("mce-irl", "curteach_teaching.curriculum.mce_irl", "CurriculumMCEIRL"),
+):
+    TRAINERS.add(_name, _adapter(_module, _attr))

@@ -18,7 +18,7 @@ and the learner updates on the teacher's demonstration(s) from it. :func:`teach`
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -27,7 +27,7 @@ from curteach_envs._util import check_int
 from curteach_teaching.demonstrations import DemonstrationPool
 from curteach_teaching.learners.divergence import LearnerDiverged
 
-__all__ = ["Lesson", "LessonBook", "Learner", "LaneRecord", "teach"]
+__all__ = ["Lesson", "LessonBook", "Learner", "LaneRecord", "TeacherContext", "teach"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,42 @@ class LessonBook:
             raise ValueError(f"state {start_state} is not a start state of the demonstration pool")
         occupancy = None if self.occupancy_per_start is None else self.occupancy_per_start[k]
         return Lesson(int(start_state), k, self.pool.states[k], self.pool.actions[k], occupancy)
+
+
+@dataclass(frozen=True)
+class TeacherContext:
+    """What a teacher factory may build a teacher from (``factory(context) -> teacher``).
+
+    A teacher built from it answers ``select(view, step) -> start state`` (an element of ``start_states``).
+
+    Attributes:
+        mdp: the environment's :class:`~curteach_envs.tabular.TabularMDP`.
+        pool: the teacher's demonstration pool (``K`` starts x ``n`` trajectories).
+        expert: the teacher's planning result (``policy``, ``log_policy`` ``(S, A)``, values).
+        start_states: ``(K,)`` the starts a teacher may pick (the pool's).
+        rng: this teacher's own generator (built-ins: the run's; a plug-in's is derived from its name).
+        expert_occupancy_per_start: ``(K, S)`` the teacher's exact occupancy from each start, or ``None``.
+        expert_features_per_start: ``(K, d)`` its feature expectations, or ``None``.
+        theta_star: the target learner's parameters (what Omn steers to), or ``None`` where the experiment has none.
+        options: the experiment's teacher settings by name (e.g. ``cur_aggregation``, ``scot_variant``).
+    """
+
+    mdp: Any
+    pool: DemonstrationPool
+    expert: Any
+    start_states: np.ndarray
+    rng: np.random.Generator
+    expert_occupancy_per_start: np.ndarray | None = None
+    expert_features_per_start: np.ndarray | None = None
+    theta_star: np.ndarray | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def require(self, what: str, teacher: str) -> Any:
+        """``getattr(self, what)``, refusing ``None`` with a message naming the teacher that needs it."""
+        value = getattr(self, what)
+        if value is None:
+            raise ValueError(f"{teacher} needs {what}, which this experiment does not provide")
+        return value
 
 
 @runtime_checkable

@@ -42,15 +42,10 @@ from curteach_teaching.experiments.sweep import SingleCellExperiment
 from curteach_teaching.learners.bc_car import UPDATES, BCCarLearner, make_bc_trainer
 from curteach_teaching.learners.bc_car import step_many as _step_many
 from curteach_teaching.learners.divergence import LearnerDiverged
-from curteach_teaching.names import BC_TEACHER_NAMES, MAX_STEPS, ordered_subset
+from curteach_teaching.names import BC_TEACHER_NAMES, MAX_STEPS
 from curteach_teaching.planning import expected_return, hard_value_iteration
-from curteach_teaching.teach import LessonBook, teach
-from curteach_teaching.teachers import (
-    AgnosticTeacher,
-    CurriculumTeacher,
-    LearnerDifficultyTeacher,
-    TeacherDifficultyTeacher,
-)
+from curteach_teaching.registry import TEACHERS, make_teachers, plugin_seed_sequence, teacher_specs
+from curteach_teaching.teach import LessonBook, TeacherContext, teach
 
 __all__ = [
     "BC_TEACHER_NAMES",
@@ -109,7 +104,12 @@ class CarBCExperiment(SingleCellExperiment):
         check_positive("learning_rate", self.learning_rate)
         if self.aggregation not in AGGREGATIONS:
             raise ValueError(f"aggregation must be one of {AGGREGATIONS}; got {self.aggregation!r}")
-        object.__setattr__(self, "teachers", ordered_subset("teachers", self.teachers, BC_TEACHER_NAMES))
+        object.__setattr__(self, "teachers", teacher_specs(self.teachers, BC_TEACHER_NAMES))
+
+    @property
+    def teacher_names(self) -> tuple[str, ...]:
+        """The teachers' names in summaries and figures (a plug-in's ``name`` attribute, else its spec's)."""
+        return tuple(TEACHERS.load(spec)[0] for spec in self.teachers)
 
     def settings(self) -> dict:
         """JSON-serialisable settings (fingerprinted into run files)."""
@@ -129,8 +129,8 @@ class CarBCExperiment(SingleCellExperiment):
         pool = sample_demonstrations(
             mdp, expert.policy, np.random.default_rng(pool_seed), n_per_start=self.n_per_start, length=self.demo_length
         )
-        learner = BCCarLearner(mdp, self.update, self.learning_rate, self.n_per_start * self.demo_length,
-                               np.random.default_rng(trainer_seed))
+        learner = BCCarLearner(mdp, update=self.update, learning_rate=self.learning_rate,
+                               n_pairs=self.n_per_start * self.demo_length, rng=np.random.default_rng(trainer_seed))
         starts = pretraining_starts(pool.start_states, mdp.task_of_state, self.init_types)
         learner.pretraining_diverged = False
         if starts.size and self.pretrain_sweeps:
@@ -151,19 +151,20 @@ class CarBCExperiment(SingleCellExperiment):
 
     def _run(self, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
         mdp, expert, pool, learner, rngs = self.build(seed_sequence)
-        log_expert = expert.log_policy
-        starts = pool.start_states
-        factories = {
-            "Agn": lambda: AgnosticTeacher(starts, rngs["agn"]),
-            "Cur": lambda: CurriculumTeacher(pool, log_expert, self.aggregation),
-            "Cur-T": lambda: TeacherDifficultyTeacher(pool, log_expert, self.aggregation),
-            "Cur-L": lambda: LearnerDifficultyTeacher(pool, self.aggregation),
-        }
-        teachers = {name: factories[name]() for name in self.teachers}
+        aggregation = self.aggregation
+        options = {"cur_aggregation": aggregation, "cur_t_aggregation": aggregation, "cur_l_aggregation": aggregation}
+
+        def context(spec: str) -> TeacherContext:
+            rng = rngs["agn"] if spec == "Agn" else np.random.default_rng(plugin_seed_sequence(seed_sequence, spec))
+            return TeacherContext(mdp=mdp, pool=pool, expert=expert, start_states=pool.start_states, rng=rng,
+                                  options=options)
+
+        teachers = make_teachers(self.teachers, context)
         trainer_seeds = rngs["trainer"].spawn(len(teachers))
         learners = []
         for seed in trainer_seeds:
-            copy = BCCarLearner(mdp, self.update, self.learning_rate, learner.n_pairs, np.random.default_rng(seed))
+            copy = BCCarLearner(mdp, update=self.update, learning_rate=self.learning_rate, n_pairs=learner.n_pairs,
+                                rng=np.random.default_rng(seed))
             copy.set_theta(learner.theta)
             learners.append(copy)
         set_states, set_actions = _sets(pool)

@@ -40,22 +40,13 @@ from curteach_teaching.experiments.car_result import car_run_result
 from curteach_teaching.experiments.results import RunResult
 from curteach_teaching.experiments.sweep import SingleCellExperiment
 from curteach_teaching.learners.maxent_irl import REWARD_MODELS, MaxEntIRLLearner
-from curteach_teaching.names import MAX_STEPS, ordered_subset
+from curteach_teaching.names import MAX_STEPS
 from curteach_teaching.observability import ProbedPolicyView
 from curteach_teaching.planning import hard_value_iteration
+from curteach_teaching.registry import TEACHERS, make_teachers, plugin_seed_sequence, teacher_specs
 from curteach_teaching.scot import FEATURE_MAPS
-from curteach_teaching.teach import LessonBook, teach
-from curteach_teaching.teachers import (
-    SCOT_VARIANTS,
-    TEACHER_NAMES,
-    AgnosticTeacher,
-    BlackBoxTeacher,
-    CurriculumTeacher,
-    LearnerDifficultyTeacher,
-    OmniscientTeacher,
-    ScotTeacher,
-    TeacherDifficultyTeacher,
-)
+from curteach_teaching.teach import LessonBook, TeacherContext, teach
+from curteach_teaching.teachers import SCOT_VARIANTS, TEACHER_NAMES, CurriculumTeacher
 
 __all__ = [
     "CarIRLExperiment",
@@ -163,13 +154,20 @@ class CarIRLExperiment(SingleCellExperiment):
             raise ValueError(f"scot_feature_map must be one of {FEATURE_MAPS} or None; got {self.scot_feature_map!r}")
         if self.observability is None:
             # play in the original's order whatever order was given
-            object.__setattr__(self, "teachers", ordered_subset("teachers", self.teachers, TEACHER_NAMES))
+            object.__setattr__(self, "teachers", teacher_specs(self.teachers, TEACHER_NAMES))
         else:
             settings = tuple((int(B), None if k is None else int(k)) for B, k in self.observability)
             if not settings or len(set(settings)) != len(settings):
                 raise ValueError("observability needs at least one (B, k) setting, all distinct")
             object.__setattr__(self, "observability", settings)
             object.__setattr__(self, "teachers", tuple(observability_name(B, k) for B, k in settings))
+
+    @property
+    def teacher_names(self) -> tuple[str, ...]:
+        """The teachers' names in summaries and figures (a plug-in's ``name`` attribute, else its spec's)."""
+        if self.observability is not None:
+            return self.teachers
+        return tuple(TEACHERS.load(spec)[0] for spec in self.teachers)
 
     def settings(self) -> dict:
         """JSON-serialisable settings (fingerprinted into run files)."""
@@ -234,28 +232,24 @@ class CarIRLExperiment(SingleCellExperiment):
             rngs=rngs,
         )
 
-    def make_teachers(self, setup: CarIRLSetup) -> dict:
-        """The teachers of the seven-teacher experiment, by name (in the order of play)."""
-        starts = setup.pool.start_states
-        factories = {
-            "Agn": lambda: AgnosticTeacher(starts, setup.rngs["agn"]),
-            "Omn": lambda: OmniscientTeacher(starts, setup.target.parameters, setup.expert_occupancy_per_start),
-            "Scot": lambda: ScotTeacher(
-                starts,
-                setup.expert_features_per_start,
-                setup.rngs["scot"],
-                self.scot_variant,
-                mdp=setup.mdp,
-                expert_policy=setup.expert.policy,
-                pool=setup.pool,
-                feature_map=self.scot_features,
-            ),
-            "Cur": lambda: CurriculumTeacher(setup.pool, setup.expert_log_policy, self.cur_aggregation),
-            "Cur-T": lambda: TeacherDifficultyTeacher(setup.pool, setup.expert_log_policy, self.cur_t_aggregation),
-            "Cur-L": lambda: LearnerDifficultyTeacher(setup.pool, self.cur_l_aggregation),
-            "BBox": lambda: BlackBoxTeacher(starts, setup.mdp.reward, setup.expert_occupancy_per_start),
-        }
-        return {name: factories[name]() for name in self.teachers}
+    def teacher_context(self, setup: CarIRLSetup, spec: str, seed_sequence: np.random.SeedSequence | None = None):
+        """The :class:`~curteach_teaching.teach.TeacherContext` teacher ``spec`` is built from: Agn and Scot draw
+        from the run's generators for them; a plug-in from one derived from the run's seed and its spec."""
+        rng = setup.rngs.get({"Agn": "agn", "Scot": "scot"}.get(spec, ""))
+        if rng is None:
+            rng = np.random.default_rng(plugin_seed_sequence(seed_sequence, spec))
+        return TeacherContext(
+            mdp=setup.mdp, pool=setup.pool, expert=setup.expert, start_states=setup.pool.start_states, rng=rng,
+            expert_occupancy_per_start=setup.expert_occupancy_per_start,
+            expert_features_per_start=setup.expert_features_per_start, theta_star=setup.target.parameters,
+            options={"cur_aggregation": self.cur_aggregation, "cur_t_aggregation": self.cur_t_aggregation,
+                     "cur_l_aggregation": self.cur_l_aggregation, "scot_variant": self.scot_variant,
+                     "scot_features": self.scot_features},
+        )
+
+    def make_teachers(self, setup: CarIRLSetup, seed_sequence: np.random.SeedSequence | None = None) -> dict:
+        """The teachers of the experiment, by name, in the order of play (built-ins, then plug-ins)."""
+        return make_teachers(self.teachers, lambda spec: self.teacher_context(setup, spec, seed_sequence))
 
     # ------------------------------------------------------------------- run
     def run(self, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
@@ -263,7 +257,7 @@ class CarIRLExperiment(SingleCellExperiment):
         setup = self.build_setup(seed_sequence)
         mdp, pool = setup.mdp, setup.pool
         if self.observability is None:
-            teachers = self.make_teachers(setup)
+            teachers = self.make_teachers(setup, seed_sequence)
             learners = {name: setup.learner.copy() for name in teachers}
             views = dict(learners)  # the teachers see their learner itself
             crash_teacher = "Cur" if "Cur" in teachers else None
