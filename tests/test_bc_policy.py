@@ -182,7 +182,8 @@ def test_step_many_equals_stepping_each_learner(car_mdp):
     updates = ["sequential", "batch", "sequential"]
 
     def learners():
-        return [BCCarLearner(car_mdp, u, 0.05, 4, np.random.default_rng(i)) for i, u in enumerate(updates)]
+        return [BCCarLearner(car_mdp, update=u, learning_rate=0.05, n_pairs=4, rng=np.random.default_rng(i))
+                for i, u in enumerate(updates)]
 
     together, alone = learners(), learners()
     step_many(together, states, actions)
@@ -191,4 +192,4 @@ def test_step_many_equals_stepping_each_learner(car_mdp):
     for a, b in zip(together, alone, strict=True):
         assert np.array_equal(a.theta, b.theta)
     with pytest.raises(ValueError, match="update must be one of"):
-        BCCarLearner(car_mdp, "adam", 0.01, 4, np.random.default_rng(0))
+        BCCarLearner(car_mdp, update="adam", learning_rate=0.01, n_pairs=4, rng=np.random.default_rng(0))

@@ -47,8 +47,8 @@ def test_batch_and_sequential_move_the_same_weights_the_same_way(car_mdp):
     mdp = car_mdp.replace(gamma=0.999)
     pool = sample_demonstrations(mdp, hard_value_iteration(mdp).policy, np.random.default_rng(0))
     states, actions = pool.states[3].reshape(1, -1), pool.actions[3].reshape(1, -1)  # a T3 set
-    batch = BCCarLearner(mdp, "batch", 0.01, 100, np.random.default_rng(0))
-    sequential = BCCarLearner(mdp, "sequential", 0.01, 100, np.random.default_rng(0))
+    batch = BCCarLearner(mdp, update="batch", learning_rate=0.01, n_pairs=100, rng=np.random.default_rng(0))
+    sequential = BCCarLearner(mdp, update="sequential", learning_rate=0.01, n_pairs=100, rng=np.random.default_rng(0))
     batch.train_sets(states, actions)
     sequential.train_sets(states, actions)
     # same direction per weight (both follow the gradient of the set's log-likelihood), different sizes

@@ -83,7 +83,8 @@ def test_non_finite_or_non_positive_rates_are_refused(rate):
 def test_a_bc_step_that_diverges_leaves_the_learner_as_it_was(car_mdp, update):
     pool = sample_demonstrations(car_mdp, hard_value_iteration(car_mdp).policy, np.random.default_rng(0))
     states, actions = pool.states[3].reshape(1, -1), pool.actions[3].reshape(1, -1)  # a T3 set (informative)
-    learner = BCCarLearner(car_mdp, update, 1e200, states.shape[1], np.random.default_rng(0))
+    learner = BCCarLearner(car_mdp, update=update, learning_rate=1e200, n_pairs=states.shape[1],
+                           rng=np.random.default_rng(0))
     theta, log_policy = learner.theta, learner.action_log_probabilities().copy()
     with pytest.raises(LearnerDiverged):
         for _ in range(5):
@@ -93,8 +94,10 @@ def test_a_bc_step_that_diverges_leaves_the_learner_as_it_was(car_mdp, update):
     np.testing.assert_array_equal(learner.action_log_probabilities(), log_policy)
     # step_many: the learners whose step diverges are named and unchanged; sequential learners share one rate
     rate = 0.01 if update == "batch" else 1e200
-    calm = BCCarLearner(car_mdp, update, rate, states.shape[1], np.random.default_rng(1))
-    wild = BCCarLearner(car_mdp, update, 1e200, states.shape[1], np.random.default_rng(0))
+    calm = BCCarLearner(car_mdp, update=update, learning_rate=rate, n_pairs=states.shape[1],
+                        rng=np.random.default_rng(1))
+    wild = BCCarLearner(car_mdp, update=update, learning_rate=1e200, n_pairs=states.shape[1],
+                        rng=np.random.default_rng(0))
     wild.set_theta(theta)
     lost = step_many([calm, wild], np.repeat(states, 2, axis=0), np.repeat(actions, 2, axis=0))
     assert lost == ([1] if update == "batch" else [0, 1]) and np.array_equal(wild.theta, theta)

@@ -67,7 +67,7 @@ class BCCarLearner:
         rng: the BC trainer's generator (batch mode).
     """
 
-    def __init__(self, mdp, update: str, learning_rate: float, n_pairs: int, rng: np.random.Generator):
+    def __init__(self, mdp, *, update: str, learning_rate: float, n_pairs: int, rng: np.random.Generator):
         if update not in UPDATES:
             raise ValueError(f"update must be one of {UPDATES}; got {update!r}")
         self.mdp = mdp
