@@ -5,14 +5,15 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.curteach-installed
 DEMO_OUT ?= results/demo
 
-.PHONY: install demo test test-slow bench lint docs clean
+.PHONY: install demo test test-slow test-envs-gym1 bench lint docs dist clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# The CPU build of torch must come first: a bare torch requirement would pull CUDA wheels.
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[test,docs,ray]"
+	# teaching: torch, SB3, imitation and matplotlib (the base install is the environments alone; docs/installation.md)
+	$(PY) -m pip install -q -e ".[teaching,test,docs,ray]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -31,6 +32,11 @@ test: install
 test-slow: install
 	$(PY) -m pytest -n 2 -q -m slow
 
+# The wheel in a fresh virtual environment with the newest Gymnasium 1.x from PyPI and no torch: the environment
+# tests and check_env there (also part of test-slow).
+test-envs-gym1: install
+	$(PY) -m pytest -q -m slow tests/test_dist_envs.py
+
 lint: install
 	$(VENV)/bin/ruff check .
 
@@ -41,5 +47,11 @@ docs: install
 bench: install
 	for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
+# The sdist and wheel into dist/, checked with twine (metadata, README rendering).
+dist: install
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(VENV)/bin/twine check --strict dist/*
+
 clean:
-	rm -rf $(VENV) results site .pytest_cache
+	rm -rf $(VENV) results site .pytest_cache dist build
