@@ -82,12 +82,28 @@ def test_render_modes(env_id, mode):
     env.close()
 
 
-def test_registration_through_the_entry_point_alone():
-    """`gym.make` works after `import gymnasium` alone, without importing curteach_envs first."""
+GYMNASIUM_1 = int(gym.__version__.split(".")[0]) >= 1
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import gymnasium as gym; env = gym.make('curteach_envs:CarTeach-v0')",
+        "import gymnasium as gym, curteach_envs; env = gym.make('CarTeach-v0')",
+        pytest.param(
+            "import gymnasium as gym; env = gym.make('CarTeach-v0')",
+            marks=pytest.mark.skipif(GYMNASIUM_1, reason="Gymnasium 1.x loads no gymnasium.envs entry points"),
+        ),
+    ],
+    ids=["module-prefix", "import-first", "entry-point-alone"],
+)
+def test_registration_in_a_fresh_interpreter(code):
+    """The first two forms work on Gymnasium 0.29 and 1.x; on 0.29, `import gymnasium` alone registers the ids too
+    (through the package's `gymnasium.envs` entry point)."""
     import subprocess
     import sys
 
-    code = "import gymnasium as gym; env = gym.make('CarTeach-v0'); print(env.unwrapped.tabular().n_states)"
+    code += "; print(env.unwrapped.tabular().n_states)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "801"
 
