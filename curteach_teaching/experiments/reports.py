@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from curteach_envs._util import atomic_write
-from curteach_teaching.experiments.folders import remove_stale_outputs
+from curteach_teaching.experiments.folders import library_version, remove_stale_outputs
 from curteach_teaching.experiments.results import RunResult
 
 __all__ = ["Report", "mean_sem", "read_summary", "strict_json", "summarize", "write_summary"]
@@ -263,8 +263,6 @@ class Report:
         Returns:
             The report dict (also in ``report.json``).
         """
-        from curteach_teaching.experiments.folders import library_version
-
         out_dir = Path(out_dir)
         rows = self.summary_rows(sweep)
         self.write_summary(rows, out_dir / "summary.csv")

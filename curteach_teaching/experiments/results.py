@@ -33,7 +33,6 @@ __all__ = [
     "check_cell_name",
     "fingerprint",
     "run_path",
-    "atomic_write",
     "artifact_path",
     "check_artifact",
     "save_run",
