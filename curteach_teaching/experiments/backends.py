@@ -25,6 +25,7 @@ import signal
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -45,6 +46,7 @@ __all__ = [
     "capped_workers",
     "code_fingerprint",
     "compute_run",
+    "one_math_thread",
     "enter_worker",
     "run_seed_sequence",
     "worker_context",
@@ -96,9 +98,42 @@ class Unit:
     seed: int
 
 
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@contextmanager
+def one_math_thread() -> Iterator[None]:
+    """Run the body with one torch math thread, restoring the previous count after: every run then computes its
+    float sums the same way on every backend and worker count (runs run side by side instead), and a loaded machine
+    is not oversubscribed. Without torch loaded, torch is not imported for it: the body sees ``OMP_NUM_THREADS`` and
+    ``MKL_NUM_THREADS`` at 1 (restored after), so a torch first imported by the run starts, and stays, at one
+    thread."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(threads)
+        return
+    saved = {name: os.environ.get(name) for name in _THREAD_VARIABLES}
+    os.environ.update(dict.fromkeys(_THREAD_VARIABLES, "1"))
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def compute_run(experiment, unit: Unit) -> RunResult:
-    """Worker side of every backend: compute one unit and return its result (nothing is written here)."""
-    result = experiment.run_cell(unit.cell, unit.index, run_seed_sequence(unit.seed, unit.index))
+    """Worker side of every backend: compute one unit at one math thread (:func:`one_math_thread`) and return its
+    result (nothing is written here)."""
+    with one_math_thread():
+        result = experiment.run_cell(unit.cell, unit.index, run_seed_sequence(unit.seed, unit.index))
     if not isinstance(result, RunResult):
         raise TypeError(f"{type(experiment).__name__}.run_cell returned {type(result).__name__}, not RunResult")
     return replace(result, cell=unit.cell, index=unit.index, seed=unit.seed)

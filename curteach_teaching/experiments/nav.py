@@ -190,19 +190,13 @@ class NavExperiment:
 
         if self.device == "cuda" and not th.cuda.is_available():
             raise ValueError(f"run {index} of {cell} needs a GPU, but torch in pid {os.getpid()} sees none")
-        # One math thread for every run, in a worker or in this process: float sums then do not depend on the
-        # backend or the worker count (runs run side by side instead), and a loaded machine is not oversubscribed.
-        threads = th.get_num_threads()
-        th.set_num_threads(1)
-        try:
-            with warnings.catch_warnings():
-                # imitation's BC logger calls float() on tensors that require grad (harmless)
-                warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
-                # the sweep's bar is line 0; a pool worker k draws on line k, the driver on line 1
-                run = NavRun.build(self, cell, index, seed_sequence, bar_position=worker_context().index or 1)
-                return run.run()
-        finally:
-            th.set_num_threads(threads)
+        # math threads are the backend's (backends.one_math_thread); the bar's line is the worker's
+        with warnings.catch_warnings():
+            # imitation's BC logger calls float() on tensors that require grad (harmless)
+            warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
+            # the sweep's bar is line 0; a pool worker k draws on line k, the driver on line 1
+            run = NavRun.build(self, cell, index, seed_sequence, bar_position=worker_context().index or 1)
+            return run.run()
 
     def checkpoint_path(self, cell: str, index: int) -> Path | None:
         """The checkpoint file of run ``index`` of ``cell`` (``None`` without a ``checkpoint_dir``); its name holds
