@@ -1,8 +1,9 @@
 """The trainer-agnostic curriculum over demonstrations (the paper's Algorithm 3): score, select, batch, train, log.
 
-:class:`Curriculum` knows demonstrations only through their :class:`~curteach_teaching.curriculum.index.
-DemonstrationIndex` and a trainer only through a :class:`StepTrainer`: the learner's difficulty of every
-demonstration, and one optimizer step per batch of transitions. At the start of every epoch ``e = 1..E`` it
+:class:`Curriculum` knows demonstrations only through their layout
+(:class:`~curteach_teaching.curriculum.index.DemonstrationIndex`) and a trainer only through a
+:class:`StepTrainer`: the learner's difficulty of every demonstration, and one optimizer step per batch of
+transitions. At the start of every epoch ``e = 1..E`` it
 
 1. **scores** the learner (:meth:`StepTrainer.learner_difficulty`, only for Cur and Cur-L);
 2. **selects** the epoch's demonstrations with its :class:`~curteach_teaching.selection.CurriculumSelection`

@@ -85,8 +85,8 @@ def nav_curriculum(
         variant: ``"Agn"``, ``"Cur"``, ``"Cur-L"`` or ``"Cur-T"``.
         rng: the generator of the permutations.
         teacher_difficulty: ``"original"`` or ``"paper"`` (the task-specific score; read by Cur and Cur-T).
-        demos_per_batch, loss, pacing_a, pacing_b, lr_period: as :class:`~curteach_teaching.experiments.nav.
-            NavExperiment`.
+        demos_per_batch, loss, pacing_a, pacing_b, lr_period: as
+            :class:`~curteach_teaching.experiments.nav.NavExperiment`.
     """
     from curteach_teaching.curriculum.bc import CurriculumBC
     from curteach_teaching.curriculum.hooks import StepLRHook
