@@ -256,3 +256,18 @@ for _name, _module, _attr in (
     ("mce-irl", "curteach_teaching.curriculum.mce_irl", "CurriculumMCEIRL"),
 ):
     TRAINERS.add(_name, _adapter(_module, _attr))
+
+
+def _adapter(module: str, attr: str) -> Callable[[], Any]:
+    """A loader of the adapter class ``module.attr``, imported on first use (torch and imitation load then)."""
+    return lambda: getattr(importlib.import_module(module), attr)
+
+
+for _name, _module, _attr in (
+    ("bc", "curteach_teaching.curriculum.bc", "CurriculumBC"),
+    ("dagger", "curteach_teaching.curriculum.dagger", "CurriculumDAgger"),
+    ("gail", "curteach_teaching.curriculum.adversarial", "CurriculumAdversarial"),
+    ("airl", "curteach_teaching.curriculum.adversarial", "CurriculumAdversarial"),
+    ("mce-irl", "curteach_teaching.curriculum.mce_irl", "CurriculumMCEIRL"),
+):
+    TRAINERS.add(_name, _adapter(_module, _attr))

@@ -1,0 +1,199 @@
+"""A curriculum over demonstrations for imitation's adversarial trainers, GAIL and AIRL.
+
+:class:`CurriculumAdversarial` takes the user's ``GAIL`` or ``AIRL`` trainer as it is. Every curriculum epoch is
+``rounds_per_epoch`` of the trainer's own rounds (``trainer.train(rounds * gen_train_timesteps)``: generator
+updates, then discriminator updates); before them the curriculum
+
+1. scores the learner: ``log Psi^L(xi_i) = -sum_tau log pi(a_tau | s_tau)`` under the **generator's** current
+   policy (``trainer.policy``, i.e. ``gen_algo.policy``), for Cur and Cur-L;
+2. selects the epoch's demonstrations (preference by variant, ranking, pacing:
+   :mod:`curteach_teaching.selection`);
+3. hands them to the trainer through its own door, ``trainer.set_demonstrations(selected trajectories)``: the
+   discriminator's expert batches are drawn from that subset only, until the next epoch replaces it.
+
+So the generator is trained against a discriminator that has seen the demonstrations the curriculum chose; nothing
+of imitation's loop is replaced. The selection is recorded through the trainer's logger
+(:class:`~curteach_teaching.curriculum.rounds.SelectionLogger`) and in :attr:`history`.
+
+Saved state (:meth:`~curteach_teaching.curriculum.rounds.RoundCurriculum.state_dict`): the curriculum's, plus the
+generator policy and its optimizer, the discriminator's reward network and optimizer and the trainer's step
+counters. The environment's state, the generator's rollout buffer and the replay buffer of generator samples are not
+part of it (imitation offers no way to restore them), so a resumed run continues from the same networks and
+selection, not bit for bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+from imitation.algorithms.adversarial.common import AdversarialTrainer
+from imitation.data import rollout
+
+from curteach_envs._util import check_int
+from curteach_teaching.curriculum.index import DemonstrationIndex
+from curteach_teaching.curriculum.rounds import (
+    RoundCurriculum,
+    check_trainer,
+    check_trajectories,
+    selected_trajectories,
+    training_mode_restored,
+)
+from curteach_teaching.curriculum.scores import (
+    TeacherDifficulty,
+    check_min_log_prob,
+    policy_difficulty,
+    teacher_difficulty,
+)
+from curteach_teaching.difficulty import MIN_LOG_PROB
+from curteach_teaching.names import CUR
+from curteach_teaching.selection import PacingSchedule
+
+__all__ = ["AdversarialStepTrainer", "CurriculumAdversarial"]
+
+#: Version tag of :meth:`CurriculumAdversarial.state_dict`'s curriculum part.
+STATE_FORMAT = "curteach.CurriculumAdversarial/1"
+
+
+class AdversarialStepTrainer:
+    """The :class:`~curteach_teaching.curriculum.core.StepTrainer` of a GAIL or AIRL trainer: one "step" is
+    ``set_demonstrations`` on the batch's demonstrations and ``rounds`` rounds of the trainer.
+
+    Args:
+        trainer: the ``AdversarialTrainer``.
+        demonstrations: the N trajectories; transitions: their flattening, laid out as ``index`` says.
+        rounds: trainer rounds per curriculum epoch (>= 1).
+        chunk_size, min_log_prob: of the learner-difficulty passes.
+    """
+
+    def __init__(self, trainer: AdversarialTrainer, demonstrations: list, transitions: Any,
+                 index: DemonstrationIndex, *, rounds: int = 1, chunk_size: int = 8192,
+                 min_log_prob: float = MIN_LOG_PROB):
+        self.trainer = trainer
+        self.demonstrations = demonstrations
+        self.transitions = transitions
+        self.index = index
+        self.rounds = rounds
+        self.chunk_size = chunk_size
+        self.min_log_prob = min_log_prob
+
+    def learner_difficulty(self) -> np.ndarray:
+        """``(N,)`` ``log Psi^L`` under the generator's current policy."""
+        return policy_difficulty(self.trainer.policy, self.transitions.obs, self.transitions.acts, self.index,
+                                 chunk_size=self.chunk_size, min_log_prob=self.min_log_prob)
+
+    @contextmanager
+    def around_hooks(self) -> Iterator[None]:
+        """Restore the generator policy's training mode after the observers and hooks."""
+        with training_mode_restored(self.trainer.policy):
+            yield
+
+    def train_batches(self, batches: Sequence[np.ndarray], after_step: Callable[[], None]) -> None:
+        """For each batch: the trainer's expert data becomes its demonstrations, then ``rounds`` rounds.
+
+        Raises:
+            ValueError: a selection with fewer transitions than the trainer's ``demo_batch_size`` (imitation's data
+                loader could not draw one expert batch from it).
+        """
+        trainer = self.trainer
+        for batch in batches:
+            if batch.size < trainer.demo_batch_size:
+                raise ValueError(
+                    f"the curriculum selected {batch.size} transitions, fewer than the trainer's demo_batch_size "
+                    f"{trainer.demo_batch_size}; use a pacing that keeps more demonstrations or a smaller "
+                    "demo_batch_size"
+                )
+            trainer.set_demonstrations(selected_trajectories(self.demonstrations, self.index, batch))
+            trainer.train(total_timesteps=self.rounds * trainer.gen_train_timesteps)
+            after_step()
+
+    def state_dict(self) -> dict:
+        """The generator policy and its optimizer, the discriminator's network and optimizer, the step counters."""
+        trainer = self.trainer
+        return {
+            "policy": trainer.policy.state_dict(),
+            "policy_optimizer": trainer.policy.optimizer.state_dict(),
+            "reward_net": trainer._reward_net.state_dict(),
+            "disc_optimizer": trainer._disc_opt.state_dict(),
+            "global_step": int(trainer._global_step),
+            "disc_step": int(trainer._disc_step),
+            "num_timesteps": int(trainer.gen_algo.num_timesteps),
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore :meth:`state_dict` into the trainer."""
+        keys = {"policy", "policy_optimizer", "reward_net", "disc_optimizer", "global_step", "disc_step",
+                "num_timesteps"}
+        if not isinstance(state, dict) or set(state) != keys:
+            raise ValueError(f"not an adversarial trainer state (keys {sorted(keys)})")
+        trainer = self.trainer
+        trainer.policy.load_state_dict(state["policy"])
+        trainer.policy.optimizer.load_state_dict(state["policy_optimizer"])
+        trainer._reward_net.load_state_dict(state["reward_net"])
+        trainer._disc_opt.load_state_dict(state["disc_optimizer"])
+        trainer._global_step = state["global_step"]
+        trainer._disc_step = state["disc_step"]
+        trainer.gen_algo.num_timesteps = state["num_timesteps"]
+
+
+class CurriculumAdversarial(RoundCurriculum):
+    """Train an imitation ``GAIL`` or ``AIRL`` trainer epoch by epoch on a curriculum over demonstrations.
+
+    Args:
+        trainer: an ``imitation.algorithms.adversarial`` ``GAIL`` or ``AIRL`` (any ``AdversarialTrainer``), built
+            as usual (its constructor's demonstrations are replaced at the first epoch).
+        demonstrations: the N ``Trajectory`` demonstrations the curriculum chooses from (with actions the
+            generator's policy can evaluate).
+        variant: ``"Cur"`` (default), ``"Cur-L"``, ``"Cur-T"`` or ``"Agn"``.
+        teacher: the teacher difficulty for Cur and Cur-T: ``(N,)`` scores, an SB3 policy or a callable
+            ``(obs, acts) -> log pi^E(a | s)`` (:func:`~curteach_teaching.curriculum.scores.teacher_difficulty`).
+        pacing: ``(epoch, n_epochs, n_items) -> int``; default ``LinearPacing(0.8, 0.5)``. Agn ignores it.
+        rounds_per_epoch: trainer rounds per curriculum epoch (default 1).
+        min_log_prob: floor of every per-step log-probability.
+        hooks, observers: as :class:`~curteach_teaching.curriculum.core.Curriculum` (a hook's step is an epoch).
+        log: record each selection in ``trainer.logger`` (default ``True``).
+        difficulty_chunk_size: transitions per no-grad pass of the difficulty scores.
+
+    Raises:
+        ValueError: a trainer that is not GAIL or AIRL (the message lists the supported trainers), demonstrations
+            that are not Trajectories, fewer transitions in all than ``trainer.demo_batch_size``, or a bad variant,
+            pacing or teacher difficulty.
+    """
+
+    def __init__(
+        self,
+        trainer: AdversarialTrainer,
+        demonstrations: Sequence[Any],
+        *,
+        variant: str = CUR,
+        teacher: TeacherDifficulty = None,
+        pacing: PacingSchedule | None = None,
+        rounds_per_epoch: int = 1,
+        min_log_prob: float = MIN_LOG_PROB,
+        hooks: Sequence[Any] = (),
+        observers: Sequence[Any] = (),
+        log: bool = True,
+        difficulty_chunk_size: int = 8192,
+    ):
+        check_trainer(trainer, AdversarialTrainer, "CurriculumAdversarial")
+        demonstrations = check_trajectories(demonstrations, "GAIL/AIRL")
+        check_int("rounds_per_epoch", rounds_per_epoch, 1)
+        self.min_log_prob = check_min_log_prob(min_log_prob)
+        chunk = check_int("difficulty_chunk_size", difficulty_chunk_size, 1)
+        index = DemonstrationIndex.from_trajectories(demonstrations)
+        if index.n_transitions < trainer.demo_batch_size:
+            raise ValueError(f"the {index.n_transitions} demonstrated transitions are fewer than the trainer's "
+                             f"demo_batch_size {trainer.demo_batch_size}")
+        transitions = rollout.flatten_trajectories(demonstrations)
+        scores = None if teacher is None else teacher_difficulty(
+            teacher, transitions.obs, transitions.acts, index, chunk_size=chunk, min_log_prob=self.min_log_prob)
+        self.trainer = trainer
+        self.demonstrations = demonstrations
+        step_trainer = AdversarialStepTrainer(trainer, demonstrations, transitions, index, rounds=rounds_per_epoch,
+                                              chunk_size=chunk, min_log_prob=self.min_log_prob)
+        super().__init__(step_trainer, index, variant=variant, teacher_scores=scores, pacing=pacing,
+                         logger=trainer.logger if log else None, rng=None, hooks=hooks, observers=observers,
+                         state_format=STATE_FORMAT, extra_config={"rounds_per_epoch": rounds_per_epoch,
+                                                                  "trainer": type(trainer).__name__})
