@@ -14,17 +14,20 @@ from pathlib import Path
 
 __all__ = ["add_log_arguments", "check_log_flags", "run_logger"]
 
+# tracking.FORMATS and DEFAULT_FORMATS (tests/test_tracking_cli.py checks they agree), written out so that building
+# the parser imports no experiment
+_FORMATS = ("stdout", "log", "json", "csv", "tensorboard", "wandb")
+_DEFAULT_FORMATS = ("csv", "tensorboard")
+
 
 def add_log_arguments(group) -> None:
     """Add ``--log-dir`` and ``--log-format`` to an argument group (or parser)."""
-    from curteach_teaching.experiments.tracking import DEFAULT_FORMATS, FORMATS
-
     group.add_argument("--log-dir", default=None,
                        help="also log every run as it is saved, into LOG_DIR/<cell>/run_XXXXX/ (e.g. for "
                        "tensorboard --logdir LOG_DIR); with --report-only: every saved run")
     group.add_argument("--log-format", default=None,
-                       help=f"comma-separated output formats of --log-dir: {', '.join(FORMATS)} (default "
-                       f"{','.join(DEFAULT_FORMATS)}; tensorboard and wandb need pip install "
+                       help=f"comma-separated output formats of --log-dir: {', '.join(_FORMATS)} (default "
+                       f"{','.join(_DEFAULT_FORMATS)}; tensorboard and wandb need pip install "
                        "'curteach[tensorboard]' / 'curteach[wandb]')")
 
 
@@ -32,13 +35,13 @@ def check_log_flags(args: argparse.Namespace) -> tuple:
     """The formats asked for (empty without ``--log-dir``); ``ValueError`` for ``--log-format`` without
     ``--log-dir``, an unknown or uninstalled format, or a log folder that is a file or cannot be created. Writes
     nothing."""
-    from curteach_teaching.experiments.tracking import DEFAULT_FORMATS, check_formats, parse_formats
-
     log_dir, log_format = getattr(args, "log_dir", None), getattr(args, "log_format", None)
     if log_dir is None:
         if log_format is not None:
             raise ValueError("--log-format needs --log-dir")
         return ()
+    from curteach_teaching.experiments.tracking import DEFAULT_FORMATS, check_formats, parse_formats
+
     if not str(log_dir).strip():
         raise ValueError("--log-dir must not be empty")
     try:

@@ -1,7 +1,8 @@
 """The flags every sweep command shares, and running a sweep from them.
 
 Every sweep command calls :func:`add_sweep_arguments` on its parser, so ``--runs --seed --workers --out --overwrite
---no-progress --no-figures --report-only --backend --ray-address --gpus-per-run`` mean the same everywhere; the car
+--no-progress --no-figures --report-only --backend --ray-address --gpus-per-run --log-dir --log-format`` mean the
+same everywhere (the logging flags: :mod:`~curteach_teaching.commands.log_options`); the car
 commands add their shared ``--init --steps --teachers`` with :func:`add_car_arguments`.
 
 A command first checks *every* argument without writing anything (:func:`check_sweep_flags` builds the backend
@@ -15,6 +16,8 @@ import argparse
 import re
 from contextlib import contextmanager
 from pathlib import Path
+
+from curteach_teaching.commands.log_options import add_log_arguments, check_log_flags, run_logger
 
 __all__ = [
     "add_car_arguments",
@@ -125,6 +128,7 @@ def add_sweep_arguments(parser: argparse.ArgumentParser, default_runs: int, defa
                        help="Ray cluster to join (default: $RAY_ADDRESS, else a local Ray instance sized by --workers)")
     group.add_argument("--gpus-per-run", type=float, default=0.0,
                        help="GPU fraction each run declares on Ray (default 0)")
+    add_log_arguments(group)
 
 
 def check_sweep_flags(args: argparse.Namespace):
@@ -136,6 +140,7 @@ def check_sweep_flags(args: argparse.Namespace):
     if getattr(args, "sweep_backend", None) is not None:
         return args.sweep_backend
     check_sweep_arguments(args.runs, args.seed, args.workers)
+    check_log_flags(args)
     if args.report_only and args.overwrite:
         raise ValueError("--report-only computes nothing and cannot --overwrite")
     if args.backend != "ray" and (args.ray_address is not None or args.gpus_per_run):
@@ -168,12 +173,19 @@ def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path) -
     from curteach_teaching.experiments.sweep import run_sweep
 
     backend = check_sweep_flags(args)  # built once: the command checked the flags before anything was written
+    logger = run_logger(args, experiment, out)  # None without --log-dir
     # the lock covers the report too: two commands never write one folder's outputs at once
     with claim_output_folder(args, out):
         sweep = run_sweep(experiment, out, args.runs, seed=args.seed, progress=not args.no_progress,
-                          backend=backend, compute=not args.report_only, overwrite=args.overwrite)
+                          backend=backend, compute=not args.report_only, overwrite=args.overwrite,
+                          on_saved=None if logger is None else logger.log_run)
         if args.report_only:
             found = sum(len(runs) for runs in sweep.cells.values())
             print(f"report of the {found} of {len(experiment.cells) * args.runs} runs saved so far")
+            if logger is not None:  # a run is logged when it is computed; --report-only logs every saved run
+                print(f"{logger.log_all(sweep.all_results)} runs logged into {logger.log_dir}")
+        elif logger is not None:
+            print(f"{len(sweep.computed)} runs logged into {logger.log_dir} (runs reused from disk are not logged "
+                  "again; --report-only logs them all)")
         report.write(sweep, out, figures=not args.no_figures, command=getattr(args, "command_line", None))
     return 0

@@ -23,6 +23,7 @@ as it arrives: workers only compute, the driver writes every file.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -146,6 +147,7 @@ def run_sweep(
     backend: Backend | None = None,
     compute: bool = True,
     overwrite: bool = False,
+    on_saved: Callable[[RunResult], None] | None = None,
 ) -> SweepResult:
     """Run (or resume) ``runs`` seeded runs of every cell of ``experiment``, writing ``out_dir/runs/<cell>/``.
 
@@ -163,6 +165,8 @@ def run_sweep(
             left out), e.g. to report on a sweep that is still running.
         overwrite: replace a sweep of other settings, seed or curteach version in ``out_dir`` (its runs are
             deleted) instead of refusing; see :mod:`~curteach_teaching.experiments.folders`.
+        on_saved: called on the driver with each run computed in this call, right after its file is written (e.g.
+            :meth:`~curteach_teaching.experiments.tracking.RunLogger.log_run`); not for runs reused from disk.
 
     Returns:
         A :class:`SweepResult`.
@@ -177,7 +181,7 @@ def run_sweep(
     check_sweep_arguments(runs, seed, workers)
     plan = _Plan(experiment=experiment, out_dir=Path(out_dir), cells=_check_cells(experiment), runs=runs, seed=seed,
                  progress=progress, backend=backend if backend is not None else ProcessBackend(workers),
-                 compute=compute, overwrite=overwrite)
+                 compute=compute, overwrite=overwrite, on_saved=on_saved)
     if not compute:  # reads only, and may run beside the sweep that writes
         return _run_sweep(plan)
     check_writable(plan.out_dir)
@@ -198,6 +202,7 @@ class _Plan:
     backend: Backend
     compute: bool
     overwrite: bool
+    on_saved: Callable[[RunResult], None] | None = None
 
 
 def _run_sweep(plan: _Plan) -> SweepResult:
@@ -263,6 +268,8 @@ def _run_sweep(plan: _Plan) -> SweepResult:
                 save_run(run_path(out_dir, unit.index, unit.cell), result, settings_fingerprint)
                 sweep.cells[unit.cell][unit.index] = result
                 sweep.computed.append((unit.cell, unit.index))
+                if plan.on_saved is not None:
+                    plan.on_saved(result)
                 bar.update()
         except KeyboardInterrupt:
             bar.close()
