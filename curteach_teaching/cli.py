@@ -20,6 +20,7 @@ _COMMAND_MODULES = (
     "curteach_teaching.commands.demo",
     "curteach_teaching.commands.car_irl",
     "curteach_teaching.commands.car_bc",
+    "curteach_teaching.commands.car_trainers",
     "curteach_teaching.commands.nav",
     "curteach_teaching.commands.sensitivity",
     "curteach_teaching.commands.monotonicity",

@@ -1,0 +1,72 @@
+"""``curteach car-trainers``: curricula over demonstrations for imitation's BC, DAgger, GAIL, AIRL and MCE-IRL on the
+car."""
+
+from __future__ import annotations
+
+import argparse
+
+from curteach_teaching.commands.sweep_options import (
+    add_car_arguments,
+    add_sweep_arguments,
+    check_sweep_flags,
+    named_as_options,
+    output_folder,
+    run_sweep_command,
+)
+
+# import-free: the parser must not import torch or imitation (the CLI starts for every command)
+from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T
+
+#: The built-in trainer adapters with a car recipe (the registry lists the adapters; the experiment checks both).
+TRAINER_NAMES = ("bc", "dagger", "gail", "airl", "mce-irl")
+#: ``--scale`` -> settings of :class:`~curteach_teaching.experiments.car_trainers.CarTrainersExperiment`.
+SCALES = {
+    "default": {"steps": 10},
+    "small": {"steps": 3, "adversarial_timesteps": 100, "mce_iterations": 3, "pretrain_iterations": 5},
+}
+
+
+def add_parser(subparsers) -> None:
+    """Register ``curteach car-trainers``."""
+    parser = subparsers.add_parser(
+        "car-trainers", help="curricula for imitation's BC, DAgger, GAIL, AIRL and MCE-IRL on the car",
+        description="Each trainer (imitation's BC, DAgger, GAIL, AIRL, MCE-IRL) learns the car from the same "
+        "demonstrations with each curriculum (Agn, Cur, Cur-T, Cur-L) through its curriculum adapter; the exact "
+        "expected reward of its policy is recorded after every curriculum epoch (BC epoch, DAgger round, "
+        "adversarial round, MCE-IRL teaching step). Writes DIR/runs/<trainer>_<curriculum>/ (one file per run, "
+        "resumable), DIR/summary.csv (trainer, curriculum, step, mean, sem, n), DIR/report.json and one figure per "
+        "trainer.",
+    )
+    parser.add_argument("--trainers", default=",".join(TRAINER_NAMES),
+                        help=f"comma-separated trainers, in figure order (default {','.join(TRAINER_NAMES)})")
+    parser.add_argument("--curricula", default=",".join((AGN, CUR, CUR_T, CUR_L)),
+                        help=f"comma-separated subset of {AGN},{CUR},{CUR_T},{CUR_L} (default all)")
+    parser.add_argument("--scale", choices=tuple(SCALES), default="default",
+                        help="default: 10 curriculum epochs (about 15 min for 10 runs on 2 free cores); small: 3 "
+                        "epochs and shorter rounds (about 3 min; tests and CI)")
+    add_car_arguments(parser, init="T0", steps=10, init_help="(as car-bc) ")
+    parser.set_defaults(steps=None)  # the scale's, unless given
+    add_sweep_arguments(parser, default_runs=10, default_out="results/car-trainers-INIT-SCALE")
+    parser.set_defaults(func=run_car_trainers)
+
+
+def run_car_trainers(args: argparse.Namespace) -> int:
+    """Run (or resume) the car-trainers sweep and write its report."""
+    from curteach_envs.car import INIT_CHOICES
+
+    if args.init not in INIT_CHOICES:
+        raise ValueError(f"--init must be one of {list(INIT_CHOICES)}; got {args.init!r}")
+    check_sweep_flags(args)
+    out = output_folder(args, f"results/car-trainers-{args.init}-{args.scale}")
+    from curteach_envs.car import parse_init
+    from curteach_teaching.experiments.car_trainers import CarTrainersExperiment
+    from curteach_teaching.experiments.car_trainers_report import CarTrainersReport
+
+    settings = dict(SCALES[args.scale])
+    if args.steps is not None:
+        settings["steps"] = args.steps
+    with named_as_options(args):
+        experiment = CarTrainersExperiment(trainers=args.trainers, curricula=args.curricula,
+                                           init_types=parse_init(args.init), **settings)
+    report = CarTrainersReport(experiment, title=f"car trainers, init {args.init}")
+    return run_sweep_command(args, experiment, report, out)

@@ -1,0 +1,167 @@
+"""Curricula for every imitation trainer on the car: BC, DAgger, GAIL, AIRL and MCE-IRL (``curteach car-trainers``).
+
+Cells are ``trainer x curriculum`` (``"gail_Cur"``, ...). Run ``i`` of every cell draws from
+``SeedSequence([seed, i])`` and builds the same road, expert, demonstration pool and pre-trained learner as run
+``i`` of ``curteach car-bc`` (:meth:`CarBCExperiment.build
+<curteach_teaching.experiments.car_bc.CarBCExperiment.build>`: a fresh road with gamma 0.999, the hard-VI expert,
+10 demonstrations of 10 steps per start, the quadratic BC learner pre-trained on the ``--init`` starts); then one
+further child of the run's seed sequence seeds the trainer. So every curriculum of a trainer, and every trainer,
+starts from the same learner on the same demonstrations, and the comparisons between curricula are paired.
+
+A run of a cell trains the trainer for ``steps`` curriculum epochs with its adapter
+(:mod:`~curteach_teaching.experiments.car_trainer_recipes`) and records the exact expected reward of the learner's
+policy before and after each (curve ``"reward"``, ``steps + 1`` points). The trainers and curricula are looked up by
+name: trainers in :data:`~curteach_teaching.registry.TRAINERS` (an unknown name gets the registry's error listing
+the available ones), curricula among the selection's variants.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from curteach_envs._util import check_int, check_positive
+from curteach_envs.car import N_TASK_TYPES
+from curteach_teaching.experiments.results import RunResult
+from curteach_teaching.names import CURRICULUM_VARIANTS
+from curteach_teaching.planning import expected_return
+
+__all__ = ["CURVE", "CarTrainersExperiment", "cell_name", "split_cell"]
+
+#: The one curve of a run: the exact expected reward after each curriculum epoch.
+CURVE = "reward"
+#: The curricula in the order of the paper's Fig. 4 legend.
+CURRICULA = ("Agn", "Cur", "Cur-T", "Cur-L")
+
+
+def cell_name(trainer: str, curriculum: str) -> str:
+    """The cell of ``trainer`` taught with ``curriculum``: ``"trainer_curriculum"``."""
+    return f"{trainer}_{curriculum}"
+
+
+def split_cell(cell: str) -> tuple[str, str]:
+    """``(trainer, curriculum)`` of a :func:`cell_name`."""
+    trainer, _, curriculum = cell.rpartition("_")
+    return trainer, curriculum
+
+
+def _names(what: str, names, allowed: tuple | None) -> tuple:
+    names = tuple(name.strip() for name in (names.split(",") if isinstance(names, str) else names) if name.strip())
+    if not names:
+        raise ValueError(f"{what} must name at least one")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"{what} must be distinct; {', '.join(repeated)} appear(s) twice")
+    if allowed is not None:
+        unknown = [name for name in names if name not in allowed]
+        if unknown:
+            raise ValueError(f"{what} must be among {', '.join(allowed)}; got {', '.join(unknown)}")
+    return names
+
+
+@dataclass(frozen=True)
+class CarTrainersExperiment:
+    """Settings of the car trainers experiment; :meth:`run_cell` performs one run of one cell.
+
+    Attributes:
+        trainers: trainer names (registered adapters with a car recipe), in figure order.
+        curricula: variants among Agn, Cur, Cur-T, Cur-L.
+        init_types: pre-training task types (``--init T0`` = 1, as car-bc).
+        steps: curriculum epochs per run (BC epochs, DAgger rounds, adversarial rounds, MCE-IRL teaching steps).
+        learning_rate, pretrain_sweeps, n_per_start, demo_length, gamma: car-bc's (the BC learner and the pool).
+        dagger_episodes: expert-labelled episodes DAgger collects per round.
+        adversarial_timesteps: generator (PPO) time steps per adversarial round.
+        generator_learning_rate: PPO's Adam step size.
+        mce_iterations: MCE-IRL reward steps per teaching step; mce_learning_rate: its Adam step size.
+        pretrain_iterations: MCE-IRL reward steps on the pre-training starts before teaching.
+    """
+
+    trainers: tuple = ("bc", "dagger", "gail", "airl", "mce-irl")
+    curricula: tuple = CURRICULA
+    init_types: int = 1
+    steps: int = 10
+    learning_rate: float = 0.01
+    pretrain_sweeps: int = 1000
+    n_per_start: int = 10
+    demo_length: int = 10
+    gamma: float = 0.999
+    dagger_episodes: int = 10
+    adversarial_timesteps: int = 200
+    generator_learning_rate: float = 0.05
+    mce_iterations: int = 5
+    mce_learning_rate: float = 0.05
+    pretrain_iterations: int = 20
+
+    def __post_init__(self):
+        from curteach_teaching.experiments.car_trainer_recipes import RECIPES
+        from curteach_teaching.registry import TRAINERS
+
+        trainers = _names("trainers", self.trainers, None)
+        for name in trainers:
+            TRAINERS.load(name)  # an unknown name: the registry's error, listing the adapters
+            if name not in RECIPES:
+                raise ValueError(f"trainer {name!r} has no car recipe; car-trainers runs {', '.join(RECIPES)}")
+        object.__setattr__(self, "trainers", trainers)
+        object.__setattr__(self, "curricula", _names("curricula", self.curricula, CURRICULUM_VARIANTS))
+        check_int("init_types", self.init_types, 0, N_TASK_TYPES)
+        check_int("steps", self.steps, 1, 10_000)
+        for name in ("n_per_start", "demo_length", "dagger_episodes", "adversarial_timesteps", "mce_iterations"):
+            check_int(name, getattr(self, name), 1, 1_000_000)
+        check_int("pretrain_sweeps", self.pretrain_sweeps, 0)
+        check_int("pretrain_iterations", self.pretrain_iterations, 0)
+        for name in ("learning_rate", "generator_learning_rate", "mce_learning_rate"):
+            check_positive(name, getattr(self, name))
+        if not 0.0 <= self.gamma <= 1.0:
+            raise ValueError(f"gamma must be in [0, 1]; got {self.gamma}")
+
+    @property
+    def cells(self) -> tuple:
+        """Every ``trainer x curriculum`` cell, trainer-major."""
+        return tuple(cell_name(t, c) for t in self.trainers for c in self.curricula)
+
+    def settings(self) -> dict:
+        """JSON-serialisable settings (fingerprinted into run files)."""
+        data = asdict(self)
+        data["trainers"], data["curricula"] = list(self.trainers), list(self.curricula)
+        data["experiment"] = "car-trainers"
+        return data
+
+    def setup(self, seed_sequence: np.random.SeedSequence):
+        """The run's :class:`~curteach_teaching.experiments.car_trainer_recipes.CarSetup` (car-bc's road, expert,
+        pool and pre-trained learner for the same seed sequence)."""
+        from curteach_teaching.experiments.car_bc import CarBCExperiment, pretraining_starts
+        from curteach_teaching.experiments.car_trainer_recipes import CarSetup
+
+        bc = CarBCExperiment(init_types=self.init_types, steps=1, learning_rate=self.learning_rate,
+                             pretrain_sweeps=self.pretrain_sweeps, n_per_start=self.n_per_start,
+                             demo_length=self.demo_length, gamma=self.gamma)
+        mdp, expert, pool, learner, _ = bc.build(seed_sequence)
+        init_starts = pretraining_starts(pool.start_states, mdp.task_of_state, self.init_types)
+        return CarSetup(mdp=mdp, expert=expert, demonstrations=pool.all_trajectories(),
+                        init_demonstrations=[t for k in init_starts for t in pool.trajectories(int(k))],
+                        theta=learner.theta, settings=self)
+
+    def run_cell(self, cell: str, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
+        """Run ``index`` of ``cell`` (see the module docstring)."""
+        from curteach_teaching.experiments.car_trainer_recipes import RECIPES
+
+        if cell not in self.cells:
+            raise ValueError(f"unknown cell {cell!r}; cells: {', '.join(self.cells)}")
+        trainer, curriculum = split_cell(cell)
+        setup = self.setup(seed_sequence)
+        trainer_seed = seed_sequence.spawn(1)[0]
+        from threadpoolctl import threadpool_limits  # installed with imitation (via scikit-learn)
+
+        # one BLAS thread: MCE-IRL's occupancy products are ~15x slower with OpenBLAS's threads on a loaded machine
+        with warnings.catch_warnings(), threadpool_limits(limits=1, user_api="blas"):
+            # imitation's BC logger calls float() on tensors that require grad (harmless)
+            warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
+            warnings.filterwarnings("ignore", message="tried to wrap")  # DAgger's collector: state-index observations
+            curve = np.asarray(RECIPES[trainer](setup, curriculum, trainer_seed), dtype=np.float64)
+        if curve.shape != (self.steps + 1,):
+            raise RuntimeError(f"the {trainer} recipe returned {curve.shape[0]} points for {self.steps} steps")
+        extras = {"expert_reward": float(expected_return(setup.mdp, setup.expert.policy)),
+                  "initial_reward": float(curve[0]), "final_reward": float(curve[-1])}
+        return RunResult(index=index, seed=0, curves={CURVE: curve}, extras=extras, cell=cell)
