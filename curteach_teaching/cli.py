@@ -24,6 +24,7 @@ _COMMAND_MODULES = (
     "curteach_teaching.commands.nav",
     "curteach_teaching.commands.sensitivity",
     "curteach_teaching.commands.monotonicity",
+    "curteach_teaching.commands.teach",
 )
 
 

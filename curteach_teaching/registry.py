@@ -193,6 +193,19 @@ for _name in ("Agn", "Omn", "Scot", "Cur", "Cur-T", "Cur-L", "BBox"):  # the IRL
     TEACHERS.add(_name, _builtin_teacher(_name))
 
 
+def _builtin_learner(attr: str) -> Callable[[], Any]:
+    def load() -> Any:
+        from curteach_teaching.learners import tabular
+
+        return getattr(tabular, attr)
+
+    return load
+
+
+LEARNERS.add("maxent-irl", _builtin_learner("maxent_irl_learner"))
+LEARNERS.add("bc", _builtin_learner("bc_learner"))
+
+
 def teacher_specs(specs: Iterable[str], builtin_order: tuple[str, ...]) -> tuple[str, ...]:
     """The teachers of an experiment in playing order: the built-ins of ``builtin_order`` in that order, then every
     other spec (``module:attr`` or an entry point) in the order given.
@@ -241,21 +254,6 @@ def plugin_seed_sequence(seed_sequence: Any, spec: str) -> Any:
         raise ValueError(f"plug-in {spec!r} needs the run's seed sequence for its generator")
     key = (*seed_sequence.spawn_key, (1 << 32) + zlib.crc32(spec.encode()))  # above every spawned child's index
     return np.random.SeedSequence(seed_sequence.entropy, spawn_key=key)
-
-
-def _adapter(module: str, attr: str) -> Callable[[], Any]:
-    """A loader of the adapter class ``module.attr``, imported on first use (torch and imitation load then)."""
-    return lambda: getattr(importlib.import_module(module), attr)
-
-
-for _name, _module, _attr in (
-    ("bc", "curteach_teaching.curriculum.bc", "CurriculumBC"),
-    ("dagger", "curteach_teaching.curriculum.dagger", "CurriculumDAgger"),
-    ("gail", "curteach_teaching.curriculum.adversarial", "CurriculumAdversarial"),
-    ("airl", "curteach_teaching.curriculum.adversarial", "CurriculumAdversarial"),
-    ("mce-irl", "curteach_teaching.curriculum.mce_irl", "CurriculumMCEIRL"),
-):
-    TRAINERS.add(_name, _adapter(_module, _attr))
 
 
 def _adapter(module: str, attr: str) -> Callable[[], Any]:

@@ -27,7 +27,7 @@ from curteach_envs._util import check_int
 from curteach_teaching.demonstrations import DemonstrationPool
 from curteach_teaching.learners.divergence import LearnerDiverged
 
-__all__ = ["Lesson", "LessonBook", "Learner", "LaneRecord", "TeacherContext", "teach"]
+__all__ = ["Lesson", "LessonBook", "Learner", "LaneRecord", "LearnerContext", "TeacherContext", "teach"]
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,23 @@ class TeacherContext:
         if value is None:
             raise ValueError(f"{teacher} needs {what}, which this experiment does not provide")
         return value
+
+
+@dataclass(frozen=True)
+class LearnerContext:
+    """What a learner factory builds a learner from (``factory(context) -> learner``, a :class:`Learner`).
+
+    Attributes:
+        mdp: the environment's :class:`~curteach_envs.tabular.TabularMDP`.
+        start_states: ``(K,)`` the starts lessons come from.
+        rng: the learner's own generator.
+        learning_rate: the experiment's step size.
+    """
+
+    mdp: Any
+    start_states: np.ndarray
+    rng: np.random.Generator
+    learning_rate: float
 
 
 @runtime_checkable

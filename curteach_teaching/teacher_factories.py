@@ -66,6 +66,8 @@ def cur_l(context: TeacherContext) -> LearnerDifficultyTeacher:
 def bbox(context: TeacherContext) -> BlackBoxTeacher:
     """BBox: needs ``expert_occupancy_per_start``; scores with the MDP's true reward."""
     occupancy = context.require("expert_occupancy_per_start", BBOX)
+    if context.mdp.reward.ndim != 1:
+        raise ValueError("BBox scores starts by a state reward (S,); this environment's reward depends on the action")
     return BlackBoxTeacher(context.start_states, context.mdp.reward, occupancy)
 
 
