@@ -3,6 +3,9 @@
 Modules (in the manner of Minigrid's ``core/``):
 
 * :mod:`~curteach_envs.navigation.grid`: geometry, poses, moves and turns, observation planes, the task base class;
+* :mod:`~curteach_envs.navigation.dynamics`: the rules of both tasks as batched array functions
+  (:class:`~curteach_envs.navigation.dynamics.TaskBatch`), the one source of the envs' steps, the tasks' tables and
+  observations, and the teaching layer's batched evaluation;
 * :mod:`~curteach_envs.navigation.search`: the original's Dijkstra, exact solving, counting optimal sequences;
 * :mod:`~curteach_envs.navigation.env`: the Gymnasium base class, the table export, replay of an action sequence;
 * :mod:`~curteach_envs.navigation.shortest_path`, :mod:`~curteach_envs.navigation.tsp`: task sampling, rejection
@@ -16,13 +19,24 @@ See docs/environments/navigation.md.
 
 from curteach_envs.navigation.dataset import (
     COLUMNS,
-    KINDS,
     SPLITS,
     NavigationDataset,
     NavigationSplit,
     load_dataset,
     save_dataset,
     split_statistics,
+)
+from curteach_envs.navigation.dynamics import (
+    EXIT_REWARD,
+    GOAL_REWARD,
+    KINDS,
+    LEAVE_GRID_REWARD,
+    MUD_REWARD,
+    SHORTEST_PATH,
+    STEP_REWARD,
+    TOUR_REWARD,
+    TSP,
+    TaskBatch,
 )
 from curteach_envs.navigation.env import NavigationEnv, replay, table_to_tabular
 from curteach_envs.navigation.generate import SPLIT_SIZES, generate_dataset
@@ -85,6 +99,17 @@ __all__ = [
     "NEXT_POSE",
     "GridTask",
     "agent_planes",
+    # rules, batched
+    "SHORTEST_PATH",
+    "TSP",
+    "KINDS",
+    "STEP_REWARD",
+    "MUD_REWARD",
+    "GOAL_REWARD",
+    "EXIT_REWARD",
+    "TOUR_REWARD",
+    "LEAVE_GRID_REWARD",
+    "TaskBatch",
     # search
     "SearchResult",
     "dijkstra",
@@ -117,7 +142,6 @@ __all__ = [
     "exact_tour",
     "sample_tsp_task",
     # datasets
-    "KINDS",
     "SPLITS",
     "SPLIT_SIZES",
     "COLUMNS",

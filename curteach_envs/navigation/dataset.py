@@ -20,13 +20,13 @@ from pathlib import Path
 import numpy as np
 
 from curteach_envs._util import atomic_write
+from curteach_envs.navigation.dynamics import KINDS
 from curteach_envs.navigation.shortest_path import ShortestPathTask
 from curteach_envs.navigation.tsp import TSPTask
 
 __all__ = [
     "FORMAT",
     "VERSION",
-    "KINDS",
     "verify_split",
     "SPLITS",
     "TASK_COLUMNS",
@@ -41,7 +41,6 @@ __all__ = [
 
 FORMAT = "curteach-navigation-dataset"
 VERSION = 1
-KINDS = ("shortest_path", "tsp")
 # Generation order of the original: train, test, val.
 SPLITS = ("train", "test", "val")
 

@@ -1,10 +1,11 @@
 """The Gymnasium base class of the navigation tasks, the table export, and replay of an action sequence.
 
-A navigation task (a :class:`~curteach_envs.navigation.grid.GridTask` subclass) is a deterministic table
-``(next_state (S, 3), reward (S, 3))`` with ``next_state = -1`` for "the episode ends". :class:`NavigationEnv`
-steps such a table one action at a time, :func:`table_to_tabular` turns it into a
-:class:`~curteach_envs.TabularMDP`, and :func:`replay` plays an action sequence in it. See
-docs/environments/navigation.md.
+A navigation task (a :class:`~curteach_envs.navigation.grid.GridTask` subclass) follows the rules of
+:mod:`~curteach_envs.navigation.dynamics`: :class:`NavigationEnv` steps its one-row
+:class:`~curteach_envs.navigation.dynamics.TaskBatch` one action at a time; its deterministic table
+``(next_state (S, 3), reward (S, 3))`` (``next_state = -1`` for "the episode ends"), the same rules applied to
+every state, becomes a :class:`~curteach_envs.TabularMDP` by :func:`table_to_tabular`, and :func:`replay` plays an
+action sequence in it. See docs/environments/navigation.md.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import scipy.sparse as sp
 from gymnasium import spaces
 
 from curteach_envs._util import check_int
-from curteach_envs.navigation.grid import ACTION_NAMES, HORIZON, N_ACTIONS, N_CELLS, NEXT_POSE, SIZE
+from curteach_envs.navigation.grid import ACTION_NAMES, HORIZON, N_ACTIONS, N_CELLS, NEXT_POSE, OBSERVATION_SHAPE, SIZE
 from curteach_envs.navigation.render import nav_ansi, nav_rgb
 from curteach_envs.tabular import TabularMDP
 
@@ -116,8 +117,9 @@ class NavigationEnv(gym.Env):
     ## Description
     A task is a 6 x 6 grid (row 0 is the top edge); the agent has a cell and a direction (``0 east, 1 south,
     2 west, 3 north``). Subclasses set ``task_class`` and implement ``_sample_task(rng)``; a task object provides
-    ``start_state``, ``dynamics() -> (next_state (S, 3), reward (S, 3))``, ``decode(state) -> (pose, mask)``,
-    ``observation(pose, mask) -> (7, 6, 6)``, ``cell_kinds(mask) -> (36,)`` and ``tabular(forbid_exits)``.
+    ``start_pose``, ``step(pose, mask, action)`` and ``observation(pose, mask) -> (7, 6, 6)`` (its one-row
+    :class:`~curteach_envs.navigation.dynamics.TaskBatch`'s, the batched rules on one state),
+    ``cell_kinds(mask) -> (36,)`` and ``tabular(forbid_exits)``.
     ``reset(seed=...)`` draws a task from the subclass's distribution, ``reset(options={"task": task})`` uses a
     given one, and ``tabular()`` exports the current task. See docs/environments/navigation.md.
 
@@ -154,12 +156,9 @@ class NavigationEnv(gym.Env):
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}; got {render_mode!r}")
         self.render_mode = render_mode
         self.horizon = check_int("horizon", horizon, 1, 10_000)
-        self.observation_space = spaces.Box(0.0, 1.0, shape=(7, SIZE, SIZE), dtype=np.float32)
+        self.observation_space = spaces.Box(0.0, 1.0, shape=OBSERVATION_SHAPE, dtype=np.float32)
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.task = None
-        self._next: np.ndarray | None = None
-        self._reward: np.ndarray | None = None
-        self._state: int | None = None
         self._pose = -1
         self._mask = 0
         self._steps = 0
@@ -183,31 +182,23 @@ class NavigationEnv(gym.Env):
         else:
             task = self._sample_task(self.np_random)
         self.task = task
-        self._next, self._reward = task.dynamics()
-        self._state = int(task.start_state)
-        self._pose, self._mask = task.decode(self._state)
+        self._pose, self._mask = int(task.start_pose), 0
         self._steps = 0
         self._done = False
         return self._observe(), self._info()
 
     def step(self, action):
         """Take ``action`` (0 move, 1 turn_left, 2 turn_right); see the class docstring."""
-        if self._state is None:
+        if self.task is None:
             raise RuntimeError("call reset() before step()")
         if isinstance(action, (bool, np.bool_)) or not self.action_space.contains(action):
             raise ValueError(f"action must be 0 (move), 1 (turn_left) or 2 (turn_right); got {action!r}")
         if self._done:
             raise RuntimeError("the episode has ended; call reset()")
-        action = int(action)
-        nxt = int(self._next[self._state, action])
-        reward = float(self._reward[self._state, action])
-        terminated = nxt < 0
-        if terminated:
-            # Keep the agent drawn where it ended (goal, bomb, home); off the grid it is not drawn (as the original).
-            self._pose = int(NEXT_POSE[self._pose, action])
-        else:
-            self._state = nxt
-            self._pose, self._mask = self.task.decode(nxt)
+        # after the last action the agent stays drawn where it ended (goal, bomb, home) and is not drawn off the grid
+        # (pose -1), as in the original
+        self._pose, self._mask, reward, terminated = self.task.step(self._pose, self._mask, int(action))
+        reward = float(reward)
         self._steps += 1
         truncated = (not terminated) and self._steps >= self.horizon
         self._done = terminated or truncated

@@ -26,13 +26,13 @@ from curteach_envs._util import atomic_write, check_int
 from curteach_envs.navigation.dataset import (
     COLUMNS,
     FORMAT,
-    KINDS,
     SPLITS,
     TASK_COLUMNS,
     VERSION,
     NavigationDataset,
     NavigationSplit,
 )
+from curteach_envs.navigation.dynamics import KINDS
 from curteach_envs.navigation.shortest_path import SP_MAX_BOMBS, SP_MAX_GOALS, SP_MAX_MUDS, sample_shortest_path_task
 from curteach_envs.navigation.tsp import TSP_MAX_GOALS, TSP_MAX_MUDS, TSP_MIN_GOALS, exact_tour, sample_tsp_task
 

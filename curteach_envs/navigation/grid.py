@@ -27,6 +27,8 @@ __all__ = [
     "N_POSES",
     "N_ACTIONS",
     "HORIZON",
+    "N_CHANNELS",
+    "OBSERVATION_SHAPE",
     "MOVE",
     "TURN_LEFT",
     "TURN_RIGHT",
@@ -36,6 +38,7 @@ __all__ = [
     "NEXT_POSE",
     "ARRIVAL_TERMINAL",
     "agent_planes",
+    "draw_agent",
     "check_cell_list",
     "GridTask",
 ]
@@ -46,6 +49,9 @@ N_DIRECTIONS = 4
 N_POSES = N_CELLS * N_DIRECTIONS
 N_ACTIONS = 3
 HORIZON = 30
+#: Observation channels: the agent's (one per direction), then three task planes.
+N_CHANNELS = N_DIRECTIONS + 3
+OBSERVATION_SHAPE = (N_CHANNELS, SIZE, SIZE)
 MOVE, TURN_LEFT, TURN_RIGHT = 0, 1, 2
 ACTION_NAMES = ("move", "turn_left", "turn_right")
 DIRECTION_NAMES = ("east", "south", "west", "north")
@@ -80,11 +86,15 @@ def agent_planes(poses: np.ndarray) -> np.ndarray:
     """
     poses = np.asarray(poses, dtype=np.int64)
     out = np.zeros(poses.shape + (N_DIRECTIONS, N_CELLS), dtype=np.float32)
-    flat = out.reshape(-1, N_DIRECTIONS, N_CELLS)
-    p = poses.reshape(-1)
-    index = np.flatnonzero(p >= 0)
-    flat[index, p[index] % 4, p[index] // 4] = 1.0
+    draw_agent(out.reshape(-1, N_DIRECTIONS, N_CELLS), poses.reshape(-1))
     return out.reshape(poses.shape + (N_DIRECTIONS, SIZE, SIZE))
+
+
+def draw_agent(planes: np.ndarray, poses: np.ndarray) -> None:
+    """Set the agent's one-hot in ``planes`` ``(n, >= 4, 36)`` (zeros there) for ``(n,)`` int64 poses: channel =
+    direction; a pose of ``-1`` (off the grid) draws nothing."""
+    index = np.flatnonzero(poses >= 0)
+    planes[index, poses[index] % N_DIRECTIONS, poses[index] // N_DIRECTIONS] = 1.0
 
 
 def check_cell_list(name: str, cells, low: int, high: int) -> tuple:
@@ -113,9 +123,9 @@ class GridTask:
     tuples of cells); every object must sit on its own cell, apart from the start. ``_cache`` holds derived arrays,
     is excluded from comparison and is not pickled.
 
-    A task provides what :class:`~curteach_envs.navigation.env.NavigationEnv` steps: ``start_state``,
-    ``dynamics() -> (next_state (S, 3), reward (S, 3))``, ``decode(state) -> (pose, mask)``,
-    ``observation(pose, mask) -> (7, 6, 6)``, ``cell_kinds(mask) -> (36,)`` and ``tabular(forbid_exits)``.
+    The task classes add their rules through :class:`~curteach_envs.navigation.dynamics.BatchedTask` (``batch``,
+    ``dynamics() -> (next_state (S, 3), reward (S, 3))``, ``observation(pose, mask) -> (7, 6, 6)``), and
+    ``start_state``, ``decode(state) -> (pose, mask)``, ``cell_kinds(mask) -> (36,)`` and ``tabular(forbid_exits)``.
 
     Raises:
         ValueError: a count is out of range, a cell index is outside ``[0, 35]``, or two objects share a cell.

@@ -18,8 +18,9 @@ from typing import ClassVar
 import numpy as np
 
 from curteach_envs._util import check_int
+from curteach_envs.navigation.dynamics import GOAL_REWARD, SHORTEST_PATH, BatchedTask
 from curteach_envs.navigation.env import NavigationEnv, table_to_tabular
-from curteach_envs.navigation.grid import N_CELLS, N_POSES, NEXT_POSE, SIZE, GridTask, agent_planes
+from curteach_envs.navigation.grid import N_CELLS, N_POSES, SIZE, GridTask
 from curteach_envs.navigation.search import (
     SearchResult,
     count_optimal_sequences,
@@ -50,15 +51,16 @@ SP_MAX_MUDS = 12
 SP_MAX_BOMBS = 12
 SP_MAX_DEMOS_PER_TASK = 3
 SP_CHANNEL_NAMES = ("agent_east", "agent_south", "agent_west", "agent_north", "mud", "bomb", "goal")
-GOAL_REWARD = 10
 # Rejection rules: best reward >= 7 is too easy; two goals within 2 of each other are ambiguous.
 TOO_EASY_REWARD = 7
 MIN_GOAL_GAP = 3
 
 
 @dataclass(frozen=True)
-class ShortestPathTask(GridTask):
+class ShortestPathTask(BatchedTask, GridTask):
     """One shortest-path grid world (validated on construction).
+
+    Its table (``dynamics()``) and observations come from :class:`~curteach_envs.navigation.dynamics.TaskBatch`.
 
     Attributes:
         start: the agent's start cell in ``[0, 35]`` (always empty).
@@ -73,6 +75,7 @@ class ShortestPathTask(GridTask):
 
     bombs: tuple = ()
 
+    KIND: ClassVar[str] = SHORTEST_PATH
     GOAL_COUNTS: ClassVar[tuple] = (1, SP_MAX_GOALS)
     MAX_MUDS: ClassVar[int] = SP_MAX_MUDS
     OBJECT_FIELDS: ClassVar[tuple] = ("goals", "muds", "bombs")
@@ -95,34 +98,6 @@ class ShortestPathTask(GridTask):
             codes[goal] = 3 + j
         return codes
 
-    def static_planes(self) -> np.ndarray:
-        """``(3, 6, 6)`` float32 planes: mud, bomb, goal (both goals share the goal plane)."""
-        if "planes" not in self._cache:
-            planes = np.zeros((3, N_CELLS), dtype=np.float32)
-            planes[0, list(self.muds)] = 1
-            planes[1, list(self.bombs)] = 1
-            planes[2, list(self.goals)] = 1
-            planes = planes.reshape(3, SIZE, SIZE)
-            planes.setflags(write=False)
-            self._cache["planes"] = planes
-        return self._cache["planes"]
-
-    def observation(self, pose: int, mask: int = 0) -> np.ndarray:
-        """``(7, 6, 6)`` float32 observation with the agent at ``pose`` (``-1``: not drawn)."""
-        obs = np.zeros((7, SIZE, SIZE), dtype=np.float32)
-        if pose >= 0:
-            obs[pose & 3, (pose >> 2) // SIZE, (pose >> 2) % SIZE] = 1.0
-        obs[4:] = self.static_planes()
-        return obs
-
-    def observations(self, poses: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
-        """``(N, 7, 6, 6)`` float32 observations for ``(N,)`` poses (vectorised :meth:`observation`)."""
-        poses = np.asarray(poses, dtype=np.int64)
-        obs = np.empty((poses.size, 7, SIZE, SIZE), dtype=np.float32)
-        obs[:, :4] = agent_planes(poses)
-        obs[:, 4:] = self.static_planes()
-        return obs
-
     def decode(self, state: int) -> tuple[int, int]:
         """``(pose, mask)`` of a live state (the mask is always 0 here)."""
         return int(state), 0
@@ -136,30 +111,7 @@ class ShortestPathTask(GridTask):
         kinds[list(self.goals)] = "goal"
         return kinds
 
-    # ------------------------------------------------------------------ dynamics
-    def dynamics(self) -> tuple[np.ndarray, np.ndarray]:
-        """The environment as a deterministic table over the 144 poses.
-
-        Returns:
-            ``next_state (144, 3)`` int64 (``-1``: the episode ends) and ``reward (144, 3)`` int64.
-        """
-        if "dynamics" not in self._cache:
-            codes = self.grid_codes()
-            nxt = NEXT_POSE.copy()
-            inside = nxt >= 0
-            kind = np.where(inside, codes[np.where(inside, nxt >> 2, 0)], -1)
-            reward = np.full(nxt.shape, -1, dtype=np.int64)
-            reward[kind == 1] = -2  # mud, also a turn on mud
-            bomb_or_off = (kind == 2) | ~inside
-            reward[bomb_or_off] = -6
-            goal = kind >= 3
-            reward[goal] = GOAL_REWARD - 1
-            nxt[bomb_or_off | goal] = -1
-            nxt.setflags(write=False)
-            reward.setflags(write=False)
-            self._cache["dynamics"] = (nxt, reward)
-        return self._cache["dynamics"]
-
+    # ------------------------------------------------------------------ export
     def tabular(self, forbid_exits: bool = False) -> TabularMDP:
         """``TabularMDP`` of this task: the 144 poses and one absorbing terminal state (145 states).
 

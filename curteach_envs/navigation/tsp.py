@@ -19,8 +19,9 @@ from typing import ClassVar
 import numpy as np
 
 from curteach_envs._util import check_int
+from curteach_envs.navigation.dynamics import TOUR_REWARD, TSP, BatchedTask
 from curteach_envs.navigation.env import NavigationEnv, table_to_tabular
-from curteach_envs.navigation.grid import N_CELLS, N_POSES, NEXT_POSE, SIZE, GridTask, agent_planes
+from curteach_envs.navigation.grid import N_CELLS, N_POSES, SIZE, GridTask
 from curteach_envs.navigation.search import SearchResult, dijkstra, optimal_action_mask, sequences_in_mask
 from curteach_envs.navigation.search import forbid_exits as _forbid_exits
 from curteach_envs.tabular import TabularMDP
@@ -43,24 +44,24 @@ TSP_MIN_GOALS = 2
 TSP_MAX_GOALS = 4
 TSP_MAX_MUDS = 12
 TSP_CHANNEL_NAMES = ("agent_east", "agent_south", "agent_west", "agent_north", "start", "goal", "mud")
-TOUR_REWARD = 10
-LEAVE_GRID_REWARD = -11
 
 
 @dataclass(frozen=True)
-class TSPTask(GridTask):
+class TSPTask(BatchedTask, GridTask):
     """One TSP grid world (validated on construction).
 
     Attributes:
         start: the home cell in ``[0, 35]``; direction: the start direction (0 E, 1 S, 2 W, 3 N).
         goals: 2-4 goal cells; muds: 0-12 mud cells (the original's dataset has none).
 
-    States are ``mask * 144 + pose``, where bit ``j`` of ``mask`` says goal ``j`` was visited.
+    States are ``mask * 144 + pose``, where bit ``j`` of ``mask`` says goal ``j`` was visited. The table
+    (``dynamics()``) and the observations come from :class:`~curteach_envs.navigation.dynamics.TaskBatch`.
 
     Raises:
         ValueError: a count is out of range, a cell index is outside ``[0, 35]``, or two objects share a cell.
     """
 
+    KIND: ClassVar[str] = TSP
     GOAL_COUNTS: ClassVar[tuple] = (TSP_MIN_GOALS, TSP_MAX_GOALS)
     MAX_MUDS: ClassVar[int] = TSP_MAX_MUDS
 
@@ -92,28 +93,6 @@ class TSPTask(GridTask):
         """``(pose, mask)`` of a live state."""
         return int(state) % N_POSES, int(state) // N_POSES
 
-    def _goal_planes(self, masks: np.ndarray) -> np.ndarray:
-        """``(N, 36)`` float32 plane of the goals not yet visited, for ``(N,)`` masks."""
-        masks = np.asarray(masks, dtype=np.int64)
-        plane = np.zeros((masks.size, N_CELLS), dtype=np.float32)
-        for j, goal in enumerate(self.goals):
-            plane[:, goal] = ((masks >> j) & 1) == 0
-        return plane
-
-    def observation(self, pose: int, mask: int = 0) -> np.ndarray:
-        """``(7, 6, 6)`` float32: agent planes, start, unvisited goals, mud."""
-        return self.observations(np.array([pose]), np.array([mask]))[0]
-
-    def observations(self, poses: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """``(N, 7, 6, 6)`` float32 observations for ``(N,)`` poses (``-1``: agent not drawn) and masks."""
-        poses = np.asarray(poses, dtype=np.int64).ravel()
-        obs = np.zeros((poses.size, 7, N_CELLS), dtype=np.float32)
-        obs[:, :4] = agent_planes(poses).reshape(-1, 4, N_CELLS)
-        obs[:, 4, self.start] = 1
-        obs[:, 5] = self._goal_planes(np.broadcast_to(masks, poses.shape))
-        obs[:, 6, list(self.muds)] = 1
-        return obs.reshape(-1, 7, SIZE, SIZE)
-
     def cell_kinds(self, mask: int = 0) -> np.ndarray:
         """``(36,)`` cell kinds for rendering: ``empty, mud, start, goal, visited``."""
         kinds = np.full(N_CELLS, "empty", dtype=object)
@@ -123,37 +102,7 @@ class TSPTask(GridTask):
             kinds[goal] = "visited" if (mask >> j) & 1 else "goal"
         return kinds
 
-    # ------------------------------------------------------------------ dynamics
-    def dynamics(self) -> tuple[np.ndarray, np.ndarray]:
-        """The environment as a deterministic table over ``(visited mask, pose)``.
-
-        Returns:
-            ``next_state (144 * 2**G, 3)`` int64 (``-1``: the episode ends) and ``reward`` of the same shape.
-        """
-        if "dynamics" not in self._cache:
-            n_masks = 1 << self.n_goals
-            mask = np.repeat(np.arange(n_masks), N_POSES)[:, None]  # (S, 1)
-            nxt_pose = np.tile(NEXT_POSE, (n_masks, 1))  # (S, 3)
-            inside = nxt_pose >= 0
-            cell = np.where(inside, nxt_pose >> 2, 0)
-            goal_of_cell = np.full(N_CELLS, -1)
-            goal_of_cell[list(self.goals)] = np.arange(self.n_goals)
-            goal = goal_of_cell[cell]
-            new_visit = inside & (goal >= 0) & (((mask >> np.maximum(goal, 0)) & 1) == 0)
-            new_mask = np.where(new_visit, mask | (1 << np.maximum(goal, 0)), mask)
-            home = inside & (cell == self.start)
-            complete = home & (mask == self.full_mask)
-            mud = np.zeros(N_CELLS, dtype=bool)
-            mud[list(self.muds)] = True
-            reward = np.where(inside & mud[cell], -2, -1).astype(np.int64)
-            reward[complete] = TOUR_REWARD - 1
-            reward[~inside] = LEAVE_GRID_REWARD
-            nxt = np.where(complete | ~inside, -1, new_mask * N_POSES + np.maximum(nxt_pose, 0)).astype(np.int64)
-            nxt.setflags(write=False)
-            reward.setflags(write=False)
-            self._cache["dynamics"] = (nxt, reward)
-        return self._cache["dynamics"]
-
+    # ------------------------------------------------------------------ export
     def tabular(self, forbid_exits: bool = False) -> TabularMDP:
         """``TabularMDP`` over ``(visited mask, pose)`` (``144 * 2**G`` states) plus one absorbing terminal state.
 
