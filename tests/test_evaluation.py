@@ -8,8 +8,9 @@ import pytest
 import torch as th
 
 import curteach_envs  # noqa: F401  (registers the environments)
+from curteach_envs.navigation import TaskBatch
 from curteach_envs.navigation.generate import generate_dataset
-from curteach_teaching.evaluation import TaskBatch, batch_observations, evaluate_split, rollout
+from curteach_teaching.evaluation import evaluate_split, rollout
 from curteach_teaching.learners.networks import NavigationCNN, NavigationCNNPolicy
 
 ENV_ID = {"shortest_path": "ShortestPathTeach-v0", "tsp": "TSPTeach-v0"}
@@ -264,7 +265,7 @@ def test_observations_equal_the_tasks(splits):
         mask = rng.integers(0, 16, len(batch)) if kind == "tsp" else np.zeros(len(batch), dtype=np.int64)
         if kind == "tsp":
             mask &= batch.full_mask
-        obs = batch_observations(batch, pose, mask)
+        obs = batch.observe(pose, mask)
         expected = np.stack([t.observations(np.array([p]), np.array([m]))[0]
                              for t, p, m in zip(split.tasks, pose, mask, strict=True)])
         np.testing.assert_array_equal(obs, expected)
@@ -319,5 +320,5 @@ def test_bad_input_raises_clear_errors(splits):
         evaluate_split(np.zeros((len(batch), 3), dtype=np.int64), split)
     with pytest.raises(ValueError, match="TaskBatch.from_split"):
         evaluate_split(policy, split, batch=batch.take(np.arange(3)))
-    with pytest.raises(ValueError, match="pose must have shape"):
-        batch_observations(batch, np.zeros(2, dtype=np.int64))
+    with pytest.raises(ValueError, match="one state per task"):
+        batch.observe(np.zeros(2, dtype=np.int64))
