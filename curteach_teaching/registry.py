@@ -203,6 +203,8 @@ def _builtin_learner(attr: str) -> Callable[[], Any]:
 
 
 LEARNERS.add("maxent-irl", _builtin_learner("maxent_irl_learner"))
+for _name in ("Cur", "Cur-L", "Cur-T", "Agn"):  # the selection's built-in variants go by their names
+    CURRICULA.add(_name, lambda name=_name: name)
 LEARNERS.add("bc", _builtin_learner("bc_learner"))
 
 

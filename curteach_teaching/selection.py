@@ -49,6 +49,7 @@ __all__ = [
     "EpochSelection",
     "CurriculumSelection",
     "check_variant",
+    "variant_name",
     "check_pacing",
     "needs_learner_difficulty",
     "needs_teacher_difficulty",
@@ -149,11 +150,42 @@ class EpochSelection:
     learner_difficulty: np.ndarray | None
 
 
-def check_variant(variant: str) -> str:
-    """``variant`` itself if it is one of :data:`VARIANTS`, else ``ValueError``."""
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}; got {variant!r}")
+def check_variant(variant):
+    """The curriculum ``variant`` names or is: a built-in name of :data:`VARIANTS` (returned as it is), a preference
+    object (returned as it is), or the name of a registered curriculum (``module:attr`` or a ``curteach.curricula``
+    entry point, loaded; a class is instantiated without arguments).
+
+    A preference object has ``preference(learner_difficulty, teacher_difficulty) -> (N,) | None`` (log space,
+    larger = trained on earlier; ``None`` keeps every demonstration, as Agn) and may say ``needs_learner`` /
+    ``needs_teacher`` (default ``True``) and ``name``.
+
+    Raises:
+        ValueError: an unknown name (the registry's message lists the names and how to register one), or an object
+            without a ``preference`` method.
+    """
+    if isinstance(variant, str):
+        if variant in VARIANTS:
+            return variant
+        from curteach_teaching.registry import CURRICULA
+
+        _, variant = CURRICULA.load(variant)
+        if isinstance(variant, str):  # a built-in registered under another name
+            return check_variant(variant)
+        if isinstance(variant, type):
+            variant = variant()
+    if not callable(getattr(variant, "preference", None)):
+        raise ValueError(f"variant must be one of {VARIANTS}, a registered curriculum or an object with "
+                         f"preference(learner_difficulty, teacher_difficulty); got {variant!r}")
     return variant
+
+
+def variant_name(variant) -> str:
+    """How a variant is named in records and figures: a built-in's name, else the object's ``name`` attribute, else
+    its class name."""
+    if isinstance(variant, str):
+        return variant
+    name = getattr(variant, "name", None)
+    return name if isinstance(name, str) and name else type(variant).__name__
 
 
 def check_pacing(pacing: PacingSchedule | None) -> PacingSchedule | None:
@@ -163,30 +195,51 @@ def check_pacing(pacing: PacingSchedule | None) -> PacingSchedule | None:
     return pacing
 
 
-def needs_learner_difficulty(variant: str) -> bool:
-    """Whether ``variant``'s preference reads the learner's difficulty (Cur, Cur-L)."""
-    return check_variant(variant) in (CUR, CUR_L)
+def needs_learner_difficulty(variant) -> bool:
+    """Whether ``variant``'s preference reads the learner's difficulty (Cur, Cur-L; a plug-in unless it says
+    ``needs_learner = False``)."""
+    variant = check_variant(variant)
+    if isinstance(variant, str):
+        return variant in (CUR, CUR_L)
+    return bool(getattr(variant, "needs_learner", True))
 
 
-def needs_teacher_difficulty(variant: str) -> bool:
-    """Whether ``variant``'s preference reads the teacher's difficulty (Cur, Cur-T)."""
-    return check_variant(variant) in (CUR, CUR_T)
+def needs_teacher_difficulty(variant) -> bool:
+    """Whether ``variant``'s preference reads the teacher's difficulty (Cur, Cur-T; a plug-in unless it says
+    ``needs_teacher = False``)."""
+    variant = check_variant(variant)
+    if isinstance(variant, str):
+        return variant in (CUR, CUR_T)
+    return bool(getattr(variant, "needs_teacher", True))
 
 
-def preference(
-    variant: str, learner_difficulty: np.ndarray | None, teacher_difficulty: np.ndarray | None
-) -> np.ndarray | None:
+def preference(variant, learner_difficulty: np.ndarray | None, teacher_difficulty: np.ndarray | None
+               ) -> np.ndarray | None:
     """The preference of every demonstration by variant (larger = trained on earlier); a new array.
 
     Args:
-        variant: one of :data:`VARIANTS`.
+        variant: one of :data:`VARIANTS` or a preference object (:func:`check_variant`).
         learner_difficulty: ``(N,)`` ``log Psi^L`` (read by Cur and Cur-L; may be ``None`` otherwise).
         teacher_difficulty: ``(N,)`` ``log Psi^E`` (read by Cur and Cur-T; may be ``None`` otherwise).
 
     Returns:
-        ``(N,)`` ``log Psi^L - log Psi^E`` (Cur), ``log Psi^L`` (Cur-L), ``-log Psi^E`` (Cur-T); ``None`` for Agn.
+        ``(N,)`` ``log Psi^L - log Psi^E`` (Cur), ``log Psi^L`` (Cur-L), ``-log Psi^E`` (Cur-T); ``None`` for Agn;
+        a plug-in's own preference.
+
+    Raises:
+        ValueError: a plug-in's preference is not ``None`` nor a NaN-free array of the difficulties' shape.
     """
-    check_variant(variant)
+    variant = check_variant(variant)
+    if not isinstance(variant, str):
+        prefer = variant.preference(learner_difficulty, teacher_difficulty)
+        if prefer is None:
+            return None
+        prefer = np.array(prefer, dtype=np.float64)
+        size = next((np.shape(d) for d in (learner_difficulty, teacher_difficulty) if d is not None), prefer.shape)
+        if prefer.shape != size or prefer.ndim != 1 or np.isnan(prefer).any():
+            raise ValueError(f"curriculum {variant_name(variant)!r} returned a preference of shape {prefer.shape} "
+                             f"(or with NaN); it must be None or ({size[0] if size else 'N'},) without NaN")
+        return prefer
     if variant == AGN:
         return None
     if variant == CUR:
@@ -239,13 +292,14 @@ class CurriculumSelection:
         teacher_difficulty: np.ndarray | None = None,
         pacing: PacingSchedule | None = None,
     ):
-        check_variant(variant)
+        variant = check_variant(variant)
         check_pacing(pacing)
         if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < 1:
             raise ValueError(f"n_items must be an integer >= 1; got {n_items!r}")
         if teacher_difficulty is None:
             if needs_teacher_difficulty(variant):
-                raise ValueError(f"variant {variant!r} needs a teacher difficulty (scores, a policy or a callable)")
+                raise ValueError(f"variant {variant_name(variant)!r} needs a teacher difficulty (scores, a policy or "
+                                 "a callable)")
         else:
             teacher_difficulty = np.asarray(teacher_difficulty, dtype=np.float64)
             if teacher_difficulty.shape != (n_items,) or np.isnan(teacher_difficulty).any():
@@ -281,7 +335,8 @@ class CurriculumSelection:
         """
         learner = learner_difficulty if self.needs_learner_difficulty else None
         if learner is None and self.needs_learner_difficulty:
-            raise ValueError(f"variant {self.variant!r} needs the learner's difficulty of the {self.n_items} items")
+            raise ValueError(f"variant {variant_name(self.variant)!r} needs the learner's difficulty of the "
+                             f"{self.n_items} items")
         if learner is not None and np.shape(learner) != (self.n_items,):
             raise ValueError(f"learner_difficulty must have shape ({self.n_items},); got {np.shape(learner)}")
         prefer = self.preference(learner)

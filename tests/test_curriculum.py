@@ -198,7 +198,7 @@ def test_bad_input(car):
     trainer = car_trainer(mdp)
     with pytest.raises(ValueError, match="empty"):
         CurriculumBC(trainer, [])
-    with pytest.raises(ValueError, match="variant must be one of"):
+    with pytest.raises(ValueError, match="unknown curriculum 'Omn'; available: Cur, Cur-L, Cur-T, Agn"):
         CurriculumBC(trainer, demos, variant="Omn")
     with pytest.raises(ValueError, match="needs a teacher"):
         CurriculumBC(trainer, demos, variant="Cur")

@@ -30,8 +30,10 @@ def test_variants_and_what_they_read():
     assert [needs_learner_difficulty(v) for v in VARIANTS] == [True, True, False, False]
     assert [needs_teacher_difficulty(v) for v in VARIANTS] == [True, False, True, False]
     assert check_variant(CUR_T) == "Cur-T"
-    with pytest.raises(ValueError, match="variant must be one of"):
+    with pytest.raises(ValueError, match="unknown curriculum 'Omn'; available: Cur, Cur-L, Cur-T, Agn. To add one"):
         check_variant("Omn")
+    with pytest.raises(ValueError, match="an object with preference"):
+        check_variant(3)
 
 
 @pytest.mark.parametrize(
@@ -116,7 +118,7 @@ def test_cur_t_reads_no_learner_and_cur_l_no_teacher():
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="variant must be one of"):
+    with pytest.raises(ValueError, match="unknown curriculum 'Omn'"):
         CurriculumSelection(4, "Omn")
     with pytest.raises(ValueError, match="pacing must be a callable"):
         CurriculumSelection(4, AGN, pacing=3)

@@ -40,7 +40,14 @@ from curteach_teaching.curriculum.hooks import StepHook, as_step_hook
 from curteach_teaching.curriculum.index import DemonstrationIndex
 from curteach_teaching.curriculum.observers import BatchInfo, EpochPlan, check_observer
 from curteach_teaching.curriculum.state import curriculum_state, load_curriculum_state
-from curteach_teaching.selection import CurriculumSelection, EpochRecord, EpochSelection, PacingSchedule
+from curteach_teaching.selection import (
+    CurriculumSelection,
+    EpochRecord,
+    EpochSelection,
+    PacingSchedule,
+    check_variant,
+    variant_name,
+)
 
 __all__ = ["Curriculum", "StepTrainer"]
 
@@ -127,13 +134,13 @@ class Curriculum:
         return self.index.n_demonstrations
 
     @property
-    def variant(self) -> str:
-        """``"Cur"``, ``"Cur-L"``, ``"Cur-T"`` or ``"Agn"``."""
+    def variant(self):
+        """``"Cur"``, ``"Cur-L"``, ``"Cur-T"``, ``"Agn"`` or a plug-in preference object."""
         return self.selection.variant
 
     @variant.setter
-    def variant(self, value: str) -> None:
-        self.selection.variant = value
+    def variant(self, value) -> None:
+        self.selection.variant = check_variant(value)
 
     @property
     def teacher_difficulty(self) -> np.ndarray | None:
@@ -347,7 +354,7 @@ class Curriculum:
         return {
             "n_demonstrations": self.n_demonstrations,
             "n_transitions": self.index.n_transitions,
-            "variant": self.variant,
+            "variant": variant_name(self.variant),
             **self.batcher.config(),
             **self._extra_config,
         }

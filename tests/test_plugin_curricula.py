@@ -1,0 +1,111 @@
+"""Curricula from outside the package: a preference object, module:attr and an entry point, in the selection and
+in imitation's BC through CurriculumBC (checked on the observations the trainer actually received)."""
+
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from imitation.algorithms.bc import BC
+
+from curteach_teaching.curriculum import CurriculumBC, silent_logger
+from curteach_teaching.demonstrations import sample_demonstrations
+from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy
+from curteach_teaching.planning import hard_value_iteration
+from curteach_teaching.selection import CurriculumSelection, check_variant, preference
+
+pytestmark = pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad")
+
+LEARNER = np.array([3.0, 1.0, 2.0, 2.0])  # log Psi^L
+TEACHER = np.array([1.0, 0.0, 2.0, -1.0])  # log Psi^E
+
+
+class Tempered:
+    """Cur with the teacher's difficulty counted twice: log Psi^L - 2 log Psi^E."""
+
+    name = "Cur-2T"
+
+    def preference(self, learner, teacher):
+        return learner - 2.0 * teacher
+
+
+class TeacherOnly:
+    name = "Shortest"
+    needs_learner = False
+
+    def preference(self, learner, teacher):
+        assert learner is None  # said it does not need it, so it is not computed
+        return -teacher
+
+
+PLUGIN = textwrap.dedent("""
+    class Reversed:
+        name = "Anti-Cur"
+
+        def preference(self, learner, teacher):
+            return teacher - learner
+
+    class Broken:
+        def preference(self, learner, teacher):
+            return [1.0, 2.0]
+""")
+
+
+@pytest.fixture
+def plugins(tmp_path, monkeypatch):
+    (tmp_path / "myprefs.py").write_text(PLUGIN)
+    info = tmp_path / "myprefs-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: myprefs\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[curteach.curricula]\nAntiEP = myprefs:Reversed\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield
+    sys.modules.pop("myprefs", None)
+
+
+def test_selection_with_a_preference_object():
+    selection = CurriculumSelection(4, Tempered(), TEACHER, pacing=lambda e, E, n: 2)
+    chosen = selection.select(1, 3, LEARNER)
+    np.testing.assert_array_equal(chosen.preference, [1.0, 1.0, -2.0, 4.0])
+    np.testing.assert_array_equal(chosen.selected, [3, 0])  # ties to the lower index
+    only = CurriculumSelection(4, TeacherOnly(), TEACHER, pacing=lambda e, E, n: 1)
+    assert not only.needs_learner_difficulty
+    np.testing.assert_array_equal(only.select(1, 3).selected, [3])
+
+
+def test_names_from_module_attr_and_entry_points(plugins):
+    anti = check_variant("myprefs:Reversed")  # a class is instantiated
+    assert type(anti).__name__ == "Reversed"
+    np.testing.assert_array_equal(preference(anti, LEARNER, TEACHER), TEACHER - LEARNER)
+    np.testing.assert_array_equal(preference("AntiEP", LEARNER, TEACHER), TEACHER - LEARNER)
+    assert check_variant("Cur") == "Cur"
+    with pytest.raises(ValueError, match=r"curriculum 'Broken' returned a preference of shape \(2,\)"):
+        preference("myprefs:Broken", LEARNER, TEACHER)
+    with pytest.raises(ValueError, match="unknown curriculum 'Nope'; available: Cur, Cur-L, Cur-T, Agn, AntiEP"):
+        check_variant("Nope")
+
+
+def test_curriculum_bc_trains_on_what_the_plugin_prefers(car_mdp):
+    mdp = car_mdp.replace(gamma=0.999)
+    expert = hard_value_iteration(mdp)
+    demos = sample_demonstrations(mdp, expert.policy, np.random.default_rng(0), n_per_start=1).all_trajectories()
+    policy = QuadraticSoftmaxPolicy.from_mdp(mdp)
+    trainer = BC(observation_space=policy.observation_space, action_space=policy.action_space, policy=policy,
+                 rng=np.random.default_rng(0), batch_size=10, optimizer_kwargs={"lr": 0.05}, ent_weight=0.0,
+                 custom_logger=silent_logger())
+    teacher = np.arange(len(demos), dtype=float)  # log Psi^E: later demonstrations are harder for the teacher
+    curriculum = CurriculumBC(trainer, demos, variant=TeacherOnly(), teacher=teacher, pacing=lambda e, E, n: 3,
+                              batch_unit="demonstrations", demos_per_batch=3)
+    seen = []
+    original = policy.evaluate_actions
+
+    def evaluate_actions(obs, actions):  # what BC's loss actually evaluated
+        seen.append(sorted(np.asarray(obs.detach().cpu()).ravel().astype(int).tolist()))
+        return original(obs, actions)
+
+    policy.evaluate_actions = evaluate_actions
+    curriculum.train(n_epochs=1)
+    expected = sorted(int(s) for d in demos[:3] for s in d.obs[:-1])  # the three easiest for the teacher
+    assert seen == [expected]
+    config = curriculum.config() if callable(curriculum.config) else curriculum.config
+    assert config["variant"] == "Shortest"
