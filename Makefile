@@ -18,12 +18,14 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# The car at the paper's teaching rate 0.17 and at 0.1 on the same 4 roads, then the reading of the two
+# The car at the paper's teaching rate 0.17 and at 0.1 on the same 4 roads, then the reading of the two; then the
+# navigation learner leaving its initial plateau (--scale demo: Adam, not the paper's protocol; docs/experiments/nav.md)
 demo: install
 	$(VENV)/bin/curteach demo --out $(DEMO_OUT)
 	$(VENV)/bin/curteach car-irl --init T0-T3 --runs 4 --workers 2 --out $(DEMO_OUT)/car-irl
 	$(VENV)/bin/curteach car-irl --init T0-T3 --runs 4 --workers 2 --teaching-rate 0.1 --out $(DEMO_OUT)/car-irl-eta0.1
 	$(VENV)/bin/curteach demo-reading $(DEMO_OUT)/car-irl $(DEMO_OUT)/car-irl-eta0.1
+	$(VENV)/bin/curteach nav --scale demo --runs 1 --curricula Agn,Cur --workers 2 --out $(DEMO_OUT)/nav
 
 test: install
 	$(VENV)/bin/ruff check .
