@@ -65,10 +65,13 @@ def run(args: argparse.Namespace) -> int:
 
 def run_reading(args: argparse.Namespace) -> int:
     """Print the reading of two car-irl sweeps and draw it."""
+    import textwrap
+
     from curteach_teaching.experiments.car_reading import car_reading, load_sweep_finals, plot_car_reading
 
     paper, smaller = load_sweep_finals(args.paper), load_sweep_finals(args.smaller)
-    print("\n".join(car_reading(paper, smaller)))
+    for line in car_reading(paper, smaller):
+        print(textwrap.fill(line, width=116, subsequent_indent="  ", break_on_hyphens=False))
     out = args.out if args.out is not None else args.paper.parent / "car_irl_reading.png"
     print(f"wrote {plot_car_reading(paper, smaller, out)}")
     return 0
