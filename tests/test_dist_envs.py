@@ -28,6 +28,7 @@ ENV_TEST_MODULES = (
     "tests/test_navigation_tasks.py",
     "tests/test_car.py",
     "tests/test_tabular.py",
+    "tests/test_tabular_sources.py",
     "tests/test_render.py",
 )
 #: what the teaching extra brings; none of it may be needed by the environments or their tests

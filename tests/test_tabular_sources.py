@@ -8,6 +8,12 @@ import pytest
 from curteach_envs import TabularMDP
 from curteach_teaching import expected_return, hard_value_iteration
 
+# Gymnasium 1.x renamed these two toy-text ids (the tables are read the same way); tests/test_dist_envs.py runs this
+# module on the newest 1.x
+GYMNASIUM_1 = int(gym.__version__.split(".")[0]) >= 1
+CLIFF_WALKING = "CliffWalking-v1" if GYMNASIUM_1 else "CliffWalking-v0"
+TAXI = "Taxi-v4" if GYMNASIUM_1 else "Taxi-v3"
+
 
 def table_values(env, gamma: float, sweeps: int = 3000) -> np.ndarray:
     """Optimal values by iterating the Bellman equation over ``P`` directly (the independent reference)."""
@@ -27,8 +33,8 @@ def table_values(env, gamma: float, sweeps: int = 3000) -> np.ndarray:
     ("FrozenLake-v1", {"is_slippery": False}, 0.9),
     ("FrozenLake-v1", {"is_slippery": True}, 0.95),
     ("FrozenLake-v1", {"map_name": "8x8"}, 0.95),
-    ("CliffWalking-v0", {}, 0.9),
-    ("Taxi-v3", {}, 0.9),
+    (CLIFF_WALKING, {}, 0.9),
+    (TAXI, {}, 0.9),
 ])
 def test_values_match_the_table(env_id, kwargs, gamma):
     env = gym.make(env_id, **kwargs)
@@ -68,7 +74,7 @@ def test_expected_return_matches_rollouts_of_the_real_env():
 
 
 def test_state_reward_when_it_does_not_depend_on_the_action():
-    env = gym.make("CliffWalking-v0")
+    env = gym.make(CLIFF_WALKING)
     mdp = TabularMDP.from_gymnasium(env, gamma=0.9)
     assert mdp.reward.shape == (49, 4)  # the cliff's -100 depends on the move
     from curteach_envs.tabular_sources import gymnasium_arrays
@@ -103,7 +109,7 @@ def test_environments_without_a_table():
 
 
 def test_from_seals_matches_its_matrices():
-    import seals  # noqa: F401  (registers the seals/ ids)
+    pytest.importorskip("seals")  # registers the seals/ ids; comes with the teaching extra (tests/test_dist_envs.py)
 
     env = gym.make("seals/CliffWorld7x4-v0")
     base = env.unwrapped
