@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	# The CPU build of torch must come first: a bare torch requirement would pull CUDA wheels.
 	$(PY) -m pip install -q torch==2.13.0
 	# teaching: torch, SB3, imitation and matplotlib (the base install is the environments alone; docs/installation.md)
-	$(PY) -m pip install -q -e ".[teaching,test,docs,ray]"
+	$(PY) -m pip install -q -e ".[teaching,test,docs,ray,tensorboard]"
 	touch $(STAMP)
 
 install: $(STAMP)
