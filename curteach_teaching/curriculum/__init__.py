@@ -11,7 +11,10 @@ The trainer-agnostic core, one concept per module:
 * :mod:`~curteach_teaching.curriculum.core`: :class:`Curriculum`, the loop that drives any :class:`StepTrainer`;
 
 and one adapter per imitation trainer: :mod:`~curteach_teaching.curriculum.bc` (:class:`CurriculumBC`, with the
-original navigation loss of :mod:`~curteach_teaching.curriculum.loss`). The names below are imported on first use,
+original navigation loss of :mod:`~curteach_teaching.curriculum.loss`), :mod:`~curteach_teaching.curriculum.dagger`
+(:class:`CurriculumDAgger`), :mod:`~curteach_teaching.curriculum.adversarial` (:class:`CurriculumAdversarial`, GAIL
+and AIRL) and :mod:`~curteach_teaching.curriculum.mce_irl` (:class:`CurriculumMCEIRL`), the last two on the round
+machinery of :mod:`~curteach_teaching.curriculum.rounds`. The names below are imported on first use,
 so the NumPy core loads without torch and imitation.
 """
 
@@ -21,6 +24,10 @@ from curteach_teaching._lazy import lazy_getattr
 
 _EXPORTS = {
     "curteach_teaching.curriculum.bc": ("BCStepTrainer", "CurriculumBC", "LOSSES", "silent_logger"),
+    "curteach_teaching.curriculum.dagger": ("CurriculumDAgger",),
+    "curteach_teaching.curriculum.adversarial": ("AdversarialStepTrainer", "CurriculumAdversarial"),
+    "curteach_teaching.curriculum.mce_irl": ("CurriculumMCEIRL", "MCEIRLStepTrainer"),
+    "curteach_teaching.curriculum.rounds": ("RoundCurriculum", "SelectionLogger", "WholeSelection"),
     "curteach_teaching.curriculum.batches": (
         "BATCH_UNITS",
         "REMAINDERS",
