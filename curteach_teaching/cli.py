@@ -28,6 +28,10 @@ _COMMAND_MODULES = (
 )
 
 
+#: what the teaching extra installs: a command that needs it names the extra instead of a traceback
+_TEACHING_STACK = frozenset({"torch", "imitation", "stable_baselines3", "seals", "matplotlib"})
+
+
 def _version() -> str:
     try:
         return importlib.metadata.version("curteach")
@@ -64,6 +68,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = args.func(args)
     except ValueError as error:
         print(f"curteach {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] not in _TEACHING_STACK:
+            raise
+        print(f"curteach {args.command}: error: this command needs the teaching layer ({error.name} is not installed); "
+              "install it with pip install 'curteach[teaching]'", file=sys.stderr)
         return 2
     except OSError as error:  # the machine, not the input: a full disk, a file that vanished, a lost permission
         where = f" ({error.filename})" if getattr(error, "filename", None) else ""
