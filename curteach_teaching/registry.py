@@ -176,7 +176,8 @@ TEACHERS = Registry("teacher", "curteach.teachers")
 CURRICULA = Registry("curriculum", "curteach.curricula")
 #: Learner factories for the teacher-centric experiments.
 LEARNERS = Registry("learner", "curteach.learners")
-#: Curriculum adapters of imitation's trainers (BC, DAgger, GAIL, AIRL, MCE-IRL).
+#: Curriculum adapters of imitation's trainers: the built-ins (bc, dagger, gail, airl, mce-irl) register themselves
+#: when :mod:`curteach_teaching.curriculum` is imported, as Gymnasium's environments do (the registry imports no kind).
 TRAINERS = Registry("trainer", "curteach.trainers")
 
 
@@ -256,18 +257,3 @@ def plugin_seed_sequence(seed_sequence: Any, spec: str) -> Any:
         raise ValueError(f"plug-in {spec!r} needs the run's seed sequence for its generator")
     key = (*seed_sequence.spawn_key, (1 << 32) + zlib.crc32(spec.encode()))  # above every spawned child's index
     return np.random.SeedSequence(seed_sequence.entropy, spawn_key=key)
-
-
-def _adapter(module: str, attr: str) -> Callable[[], Any]:
-    """A loader of the adapter class ``module.attr``, imported on first use (torch and imitation load then)."""
-    return lambda: getattr(importlib.import_module(module), attr)
-
-
-for _name, _module, _attr in (
-    ("bc", "curteach_teaching.curriculum.bc", "CurriculumBC"),
-    ("dagger", "curteach_teaching.curriculum.dagger", "CurriculumDAgger"),
-    ("gail", "curteach_teaching.curriculum.adversarial", "CurriculumAdversarial"),
-    ("airl", "curteach_teaching.curriculum.adversarial", "CurriculumAdversarial"),
-    ("mce-irl", "curteach_teaching.curriculum.mce_irl", "CurriculumMCEIRL"),
-):
-    TRAINERS.add(_name, _adapter(_module, _attr))

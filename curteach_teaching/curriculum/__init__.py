@@ -21,6 +21,7 @@ so the NumPy core loads without torch and imitation.
 from __future__ import annotations
 
 from curteach_teaching._lazy import lazy_getattr
+from curteach_teaching.registry import TRAINERS
 
 _EXPORTS = {
     "curteach_teaching.curriculum.bc": ("BCStepTrainer", "CurriculumBC", "LOSSES", "silent_logger"),
@@ -56,6 +57,18 @@ _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in nam
 __all__ = sorted(_MODULE_OF)
 
 __getattr__ = lazy_getattr(__name__, _MODULE_OF, globals())
+
+
+def _adapter(attr: str):
+    """A loader of the adapter class ``attr``, imported on first use (torch and imitation load then)."""
+    return lambda: __getattr__(attr)
+
+
+# the built-in trainer adapters, by the names experiments and users look them up with
+for _name, _attr in (("bc", "CurriculumBC"), ("dagger", "CurriculumDAgger"), ("gail", "CurriculumAdversarial"),
+                     ("airl", "CurriculumAdversarial"), ("mce-irl", "CurriculumMCEIRL")):
+    if _name not in TRAINERS.names():
+        TRAINERS.add(_name, _adapter(_attr))
 
 
 def __dir__():

@@ -95,6 +95,7 @@ class CarTrainersExperiment:
     pretrain_iterations: int = 20
 
     def __post_init__(self):
+        import curteach_teaching.curriculum  # noqa: F401  (registers the built-in trainer adapters)
         from curteach_teaching.experiments.car_trainer_recipes import RECIPES
         from curteach_teaching.registry import TRAINERS
 
