@@ -1,7 +1,14 @@
-"""The Ray backend on a real local Ray instance: same numbers as the process pool, resume, retries, errors."""
+"""The Ray backend on a real local Ray instance: same numbers as the process pool, resume, retries, errors.
+
+Starting Ray takes seconds to minutes: only one test here starts it in the default suite (a dead worker's run is
+retried); the others are ``slow`` (``make test-slow``)."""
 
 import os
+import signal
+import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,9 +19,11 @@ ray = pytest.importorskip("ray")
 
 from curteach_teaching.cli import main  # noqa: E402
 from curteach_teaching.experiments import ray_backend as ray_backend_module  # noqa: E402
-from curteach_teaching.experiments.backends import ProcessBackend  # noqa: E402
+from curteach_teaching.experiments.backends import ProcessBackend, SerialBackend  # noqa: E402
 from curteach_teaching.experiments.car_bc import CarBCExperiment  # noqa: E402
 from curteach_teaching.experiments.car_irl import CarIRLExperiment  # noqa: E402
+from curteach_teaching.experiments.car_report import CarReport  # noqa: E402
+from curteach_teaching.experiments.orphans import processes_with_token  # noqa: E402
 from curteach_teaching.experiments.ray_backend import RayBackend  # noqa: E402
 from curteach_teaching.experiments.results import RunResult, run_path  # noqa: E402
 from curteach_teaching.experiments.sweep import make_backend, run_sweep  # noqa: E402
@@ -33,6 +42,7 @@ def local_ray():
     ray.shutdown()
 
 
+@pytest.mark.slow
 def test_car_irl_command_on_a_local_ray_instance(tmp_path, capsys):
     """The command starts its own local instance (sized by --workers) and shuts it down (first in this module,
     before the shared instance starts)."""
@@ -75,6 +85,26 @@ class DyingOnce:
 
 
 @dataclass(frozen=True)
+class KilledFromOutside:
+    """The small car experiment, except that the first time run 1 starts, its Ray worker writes its pid into
+    ``marker_dir/pid`` and waits to be killed (``kill -9`` from the test, as the out-of-memory killer would)."""
+
+    marker_dir: str
+    cells = ("main",)
+
+    def settings(self):
+        return CarIRLExperiment(**SMALL_IRL).settings()
+
+    def run_cell(self, cell, index, seed_sequence):
+        pid_file = Path(self.marker_dir) / "pid"
+        if index == 1 and not pid_file.exists():
+            (Path(self.marker_dir) / "pid.tmp").write_text(str(os.getpid()))
+            os.replace(Path(self.marker_dir) / "pid.tmp", pid_file)
+            time.sleep(600)  # killed here; a test that never kills it fails on its timeout instead of passing
+        return CarIRLExperiment(**SMALL_IRL).run_cell(cell, index, seed_sequence)
+
+
+@dataclass(frozen=True)
 class Raising(DyingOnce):
     def run_cell(self, cell, index, seed_sequence):
         if index == 2:
@@ -90,6 +120,7 @@ def _assert_same(a, b):
         assert x.records.keys() == y.records.keys() and x.extras == y.extras
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("experiment", [CarIRLExperiment(**SMALL_IRL), CarBCExperiment(**SMALL_BC)],
                          ids=["car-irl", "car-bc"])
 def test_ray_gives_the_process_backend_numbers(local_ray, tmp_path, experiment):
@@ -108,6 +139,135 @@ def test_a_dead_worker_is_retried_and_nothing_is_lost(local_ray, tmp_path):
     assert files == ["run_00000.json", "run_00001.json", "run_00002.json"]  # no duplicate, no partial file
 
 
+def _kill_when_written(pid_file: Path, killed: list, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not pid_file.exists():
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.1)
+    pid = int(pid_file.read_text())
+    os.kill(pid, signal.SIGKILL)
+    killed.append(pid)
+
+
+@pytest.mark.slow
+def test_a_ray_worker_killed_from_outside_is_retried_and_the_summary_equals_a_clean_run(local_ray, tmp_path, capsys):
+    killed = []
+    killer = threading.Thread(target=_kill_when_written, args=(tmp_path / "pid", killed), daemon=True)
+    killer.start()
+    experiment = KilledFromOutside(str(tmp_path))
+    sweep = run_sweep(experiment, tmp_path / "killed", 3, seed=2, backend=RayBackend(), progress=False)
+    killer.join()
+    assert len(killed) == 1 and killed[0] != os.getpid()  # a real worker process really died
+    clean = run_sweep(CarIRLExperiment(**SMALL_IRL), tmp_path / "clean", 3, seed=2, backend=SerialBackend(),
+                      progress=False)
+    _assert_same(sweep, clean)
+    for out, result in (("killed", sweep), ("clean", clean)):
+        CarReport(CarIRLExperiment(**SMALL_IRL)).write(result, tmp_path / out, figures=False)
+    capsys.readouterr()
+    assert (tmp_path / "killed" / "summary.csv").read_bytes() == (tmp_path / "clean" / "summary.csv").read_bytes()
+    assert sorted(p.name for p in (tmp_path / "killed" / "runs" / "main").iterdir()) == [
+        "run_00000.json", "run_00001.json", "run_00002.json"]
+
+
+_SLOW_RAY_SWEEP = """
+import os, sys, time
+from dataclasses import dataclass
+from pathlib import Path
+import numpy as np
+import ray
+from curteach_teaching.experiments.ray_backend import RayBackend
+from curteach_teaching.experiments.results import RunResult
+from curteach_teaching.experiments.sweep import run_sweep
+
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+@dataclass(frozen=True)
+class Slow:
+    folder: str
+    cells = ("main",)
+    def settings(self):
+        return {"experiment": "slow"}
+    def run_cell(self, cell, index, seed_sequence):
+        if index == 0:  # one run is saved
+            return RunResult(index=index, seed=0, curves={"x": np.zeros(2)})
+        # the reaper's token, which every process of the local Ray instance inherits
+        (Path(self.folder) / f"running_{os.getpid()}").write_text(os.environ["CURTEACH_REAPER_TOKEN"])
+        time.sleep(600)
+
+if __name__ == "__main__":
+    run_sweep(Slow(sys.argv[1]), Path(sys.argv[1]) / "out", 4, backend=RayBackend(workers=2), progress=False)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc to find processes")
+def test_the_local_ray_instance_dies_with_a_killed_driver(tmp_path):
+    """kill -9 of a driver on --backend ray: the GCS, raylet, agents and workers it started are gone within
+    seconds (the reaper), not after Ray's own timeouts."""
+    script = tmp_path / "slow_ray_sweep.py"
+    script.write_text(_SLOW_RAY_SWEEP)
+    driver = subprocess.Popen([sys.executable, str(script), str(tmp_path)], stderr=subprocess.PIPE,
+                              start_new_session=True)
+    deadline = time.monotonic() + 300
+    while len(list(tmp_path.glob("running_*"))) < 2:  # both workers in a run
+        assert driver.poll() is None and time.monotonic() < deadline, "the Ray workers never started"
+        time.sleep(0.2)
+    token = next(tmp_path.glob("running_*")).read_text()
+    started = processes_with_token(token)
+    assert len(started) >= 4  # at least the GCS, the raylet and the two workers
+    driver.kill()
+    driver.wait()
+    deadline = time.monotonic() + 10
+    while _alive(started) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _alive(started) == [] and processes_with_token(token) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc to find processes")
+def test_a_killed_ray_agent_ends_the_driver_with_one_line_and_nothing_left(tmp_path):
+    """Ray's core ends the driver (exit code 1, no Python error to catch) when the local raylet dies, which it does
+    when one of its agents dies: the reaper's watcher then says so in one line and stops what is left."""
+    script = tmp_path / "slow_ray_sweep.py"
+    script.write_text(_SLOW_RAY_SWEEP)
+    with open(tmp_path / "stderr", "wb") as stderr:
+        driver = subprocess.Popen([sys.executable, str(script), str(tmp_path)], stderr=stderr, start_new_session=True)
+    saved = tmp_path / "out" / "runs" / "main" / "run_00000.json"
+    deadline = time.monotonic() + 300
+    while len(list(tmp_path.glob("running_*"))) < 2 or not saved.exists():
+        assert driver.poll() is None and time.monotonic() < deadline, "the Ray workers never started"
+        time.sleep(0.2)
+    token = next(tmp_path.glob("running_*")).read_text()
+    started = processes_with_token(token)
+    agents = [pid for pid in started if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::DashboardAgent")]
+    assert len(agents) == 1
+    os.kill(agents[0], signal.SIGKILL)
+    assert driver.wait(timeout=120) != 0
+    deadline = time.monotonic() + 10
+    while (_alive(started) or b"resume" not in (tmp_path / "stderr").read_bytes()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _alive(started) == [] and processes_with_token(token) == []
+    ours = [line for line in (tmp_path / "stderr").read_text().splitlines() if line.startswith("curteach:")]
+    assert ours == [f"curteach: error: the sweep's driver (pid {driver.pid}) ended before the sweep did: it was "
+                    "killed, or Ray ended it because a process of the local Ray instance (its raylet or an agent) "
+                    "died; the local Ray instance is stopped and the runs saved so far stay: run the same command "
+                    "again to resume"]
+    assert saved.exists() and "Traceback" not in (tmp_path / "stderr").read_text()
+
+
+def _alive(pids: list) -> list:
+    alive = []
+    for pid in pids:
+        try:
+            if "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text():
+                alive.append(pid)
+        except OSError:
+            continue
+    return alive
+
+
+@pytest.mark.slow
 def test_a_python_error_fails_the_sweep_with_its_run(local_ray, tmp_path, capsys):
     with pytest.raises(ValueError, match="run two is broken"):
         run_sweep(Raising(str(tmp_path)), tmp_path / "out", 4, seed=0, backend=RayBackend(), progress=False)
@@ -117,6 +277,7 @@ def test_a_python_error_fails_the_sweep_with_its_run(local_ray, tmp_path, capsys
     assert all(run_path(tmp_path / "out", i).exists() for i in range(4) if f"run_{i:05d}.json" in saved)
 
 
+@pytest.mark.slow
 def test_a_worker_with_other_code_is_refused(local_ray, tmp_path, monkeypatch):
     monkeypatch.setattr(ray_backend_module, "code_fingerprint", lambda: "0.0.0+other")
     with pytest.raises(RuntimeError, match="differs from the driver's"):
@@ -134,6 +295,7 @@ def test_ray_flags(tmp_path, capsys):
 
 
 
+@pytest.mark.slow
 def test_nav_runs_on_ray_without_the_driver_disk(local_ray, tmp_path):
     """The dataset travels with the experiment: the workers never see the driver's file."""
     from curteach_envs.navigation.dataset import save_dataset

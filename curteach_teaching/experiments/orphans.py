@@ -10,7 +10,9 @@ must notice by themselves:
   by Ray, not by us, and some of them linger after the driver is gone. Every process started while
   ``CURTEACH_REAPER_TOKEN`` is in the environment inherits it; a small watcher process waits on a pipe from the
   driver and, when the pipe closes (the driver exited in any way), kills every process whose environment holds the
-  token. Reading other processes' environments needs ``/proc`` (Linux); elsewhere the reaper is a no-op.
+  token. Reading other processes' environments needs ``/proc`` (Linux); elsewhere the reaper is a no-op. If the driver
+  ended without leaving the reaper's block (killed, or ended by a library's C code, as Ray's core does when its
+  local raylet dies), the watcher also prints the reaper's ``epitaph`` line on stderr, since the driver cannot.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def processes_with_token(token: str) -> list[int]:
 
 _WATCHER = """
 import os, signal, sys
-sys.stdin.buffer.read()  # returns when the driver closes the pipe or exits
+ended = sys.stdin.buffer.read()  # returns when the driver closes the pipe or exits
 from curteach_teaching.experiments.orphans import processes_with_token
 for _ in range(3):  # processes may still be starting children
     for pid in processes_with_token(sys.argv[1]):
@@ -84,6 +86,8 @@ for _ in range(3):  # processes may still be starting children
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+if not ended.endswith(b"done") and sys.argv[2]:  # the driver died inside the block: it could not say so itself
+    sys.stderr.write(sys.argv[2] + "\\n")
 """
 
 
@@ -92,11 +96,13 @@ class Reaper:
 
     Inside the block ``CURTEACH_REAPER_TOKEN`` is set in this process's environment, so the processes started there
     (and their descendants) carry it. On leaving the block the variable is removed and the watcher is told to
-    clean up at once; if the driver dies inside the block, the watcher's pipe closes and it cleans up then.
+    clean up at once; if the driver dies inside the block, the watcher's pipe closes and it cleans up then, and
+    prints ``epitaph`` (one line, if given) on the driver's stderr.
     """
 
-    def __init__(self):
+    def __init__(self, epitaph: str = ""):
         self.token = uuid.uuid4().hex
+        self.epitaph = epitaph
         self._watcher: subprocess.Popen | None = None
         self._previous: str | None = None
 
@@ -105,8 +111,8 @@ class Reaper:
             environment = {key: value for key, value in os.environ.items() if key != TOKEN_VARIABLE}
             # its own session: the terminal's Ctrl-C must not end the watcher before the driver is done
             self._watcher = subprocess.Popen(
-                [sys.executable, "-c", _WATCHER, self.token], stdin=subprocess.PIPE, env=environment,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                [sys.executable, "-c", _WATCHER, self.token, self.epitaph], stdin=subprocess.PIPE, env=environment,
+                stdout=subprocess.DEVNULL, stderr=None if self.epitaph else subprocess.DEVNULL, start_new_session=True,
             )
         self._previous = os.environ.get(TOKEN_VARIABLE)
         os.environ[TOKEN_VARIABLE] = self.token
@@ -118,7 +124,11 @@ class Reaper:
         else:
             os.environ[TOKEN_VARIABLE] = self._previous
         if self._watcher is not None:
-            self._watcher.stdin.close()
+            try:
+                self._watcher.stdin.write(b"done")  # a clean exit: clean up without an epitaph
+                self._watcher.stdin.close()
+            except OSError:  # the watcher is gone already
+                pass
             try:
                 self._watcher.wait(timeout=10)
             except subprocess.TimeoutExpired:

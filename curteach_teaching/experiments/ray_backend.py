@@ -125,7 +125,13 @@ class RayBackend(Backend):
         units = list(units)
         # a local instance we start (no address) must not outlive this process, even if it is killed
         local = not (ray.is_initialized() or self.address or os.environ.get("RAY_ADDRESS"))
-        with Reaper() if local else contextlib.nullcontext():
+        # Ray's core ends this process with exit code 1 (no Python error to catch) when the local raylet dies, e.g.
+        # after one of its agents died: the reaper's watcher then says what happened, as the driver cannot
+        epitaph = (f"curteach: error: the sweep's driver (pid {os.getpid()}) ended before the sweep did: it was "
+                   "killed, or Ray ended it because a process of the local Ray instance (its raylet or an agent) died; "
+                   "the local Ray instance is stopped and the runs saved so far stay: run the same command again to "
+                   "resume")
+        with Reaper(epitaph=epitaph) if local else contextlib.nullcontext():
             started = self._connect(ray)
             try:
                 yield from self._run(ray, experiment, units)
