@@ -1,4 +1,5 @@
-"""Library-wide helpers (private): integer argument checks, atomic file writes and forward-pass pieces.
+"""Library-wide helpers (private): integer argument checks, counts in words, atomic file writes and forward-pass
+pieces.
 
 Used by the environments, the dataset files and the teaching layer's result files. This is the one private module
 that other modules (in both packages) may import from.
@@ -14,7 +15,7 @@ from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["check_int", "check_positive", "atomic_write", "CPU_PIECE_ROWS", "row_pieces"]
+__all__ = ["check_int", "check_positive", "counted", "atomic_write", "CPU_PIECE_ROWS", "row_pieces"]
 
 #: Rows per forward pass of a network on the CPU within a larger chunk (:func:`row_pieces`): the activations of the
 #: navigation CNN for 1024 rows stay in the cache; one pass over 4096-8192 rows takes 20-50% more CPU time.
@@ -44,6 +45,11 @@ def check_positive(name: str, value: Any) -> float:
     if not (is_real and np.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
     return float(value)
+
+
+def counted(count: int, noun: str) -> str:
+    """``"1 run"``, ``"0 runs"``, ``"5 runs"``: a count and its noun (plural by an added ``s``) for messages."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _umask() -> int:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from curteach_envs._util import counted
+
 __all__ = [
     "TEACHER_STYLES",
     "plot_learning_curves",
@@ -83,7 +85,7 @@ def plot_learning_curves(
     if log_y:
         ax.set_yscale("log")
     counts = {r.get("n") for r in rows if r.get("n") is not None}
-    runs = f"{counts.pop()} runs" if len(counts) == 1 else "runs"
+    runs = counted(counts.pop(), "run") if len(counts) == 1 else "runs"
     band = f"line: mean; band: ±1 SEM over {runs}"
     ax.set_title(f"{title}\n{band}" if title else band, fontsize=9)
     # outside the axes, so that no curve hides behind it
@@ -181,7 +183,7 @@ def plot_curves_against_batches(
             note = f" (the paper plots batches {lo:,}-{hi:,}, beyond these runs)"
     ax.set_xlabel("Training batches")
     ax.set_ylabel(ylabel)
-    runs = f"{n_values.pop()} runs" if len(n_values) == 1 else "runs"
+    runs = counted(n_values.pop(), "run") if len(n_values) == 1 else "runs"
     band = f"line: mean; band: ±1 SEM over {runs}{note}"
     ax.set_title(f"{title}\n{band}" if title else band, fontsize=9)
     # outside the axes, as in the car figures, so that no curve hides behind it
@@ -316,7 +318,7 @@ def plot_against_rate(
         ax.set_xticks(rates, [f"{r:g}" for r in rates])
         ax.minorticks_off()
         ax.set_xlabel(xlabel)
-        n = f"{runs[0]} runs" if len(runs) == 1 else f"{runs[0]}-{runs[-1]} runs"
+        n = counted(runs[0], "run") if len(runs) == 1 else f"{runs[0]}-{runs[-1]} runs"
         panel = "" if len(radii) == 1 else ("no projection; " if radius is None else f"projection radius {radius:g}; ")
         what = "mean ± 1 SEM" if kind == "final" else "share"
         ax.set_title(f"{panel}{what} over {n}", fontsize=8)
@@ -356,7 +358,7 @@ def plot_steps_to_gap(steps: dict, fractions: Sequence[float], horizon: int, pat
         ax.set_ylim(-0.03, 1.03)
     axes[0][0].set_ylabel("share of runs that got there by t")
     axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
-    runs = f"{n_runs.pop()} runs" if len(n_runs) == 1 else "runs"
+    runs = counted(n_runs.pop(), "run") if len(n_runs) == 1 else "runs"
     fig.suptitle(f"{title}\nsteps until |V^E - V^L_t| <= fraction x |V^E - V^L_0| (all {runs})".strip(), fontsize=9)
     return _save(plt, fig, path)
 

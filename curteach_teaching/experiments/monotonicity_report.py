@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from curteach_envs._util import counted
 from curteach_teaching.experiments.monotonicity import LEVELS, STATISTICS, stored_decrease
 from curteach_teaching.experiments.reports import Report
 
@@ -146,8 +147,8 @@ class MonotonicityReport(Report):
                 ax.grid(alpha=0.3)
             row[0].set_ylabel(ylabel, fontsize=8)
         axes[0][-1].legend(fontsize=6, loc="center left", bbox_to_anchor=(1.0, 0.5))
-        fig.suptitle(f"{self.title} (line: mean; band: ±1 SEM over {len(next(iter(sweep.cells.values())))} runs)",
-                     fontsize=10)
+        n_runs = len(next(iter(sweep.cells.values())))
+        fig.suptitle(f"{self.title} (line: mean; band: ±1 SEM over {counted(n_runs, 'run')})", fontsize=10)
         fig.tight_layout()
         fig.savefig(path, dpi=110)
         plt.close(fig)
@@ -155,7 +156,8 @@ class MonotonicityReport(Report):
     def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
         """Per learner, level and rate: the statistics averaged over runs and checkpoints, and the signs held."""
         results = sweep.all_results
-        print(f"{len(results)} runs ({len(sweep.computed)} computed, {len(sweep.reused)} reused) in {out_dir}")
+        print(f"{counted(len(results), 'run')} ({len(sweep.computed)} computed, {len(sweep.reused)} reused) "
+              f"in {out_dir}")
         for cell, levels in report["monotonicity"].items():
             for level in LEVELS:
                 for rate_name, entry in levels[level].items():

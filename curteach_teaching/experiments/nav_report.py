@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_envs._util import atomic_write
+from curteach_envs._util import atomic_write, counted
 from curteach_teaching.experiments.reports import Report, mean_sem
 
 __all__ = ["NavReport", "REPORT_BATCHES"]
@@ -125,14 +125,15 @@ class NavReport(Report):
                 features[name.split(":", 1)[1]] = (seen[1:], mean[1:], sem[1:])  # index 0: before training
         plot_curriculum_features(
             features, out_dir / "curriculum_features.png",
-            title=f"{self.title}\nwhat {chosen} trained on (mean of {len(results)} runs)",
+            title=f"{self.title}\nwhat {chosen} trained on (mean of {counted(len(results), 'run')})",
         )
         return ["test_reward.png", "curriculum_features.png"]
 
     def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
         """Runs computed and reused, and the test return per curriculum at a few batch counts."""
         results = sweep.all_results
-        print(f"{len(results)} runs ({len(sweep.computed)} computed, {len(sweep.reused)} reused) in {out_dir}")
+        print(f"{counted(len(results), 'run')} ({len(sweep.computed)} computed, {len(sweep.reused)} reused) "
+              f"in {out_dir}")
         for cell, points in report["final"].items():
             text = ", ".join(f"{b}: {v['mean']:.3f}" for b, v in points.items())
             n = len(sweep.cells[cell])

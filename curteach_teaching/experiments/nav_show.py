@@ -29,13 +29,25 @@ def load_policy(path: str | Path, device: str = "cpu"):
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"no model file at {str(path)!r}")
-    policy = NavigationCNNPolicy.for_navigation(seed=0, device=device)
+    what = "a run's model written by curteach nav (DIR/runs/<curriculum>/run_XXXXX.model.pt)"
     try:
         state = th.load(path, map_location=device, weights_only=True)
-        policy.load_state_dict(state)
-    except Exception as error:
-        raise ValueError(f"{str(path)!r} is not a navigation model's state_dict ({type(error).__name__}: {error})") \
-            from error
+    except Exception:  # torch's errors for a foreign file say nothing useful (e.g. "KeyError: 101")
+        raise ValueError(f"{str(path)!r} is not a torch file, or a damaged one; --model takes {what}") from None
+    if not isinstance(state, dict) or not all(isinstance(value, th.Tensor) for value in state.values()):
+        raise ValueError(f"{str(path)!r} holds a {type(state).__name__}, not a network's weights; --model takes {what}")
+    policy = NavigationCNNPolicy.for_navigation(seed=0, device=device)
+    expected = policy.state_dict()
+    missing = sorted(set(expected) - set(state))
+    unexpected = sorted(set(state) - set(expected))
+    resized = sorted(name for name in set(expected) & set(state) if expected[name].shape != state[name].shape)
+    if missing or unexpected or resized:
+        parts = [f"{label}: {', '.join(names[:3])}{', ...' if len(names) > 3 else ''}"
+                 for label, names in (("missing", missing), ("unexpected", unexpected), ("other shapes", resized))
+                 if names]
+        raise ValueError(f"{str(path)!r} holds the weights of another network ({'; '.join(parts)}); --model takes "
+                         f"{what}")
+    policy.load_state_dict(state)
     policy.set_training_mode(False)
     return policy
 
