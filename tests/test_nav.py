@@ -198,7 +198,7 @@ def test_nav_command_small(tmp_path, capsys):
 @pytest.mark.parametrize("extra, message", [
     (["--curricula", "Agn,Best"], "--curricula must be"),
     (["--epochs", "0"], "--epochs"),
-    (["--max-batches", "0"], "max_batches"),
+    (["--max-batches", "0"], "--max-batches"),
     (["--eval-every", "-1"], "--eval-every"),
     (["--runs", "0"], "runs"),
     (["--device", "cuda"] if not th.cuda.is_available() else ["--runs", "-1"], "cuda|runs"),
