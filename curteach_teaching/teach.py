@@ -174,6 +174,21 @@ def _learn_each(learners: Sequence[Any], lessons: Sequence[Lesson]) -> list[int]
     return lost
 
 
+def _pick(name: str, step: int, state: Any) -> int:
+    """A teacher's pick as a state id, or an error naming the teacher (a plug-in's bug is not the loop's)."""
+    if isinstance(state, bool) or not isinstance(state, (int, np.integer)):
+        raise ValueError(f"teacher {name!r} returned {state!r} from select at step {step}; select must return a "
+                         "start state (an int from start_states)")
+    return int(state)
+
+
+def _lesson(lessons: Callable[[int], Lesson], name: str, step: int, state: int) -> Lesson:
+    try:
+        return lessons(state)
+    except ValueError as error:
+        raise ValueError(f"teacher {name!r} at step {step}: {error}") from error
+
+
 def teach(
     teachers: Mapping[str, Any],
     learners: Mapping[str, Any],
@@ -233,10 +248,11 @@ def teach(
             view = views[name]
             if hasattr(view, "at_step"):
                 view.at_step(t)
-            chosen[name] = int(teachers[name].select(view, t))
+            chosen[name] = _pick(name, t, teachers[name].select(view, t))
         active = [name for name in names if name not in lost]
         if active:
-            failed = update([learners[name] for name in active], [lessons(chosen[name]) for name in active])
+            failed = update([learners[name] for name in active], [_lesson(lessons, name, t, chosen[name])
+                                                                   for name in active])
             lost.update({active[position]: t for position in failed})
         for name in names:
             curves[name][t + 1] = evaluate(learners[name])

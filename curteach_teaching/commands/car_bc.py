@@ -64,10 +64,11 @@ def run_car_bc(args: argparse.Namespace) -> int:
             pretrain_sweeps=args.pretrain_sweeps,
         )
     heatmap = args.heatmap_teacher
-    if heatmap not in experiment.teachers:
+    names = experiment.teacher_names  # as in the summary: a plug-in by its name attribute
+    if heatmap not in names:
         if args.heatmap_teacher != "Cur":
-            raise ValueError(f"--heatmap-teacher must be one of {list(experiment.teachers)}; got {heatmap!r}")
-        heatmap = experiment.teachers[0]
+            raise ValueError(f"--heatmap-teacher must be one of {list(names)}; got {heatmap!r}")
+        heatmap = names[0]
     # the BC original had no assertion that could crash: no "finished" subset, nothing about crashes
     report = CarReport(experiment, heatmap_teacher=heatmap, title=f"CrossEnt-BC ({args.update}), init {args.init}",
                        crash_flag=False)

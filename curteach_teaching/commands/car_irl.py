@@ -82,8 +82,8 @@ def _sweep(args, experiment, default_out: str, heatmap_teacher, title: str) -> i
     from curteach_teaching.experiments.car_report import CarReport
 
     check_sweep_flags(args)
-    if heatmap_teacher is not None and heatmap_teacher not in experiment.teachers:
-        raise ValueError(f"--heatmap-teacher must be one of {list(experiment.teachers)}; got {heatmap_teacher!r}")
+    if heatmap_teacher is not None and heatmap_teacher not in experiment.teacher_names:  # names as in the summary
+        raise ValueError(f"--heatmap-teacher must be one of {list(experiment.teacher_names)}; got {heatmap_teacher!r}")
     out = output_folder(args, f"{default_out}-{args.init}")
     return run_sweep_command(args, experiment, CarReport(experiment, heatmap_teacher=heatmap_teacher, title=title), out)
 
@@ -101,7 +101,7 @@ def run_car_irl(args: argparse.Namespace) -> int:
         )
     heatmap = args.heatmap_teacher
     if heatmap is None:  # default: Cur, or the first teacher when Cur is not taught
-        heatmap = "Cur" if "Cur" in experiment.teachers else experiment.teachers[0]
+        heatmap = "Cur" if "Cur" in experiment.teachers else experiment.teacher_names[0]
     title = f"MaxEnt-IRL, init {args.init}"
     if experiment.scot_variant != "original":
         title += f", Scot: {experiment.scot_variant} ({experiment.scot_features})"

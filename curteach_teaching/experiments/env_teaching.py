@@ -132,12 +132,23 @@ class EnvTeachingExperiment(SingleCellExperiment):
         written): returns the MDP.
 
         Raises:
-            ValueError: the environment cannot be exported, or BBox is asked for on an action-dependent reward.
+            ValueError: the environment cannot be exported, BBox is asked for on an action-dependent reward, the
+                learner factory fails, or Omn is asked for with a learner it cannot steer.
         """
         mdp = environment_mdp(self.env_id, self.env_kwargs, self.gamma)
         if "BBox" in self.teachers and mdp.reward.ndim != 1:
             raise ValueError(f"BBox scores starts by a state reward; {self.env_id}'s reward depends on the action "
                              "(leave BBox out)")
+        if "Omn" in self.teachers:  # else a run would fail on a missing theta* that the user never asked for by name
+            name, factory = LEARNERS.load(self.learner)
+            learner = LEARNERS.call(name, factory, LearnerContext(mdp, teaching_starts(mdp), np.random.default_rng(0),
+                                                                  self.learning_rate))
+            missing = [view for view in ("fit", "gradients_per_start", "parameters")
+                       if getattr(learner, view, None) is None]
+            if missing:
+                raise ValueError(f"Omn needs a learner with fit(), gradients_per_start() and parameters (to find "
+                                 f"theta* and steer to it); learner {name!r} lacks {', '.join(missing)} "
+                                 "(leave Omn out)")
         return mdp
 
     def settings(self) -> dict:
