@@ -40,7 +40,8 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--task", choices=TASKS, default="shortest-path", help="the navigation task")
     parser.add_argument("--curricula", default=",".join(CURRICULA),
-                        help=f"comma-separated subset of {','.join(CURRICULA)} (default all)")
+                        help=f"comma-separated subset of {','.join(CURRICULA)}, or plug-in curricula (module:attr, "
+                        "curteach.curricula entry points) (default all)")
     parser.add_argument("--scale", choices=tuple(SCALES), default="paper",
                         help="paper: the original's dataset sizes and 40 epochs; small: a small dataset and 3 epochs "
                         "(about 70 s for the default 5 runs on 2 cores; tests and CI); demo (shortest path): 10 "
@@ -166,9 +167,14 @@ def run_nav(args: argparse.Namespace) -> int:
     check_int("--lr-period", args.lr_period, 1)
     _check_dataset_source(args)
     curricula = tuple(c.strip() for c in args.curricula.split(",") if c.strip())
-    unknown = [c for c in curricula if c not in CURRICULA]
-    if unknown or not curricula:
-        raise ValueError(f"--curricula must be names from {','.join(CURRICULA)}; got {args.curricula!r}")
+    if not curricula:
+        raise ValueError(f"--curricula must name curricula ({','.join(CURRICULA)} or module:attr); got "
+                         f"{args.curricula!r}")
+    from curteach_teaching.selection import check_variant
+
+    for spec in curricula:  # a plug-in that does not load is refused here, before anything is written
+        if spec not in CURRICULA:
+            check_variant(spec)
     if args.backend == "ray" and args.device != "cpu":
         # the driver need not have a GPU; Ray gives a task one only when the task declares it
         if args.device == "auto":

@@ -55,6 +55,7 @@ from curteach_envs._util import atomic_write, check_int
 from curteach_teaching.experiments.nav_data import NAV_TASKS, PAPER_WINDOW
 from curteach_teaching.experiments.results import RunResult
 from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T
+from curteach_teaching.selection import check_variant, variant_name
 
 __all__ = ["CURRICULA", "DEVICES", "LOSSES", "OPTIMIZERS", "NavExperiment", "resolve_device"]
 
@@ -137,9 +138,12 @@ class NavExperiment:
         if self.task not in NAV_TASKS.values():
             raise ValueError(f"task must be one of {tuple(NAV_TASKS.values())}; got {self.task!r}")
         curricula = tuple(self.curricula)
-        unknown = [c for c in curricula if c not in CURRICULA]
-        if unknown or not curricula or len(set(curricula)) != len(curricula):
-            raise ValueError(f"curricula must be distinct names from {list(CURRICULA)}; got {list(curricula)}")
+        if not curricula or len(set(curricula)) != len(curricula):
+            raise ValueError(f"curricula must be distinct names from {list(CURRICULA)} or plug-ins; got "
+                             f"{list(curricula)}")
+        names = [variant_name(check_variant(spec)) for spec in curricula]  # a plug-in that does not load fails here
+        if len(set(names)) != len(names):
+            raise ValueError(f"curricula must have distinct names; got {names}")
         object.__setattr__(self, "curricula", curricula)
         for name in ("epochs", "eval_every", "demos_per_batch", "lr_period"):
             check_int(name, getattr(self, name), 1)
@@ -164,8 +168,12 @@ class NavExperiment:
 
     @property
     def cells(self) -> tuple:
-        """One cell per curriculum."""
-        return self.curricula
+        """One cell per curriculum, named as the curriculum (a plug-in by its ``name``)."""
+        return tuple(self.curriculum_names())
+
+    def curriculum_names(self) -> dict:
+        """``cell name -> curriculum spec`` (the same for the built-ins)."""
+        return {variant_name(check_variant(spec)): spec for spec in self.curricula}
 
     def settings(self) -> dict:
         """JSON-serialisable settings (fingerprinted into run files); the dataset is identified by its digest."""
@@ -181,8 +189,8 @@ class NavExperiment:
     # ----------------------------------------------------------------- one run
     def run_cell(self, cell: str, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
         """Run ``index`` of curriculum ``cell``; see the module docstring."""
-        if cell not in self.curricula:
-            raise ValueError(f"cell must be one of {list(self.curricula)}; got {cell!r}")
+        if cell not in self.cells:
+            raise ValueError(f"cell must be one of {list(self.cells)}; got {cell!r}")
         import torch as th
 
         from curteach_teaching.experiments.backends import worker_context

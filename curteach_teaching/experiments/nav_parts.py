@@ -23,7 +23,6 @@ import numpy as np
 
 from curteach_envs._util import atomic_write
 from curteach_teaching.curriculum.observers import BatchInfo, CurriculumObserver
-from curteach_teaching.names import CUR, CUR_T
 
 __all__ = ["FEATURE_WINDOW", "BestModel", "FeatureTracker", "RunCheckpoint", "nav_curriculum", "nav_trainer"]
 
@@ -90,9 +89,9 @@ def nav_curriculum(
     """
     from curteach_teaching.curriculum.bc import CurriculumBC
     from curteach_teaching.curriculum.hooks import StepLRHook
-    from curteach_teaching.selection import LinearPacing
+    from curteach_teaching.selection import LinearPacing, needs_teacher_difficulty
 
-    teacher = data.teacher[teacher_difficulty] if variant in (CUR, CUR_T) else None
+    teacher = data.teacher[teacher_difficulty] if needs_teacher_difficulty(variant) else None
     return CurriculumBC(
         trainer,
         data.trajectories,

@@ -119,7 +119,7 @@ class NavRun(CurriculumObserver):
                               rng=np.random.default_rng(trainer_seed), device=experiment.device,
                               optimizer=experiment.optimizer)
         curriculum = nav_curriculum(
-            trainer, data, variant=cell, rng=np.random.default_rng(curriculum_seed),
+            trainer, data, variant=experiment.curriculum_names()[cell], rng=np.random.default_rng(curriculum_seed),
             teacher_difficulty=experiment.teacher_difficulty, demos_per_batch=experiment.demos_per_batch,
             loss=experiment.loss, pacing_a=experiment.pacing_a, pacing_b=experiment.pacing_b,
             lr_period=experiment.lr_period,
