@@ -109,3 +109,16 @@ def test_curriculum_bc_trains_on_what_the_plugin_prefers(car_mdp):
     assert seen == [expected]
     config = curriculum.config() if callable(curriculum.config) else curriculum.config
     assert config["variant"] == "Shortest"
+
+
+def test_nav_experiment_cells_are_named_by_the_plugin(plugins):
+    from curteach_teaching.experiments.nav import NavExperiment
+
+    experiment = NavExperiment(dataset="unused.npz", dataset_digest="0" * 64, curricula=("Cur", "myprefs:Reversed"))
+    assert experiment.cells == ("Cur", "Anti-Cur")
+    assert experiment.curriculum_names() == {"Cur": "Cur", "Anti-Cur": "myprefs:Reversed"}
+    assert experiment.settings()["curricula"] == ["Cur", "myprefs:Reversed"]  # the spec is what is fingerprinted
+    with pytest.raises(ValueError, match="unknown curriculum 'Nope'"):
+        NavExperiment(dataset="unused.npz", dataset_digest="0" * 64, curricula=("Cur", "Nope"))
+    with pytest.raises(ValueError, match="distinct names"):
+        NavExperiment(dataset="unused.npz", dataset_digest="0" * 64, curricula=("AntiEP", "myprefs:Reversed"))
