@@ -78,3 +78,15 @@ def test_05_learner_centric_curriculum(monkeypatch, tmp_path):
     assert "the learner's return" in text
     assert n_images(outputs) == 2  # the curves with the features, and the rollout
     assert not any(output.get("output_type") == "error" for output in outputs)
+
+
+def test_06_frozenlake_teaching(monkeypatch):
+    outputs = run_notebook("06_frozenlake_teaching.ipynb", monkeypatch)
+    text = text_of(outputs)
+    assert "65 states (64 cells + the sink), 4 actions, reward (65, 4), 53 teaching starts" in text
+    assert "expert 0.0483" in text and "theta* (Omn's target) reaches 0.0095" in text
+    assert "learning rate 0.5: 2 runs done, 0 diverged lanes" in text
+    assert "Cur - Agn: area" in text and "Cur - Omn: area" in text
+    assert "distinct starts per run of 53" in text
+    assert n_images(outputs) == 2  # the lake, the curves
+    assert not any(output.get("output_type") == "error" for output in outputs)
