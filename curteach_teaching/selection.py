@@ -273,7 +273,8 @@ class CurriculumSelection:
 
     Args:
         n_items: N, the number of demonstrations (at least 1).
-        variant: ``"Cur"`` (default), ``"Cur-L"``, ``"Cur-T"`` or ``"Agn"``.
+        variant: ``"Cur"`` (default), ``"Cur-L"``, ``"Cur-T"``, ``"Agn"``, a preference object or a registered
+            curriculum (:func:`check_variant`).
         teacher_difficulty: ``(N,)`` ``log Psi^E`` per demonstration (no NaN); required by Cur and Cur-T, kept for
             the log otherwise (``None`` allowed for Cur-L and Agn).
         pacing: ``(epoch, n_epochs, n_items) -> int``; default :class:`LinearPacing` ``(0.8, 0.5)``. Agn ignores it.

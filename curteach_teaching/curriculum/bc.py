@@ -166,7 +166,8 @@ class CurriculumBC(Curriculum):
     Args:
         trainer: an ``imitation.algorithms.bc.BC`` with any SB3 policy, on any Gymnasium env.
         demonstrations: the N ``imitation.data.types.Trajectory`` demonstrations (non-empty, each with >= 1 action).
-        variant: ``"Cur"`` (default), ``"Cur-L"``, ``"Cur-T"`` or ``"Agn"``.
+        variant: ``"Cur"`` (default), ``"Cur-L"``, ``"Cur-T"``, ``"Agn"``, a preference object or a registered
+            curriculum (:func:`~curteach_teaching.selection.check_variant`).
         teacher: the teacher difficulty, needed by Cur and Cur-T: ``(N,)`` per-demonstration scores, an SB3 policy or
             a callable ``(obs, acts) -> log pi^E(a | s)``
             (:func:`~curteach_teaching.curriculum.scores.teacher_difficulty`); ``None`` for Cur-L and Agn.
