@@ -1,4 +1,4 @@
-"""Curricula over demonstrations for imitation learning (the paper's Algorithm 3; docs/teaching/curriculum.md).
+"""Curricula over demonstrations for imitation learning (the paper's Algorithm 2; docs/teaching/curriculum.md).
 
 The trainer-agnostic core, one concept per module:
 

@@ -1,4 +1,4 @@
-"""The trainer-agnostic curriculum over demonstrations (the paper's Algorithm 3): score, select, batch, train, log.
+"""The trainer-agnostic curriculum over demonstrations (the paper's Algorithm 2): score, select, batch, train, log.
 
 :class:`Curriculum` knows demonstrations only through their layout
 (:class:`~curteach_teaching.curriculum.index.DemonstrationIndex`) and a trainer only through a
