@@ -73,6 +73,10 @@ def test_batched_and_single_env_steps_agree_on_every_action(kind, seed):
     action = np.tile(np.arange(3), n)
     next_pose, next_mask, reward, terminated = batch.step(pose[rows], mask[rows], action, rows=rows)
     observation = batch.observe(next_pose, next_mask, rows=rows)
+    unchecked = batch.step(pose[rows], mask[rows], action, rows=rows, check=False)  # a rollout loop's fast path
+    for checked_array, unchecked_array in zip((next_pose, next_mask, reward, terminated), unchecked, strict=True):
+        np.testing.assert_array_equal(checked_array, unchecked_array)
+    np.testing.assert_array_equal(batch.observe(next_pose, next_mask, rows=rows, check=False), observation)
     np.testing.assert_array_equal(batch.observe(pose, mask), np.stack(observations))
     for k, (i, a) in enumerate(zip(rows, action, strict=True)):
         env = copy.copy(envs[i])  # the env's state is replaced, never mutated, by a step

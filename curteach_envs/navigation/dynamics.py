@@ -41,19 +41,8 @@ from curteach_envs.navigation.grid import (
     draw_agent,
 )
 
-__all__ = [
-    "SHORTEST_PATH",
-    "TSP",
-    "KINDS",
-    "STEP_REWARD",
-    "MUD_REWARD",
-    "GOAL_REWARD",
-    "EXIT_REWARD",
-    "TOUR_REWARD",
-    "LEAVE_GRID_REWARD",
-    "TaskBatch",
-    "BatchedTask",
-]
+__all__ = ["SHORTEST_PATH", "TSP", "KINDS", "STEP_REWARD", "MUD_REWARD", "GOAL_REWARD", "EXIT_REWARD", "TOUR_REWARD",
+           "LEAVE_GRID_REWARD", "TaskBatch", "BatchedTask"]
 
 #: The two navigation tasks, as datasets, task classes and batches name them.
 SHORTEST_PATH, TSP = KINDS = ("shortest_path", "tsp")
@@ -79,16 +68,20 @@ def _int_matrix(name: str, value: Any, rows: int) -> np.ndarray:
     return array
 
 
-def _int_vector(name: str, value: Any, n: int | None, low: Any, high: Any) -> np.ndarray:
-    """``(n,)`` int64 with ``low <= value <= high`` (bounds broadcast); ``n = None`` takes any length."""
+def _int_vector(name: str, value: Any, n: int | None, low: int, high: Any) -> np.ndarray:
+    """``(n,)`` int64 with ``low <= value <= high`` (``high`` an int or ``(n,)``); ``n = None`` takes any length."""
     array = np.asarray(value)
     if array.ndim != 1 or (n is not None and array.size != n) or (array.size and array.dtype.kind not in "iu"):
         raise ValueError(f"{name} must be a 1-d integer array{'' if n is None else f' of shape ({n},)'}; got shape "
                          f"{array.shape} and dtype {array.dtype}")
-    array = array.astype(np.int64, copy=False)
-    if np.any((array < low) | (array > high)):
-        bound = f"[{low}, {high}]" if np.ndim(low) == 0 and np.ndim(high) == 0 else "its task's range"
-        raise ValueError(f"{name} must hold values in {bound}; got {array[(array < low) | (array > high)][:5]}")
+    if array.dtype != np.int64:
+        array = array.astype(np.int64)
+    # min/max rather than elementwise comparisons: these checks run at every step of a batched rollout
+    per_row = isinstance(high, np.ndarray)
+    if array.size and (array.min() < low or (np.any(array > high) if per_row else array.max() > high)):
+        bad = (array < low) | (array > high)
+        bound = "its task's range" if per_row else f"[{low}, {high}]"
+        raise ValueError(f"{name} must hold values in {bound}; got {array[bad][:5]}")
     return array
 
 
@@ -253,19 +246,24 @@ class TaskBatch:
             rows = _int_vector("rows", rows, pose.size, 0, len(self) - 1)
         if mask is None:
             return pose, np.zeros(pose.size, dtype=np.int64), rows
-        return pose, _int_vector("mask", mask, pose.size, 0, self.full_mask[rows]), rows
+        highest = 0 if self.kind == SHORTEST_PATH else self.full_mask[rows]  # shortest path has no visited goals
+        return pose, _int_vector("mask", mask, pose.size, 0, highest), rows
 
-    def observe(self, pose: Any, mask: Any = None, *, rows: Any = None) -> np.ndarray:
+    def observe(self, pose: Any, mask: Any = None, *, rows: Any = None, check: bool = True) -> np.ndarray:
         """Observations of many states, as the environments return them.
 
         Args:
             pose: ``(n,)`` poses in ``[-1, 143]`` (-1: the agent left the grid and is not drawn).
             mask: ``(n,)`` visited-goal masks (TSP; default: none visited; shortest path: 0).
             rows: ``(n,)`` the task row of each state (default: state ``i`` is in task ``i``, ``n = B``).
+            check: validate the states (``False``: they are int64 arrays of valid states, e.g. made by
+                :meth:`step` in a rollout loop, where the checks would cost as much as the step).
 
         Returns:
             ``(n, 7, 6, 6)`` float32.
         """
+        if not check:
+            return self._observe(pose, mask, np.arange(len(self)) if rows is None else rows)
         return self._observe(*self._states(pose, mask, rows, -1))
 
     def _observe(self, pose: np.ndarray, mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -279,7 +277,7 @@ class TaskBatch:
             obs[which, N_DIRECTIONS + 1, goals[which, column]] = 1.0
         return obs.reshape((pose.size,) + OBSERVATION_SHAPE)
 
-    def step(self, pose: Any, mask: Any, action: Any, *, rows: Any = None) -> tuple[np.ndarray, ...]:
+    def step(self, pose: Any, mask: Any, action: Any, *, rows: Any = None, check: bool = True) -> tuple:
         """One action from each of many states.
 
         Args:
@@ -287,11 +285,14 @@ class TaskBatch:
             mask: ``(n,)`` visited-goal masks (TSP), or ``None`` (none visited; shortest path: 0).
             action: ``(n,)`` actions in ``{0 move, 1 turn_left, 2 turn_right}``.
             rows: ``(n,)`` the task row of each state (default: state ``i`` is in task ``i``, ``n = B``).
+            check: validate the states and actions (``False``: as for :meth:`observe`; ``mask`` must be given).
 
         Returns:
             ``(next_pose, next_mask, reward, terminated)``, each ``(n,)``: int64 poses (-1 off the grid), int64
             masks, int64 rewards and bool, as the module docstring's rules say.
         """
+        if not check:
+            return self._step(pose, mask, action, np.arange(len(self)) if rows is None else rows)
         pose, mask, rows = self._states(pose, mask, rows, 0)
         return self._step(pose, mask, _int_vector("action", action, pose.size, 0, N_ACTIONS - 1), rows)
 
