@@ -61,7 +61,7 @@ def _experiment_of(monkeypatch, tmp_path, argv):
 
     seen = {}
 
-    def capture(args, experiment, report, out):
+    def capture(args, experiment, report, out, session=None):
         seen["experiment"] = experiment
         return 0
 

@@ -2,7 +2,7 @@
 
 import csv
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pytest
@@ -321,5 +321,53 @@ def test_report_only_command(tmp_path, capsys):
     capsys.readouterr()
     assert main([*args, "--runs", "3", "--report-only"]) == 0
     out = capsys.readouterr().out
-    assert "report of the 1 of 3 runs saved so far" in out and "1 runs (0 computed, 1 reused)" in out
+    assert "report of the 1 of 3 runs saved so far" in out and "1 run (0 computed, 1 reused)" in out
     assert not run_path(tmp_path, 1).exists()
+
+
+@dataclass(frozen=True)
+class CountingExperiment(ShiftExperiment):
+    """ShiftExperiment that records its ``settings()`` calls (in this process)."""
+
+    calls: list = field(default_factory=list, compare=False)
+
+    def settings(self):
+        self.calls.append("settings")
+        return super().settings()
+
+
+def test_a_session_claims_the_folder_once_and_fingerprints_once(tmp_path):
+    from curteach_teaching.experiments.folders import LOCK_NAME
+    from curteach_teaching.experiments.sweep import SweepSession
+
+    experiment = CountingExperiment()
+    session = SweepSession(tmp_path / "out", 2, seed=3, backend=SerialBackend(), progress=False)
+    assert not session.claimed and not (tmp_path / "out").exists()  # nothing is written before it is entered
+    with session:
+        assert session.claimed and (tmp_path / "out" / LOCK_NAME).exists()
+        with pytest.raises(RuntimeError, match="enter it once"):
+            session.__enter__()
+        with pytest.raises(ValueError, match="in use by pid"):  # the lock is really held (not only re-entered)
+            _lock_elsewhere(tmp_path / "out")
+        sweep = session.run(experiment)
+        with pytest.raises(ValueError, match="runs one experiment"):
+            session.run(ShiftExperiment())
+    assert not session.claimed and experiment.calls == ["settings"]
+    alone = run_sweep(ShiftExperiment(), tmp_path / "alone", 2, seed=3, backend=SerialBackend(), progress=False)
+    for a, b in zip(sweep.all_results, alone.all_results, strict=True):
+        _same(a, b)
+    with pytest.raises(ValueError, match="runs must be"):
+        SweepSession(tmp_path / "bad", 0)
+    assert not (tmp_path / "bad").exists()
+
+
+def _lock_elsewhere(out_dir) -> None:
+    """Take ``out_dir``'s lock in another process (``ValueError`` with its message if it is held)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom curteach_teaching.experiments.folders import folder_lock\n"
+            "try:\n    folder_lock(sys.argv[1]).__enter__()\nexcept ValueError as e:\n    sys.exit(str(e))\n")
+    done = subprocess.run([sys.executable, "-c", code, str(out_dir)], capture_output=True, text=True)
+    if done.returncode:
+        raise ValueError(done.stderr.strip())

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from curteach_teaching.commands.sweep_options import (
     add_sweep_arguments,
     check_sweep_flags,
-    claim_output_folder,
     output_folder,
     run_sweep_command,
+    sweep_session,
 )
 from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T
 
@@ -89,26 +90,33 @@ def add_parser(subparsers) -> None:
     show.set_defaults(func=run_nav_show)
 
 
-def _dataset_path(args, out: Path, kind: str, split_sizes: str) -> Path:
-    """The given dataset, or one generated (once) and cached in ``out``."""
-    from curteach_envs._util import check_int
+def _dataset(args, out: Path, kind: str, split_sizes: str) -> tuple:
+    """``(path, dataset)``: ``--dataset``, or the dataset cached in ``out`` (generated once; a cache that cannot be
+    read is generated again, with a note), loaded once and checked to hold ``kind`` tasks."""
+    from curteach_envs.navigation.dataset import load_dataset, save_dataset
+    from curteach_envs.navigation.generate import generate_dataset
 
     if args.dataset is not None:
-        return args.dataset
-    check_int("--dataset-seed", args.dataset_seed, 0)
-    if split_sizes == "demo" and kind != "shortest_path":
-        raise ValueError("--scale demo is made and measured for --task shortest-path; for tsp use small or paper")
-    path = out / f"dataset-{kind}-{split_sizes}-seed{args.dataset_seed}.npz"
-    if not path.exists():
-        from curteach_envs.navigation.dataset import save_dataset
-        from curteach_envs.navigation.generate import generate_dataset
-
-        print(f"generating the {split_sizes} {kind} dataset (seed {args.dataset_seed}) into {path}")
-        sizes = DEMO_SPLIT_SIZES if split_sizes == "demo" else split_sizes
-        dataset = generate_dataset(kind, sizes, seed=args.dataset_seed, workers=args.workers,
-                                   progress=not getattr(args, "no_progress", False))
-        save_dataset(dataset, path)
-    return path
+        path, dataset = args.dataset, load_dataset(args.dataset)
+    else:
+        if split_sizes == "demo" and kind != "shortest_path":
+            raise ValueError("--scale demo is made and measured for --task shortest-path; for tsp use small or paper")
+        path, dataset = out / f"dataset-{kind}-{split_sizes}-seed{args.dataset_seed}.npz", None
+        if path.exists():
+            try:
+                dataset = load_dataset(path)
+            except ValueError as error:  # the same seed generates the same file again
+                print(f"note: {error}; it is this folder's cache of the generated dataset: generating it again",
+                      file=sys.stderr)
+        if dataset is None:
+            print(f"generating the {split_sizes} {kind} dataset (seed {args.dataset_seed}) into {path}")
+            sizes = DEMO_SPLIT_SIZES if split_sizes == "demo" else split_sizes
+            save_dataset(generate_dataset(kind, sizes, seed=args.dataset_seed, workers=args.workers,
+                                          progress=not getattr(args, "no_progress", False)), path)
+            dataset = load_dataset(path)
+    if dataset.kind != kind:
+        raise ValueError(f"dataset {str(path)!r} holds {dataset.kind} tasks, not {kind} (--task)")
+    return path, dataset
 
 
 def _check_dataset_source(args) -> None:
@@ -120,17 +128,6 @@ def _check_dataset_source(args) -> None:
             raise ValueError(f"--dataset {str(args.dataset)!r} is not a file")
     else:
         check_int("--dataset-seed", args.dataset_seed, 0)
-
-
-def _check_dataset(path: Path, kind: str) -> str:
-    """The dataset's SHA-256, after checking that it loads and holds ``kind`` tasks."""
-    from curteach_envs.navigation.dataset import load_dataset
-    from curteach_teaching.experiments.nav_data import file_digest
-
-    dataset = load_dataset(path)
-    if dataset.kind != kind:
-        raise ValueError(f"dataset {str(path)!r} holds {dataset.kind} tasks, not {kind} (--task)")
-    return file_digest(path)
 
 
 def _checkpoint_dir(args: argparse.Namespace, out: Path) -> str | None:
@@ -147,7 +144,7 @@ def run_nav(args: argparse.Namespace) -> int:
     """Run (or resume) the navigation sweep and write its report."""
     from curteach_envs._util import check_int
     from curteach_teaching.experiments.nav import NavExperiment, resolve_device
-    from curteach_teaching.experiments.nav_data import NAV_TASKS
+    from curteach_teaching.experiments.nav_data import NAV_TASKS, file_digest
     from curteach_teaching.experiments.nav_report import NavReport
 
     check_sweep_flags(args)  # every argument is checked before the folder is claimed or a dataset generated
@@ -185,12 +182,14 @@ def run_nav(args: argparse.Namespace) -> int:
     else:
         device = resolve_device(args.device)
     out = output_folder(args, f"results/nav-{args.task}-{args.scale}")
-    with claim_output_folder(args, out):  # also keeps a second sweep from generating the same dataset file
+    session = sweep_session(args, out)
+    with session:  # one lock for the dataset, the sweep and the report: no second sweep generates the same file
         out.mkdir(parents=True, exist_ok=True)
-        path = _dataset_path(args, out, kind, split_sizes)
+        path, _ = _dataset(args, out, kind, split_sizes)
+        session.data["dataset"] = (path, file_digest(path))  # hashed once; the runs check it against the file
         experiment = NavExperiment(
             dataset=str(path),
-            dataset_digest=_check_dataset(path, kind),
+            dataset_digest=session.data["dataset"][1],
             task=kind,
             curricula=curricula,
             epochs=epochs,
@@ -209,13 +208,12 @@ def run_nav(args: argparse.Namespace) -> int:
             title += (f" ({experiment.optimizer} at {experiment.learning_rate:g}, {experiment.loss} loss; "
                       "not the paper's protocol)")
         report = NavReport(experiment, window=experiment.window, title=title)
-        return run_sweep_command(args, experiment, report, out)
+        return run_sweep_command(args, experiment, report, out, session=session)
 
 
 def run_nav_show(args: argparse.Namespace) -> int:
     """Draw a trained policy's greedy rollout on one datapoint of a split."""
     from curteach_envs._util import check_int
-    from curteach_envs.navigation.dataset import load_dataset
     from curteach_teaching.experiments.nav_data import NAV_TASKS
     from curteach_teaching.experiments.nav_show import draw_rollout, load_policy
 
@@ -228,17 +226,11 @@ def run_nav_show(args: argparse.Namespace) -> int:
                          "run_XXXXX.model.pt)")
     check_int("--index", args.index, 0)
     _check_dataset_source(args)
-    if args.dataset is None:
-        args.workers = None
-        path = _dataset_path(args, args.out.parent if str(args.out.parent) else Path("."), kind, SCALES[args.scale][0])
-    else:
-        path = args.dataset
-    dataset = load_dataset(path)
-    if dataset.kind != kind:
-        raise ValueError(f"dataset {str(path)!r} holds {dataset.kind} tasks, not {kind} (--task)")
+    policy = load_policy(args.model)  # a file that is not a model is refused before a dataset is generated
+    args.workers = None
+    _, dataset = _dataset(args, args.out.parent if str(args.out.parent) else Path("."), kind, SCALES[args.scale][0])
     split = dataset[args.split]
     check_int("--index", args.index, 0, split.n_demos - 1)
-    policy = load_policy(args.model)
     total = draw_rollout(policy, split, args.index, args.out)
     print(f"wrote {args.out}: greedy rollout on {args.split} datapoint {args.index}, return {total:g} "
           f"(the stored demonstration's: {split['reward'][args.index]:g})")

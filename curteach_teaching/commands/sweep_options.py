@@ -8,6 +8,9 @@ commands add their shared ``--init --steps --teachers`` with :func:`add_car_argu
 A command first checks *every* argument without writing anything (:func:`check_sweep_flags` builds the backend
 once, reaches the Ray address, checks the output folder; the command builds its experiment), and only then claims
 the folder and runs the sweep with :func:`run_sweep_command`, so a refused command leaves the folder as it was.
+The sweep is one :class:`~curteach_teaching.experiments.sweep.SweepSession` per command (:func:`sweep_session`):
+the checked flags, the backend, the folder's lock and the settings' fingerprint, each made once; a command that
+prepares files in the folder first (nav's cached dataset) enters the session itself and hands it on.
 """
 
 from __future__ import annotations
@@ -23,10 +26,10 @@ __all__ = [
     "add_car_arguments",
     "add_sweep_arguments",
     "check_sweep_flags",
-    "claim_output_folder",
     "named_as_options",
     "output_folder",
     "run_sweep_command",
+    "sweep_session",
 ]
 
 
@@ -42,20 +45,6 @@ def named_as_options(args: argparse.Namespace):
         if match and hasattr(args, match.group(1)):
             message = "--" + match.group(1).replace("_", "-") + message[match.end(1):]
         raise ValueError(message) from None
-
-
-def claim_output_folder(args: argparse.Namespace, out: Path):
-    """A context that holds ``out``'s lock (:func:`~curteach_teaching.experiments.folders.folder_lock`), after
-    checking that it can be written; nothing for ``--report-only``, which only reads. A command enters it before its
-    slow imports and preparations, so a folder in use is refused at once."""
-    from contextlib import nullcontext
-
-    from curteach_teaching.experiments.folders import check_writable, folder_lock
-
-    if args.report_only:
-        return nullcontext()
-    check_writable(out)
-    return folder_lock(out)
 
 
 def output_folder(args: argparse.Namespace, default: str | Path) -> Path:
@@ -158,7 +147,18 @@ def check_sweep_flags(args: argparse.Namespace):
     return backend
 
 
-def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path) -> int:
+def sweep_session(args: argparse.Namespace, out: Path):
+    """The command's :class:`~curteach_teaching.experiments.sweep.SweepSession` for ``out``, from the flags
+    :func:`check_sweep_flags` checked (its backend, built once). Not yet entered: ``with session:`` claims the
+    folder (nothing for ``--report-only``, which only reads)."""
+    from curteach_teaching.experiments.sweep import SweepSession
+
+    backend = check_sweep_flags(args)
+    return SweepSession(out, args.runs, seed=args.seed, backend=backend, progress=not args.no_progress,
+                        compute=not args.report_only, overwrite=args.overwrite)
+
+
+def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path, session=None) -> int:
     """Run (or resume) the sweep of ``experiment`` with the shared flags, then write ``report`` into ``out``.
 
     Args:
@@ -166,26 +166,30 @@ def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path) -
         experiment: the experiment (cells x runs, see :mod:`curteach_teaching.experiments.sweep`).
         report: its :class:`~curteach_teaching.experiments.reports.Report`.
         out: the output folder.
+        session: the command's :func:`sweep_session` for ``out``, if it made one already (and may have entered
+            it); default: a new one, entered here.
 
     Returns:
         The exit code (0).
     """
-    from curteach_teaching.experiments.sweep import run_sweep
+    from contextlib import nullcontext
 
-    backend = check_sweep_flags(args)  # built once: the command checked the flags before anything was written
+    from curteach_envs._util import counted
+
+    if session is None:
+        session = sweep_session(args, out)
     logger = run_logger(args, experiment, out)  # None without --log-dir
+    session.on_saved = None if logger is None else logger.log_run
     # the lock covers the report too: two commands never write one folder's outputs at once
-    with claim_output_folder(args, out):
-        sweep = run_sweep(experiment, out, args.runs, seed=args.seed, progress=not args.no_progress,
-                          backend=backend, compute=not args.report_only, overwrite=args.overwrite,
-                          on_saved=None if logger is None else logger.log_run)
+    with nullcontext() if session.claimed else session:
+        sweep = session.run(experiment)
         if args.report_only:
             found = sum(len(runs) for runs in sweep.cells.values())
-            print(f"report of the {found} of {len(experiment.cells) * args.runs} runs saved so far")
+            print(f"report of the {found} of {counted(len(experiment.cells) * args.runs, 'run')} saved so far")
             if logger is not None:  # a run is logged when it is computed; --report-only logs every saved run
-                print(f"{logger.log_all(sweep.all_results)} runs logged into {logger.log_dir}")
+                print(f"{counted(logger.log_all(sweep.all_results), 'run')} logged into {logger.log_dir}")
         elif logger is not None:
-            print(f"{len(sweep.computed)} runs logged into {logger.log_dir} (runs reused from disk are not logged "
-                  "again; --report-only logs them all)")
+            print(f"{counted(len(sweep.computed), 'run')} logged into {logger.log_dir} (runs reused from disk are not "
+                  "logged again; --report-only logs them all)")
         report.write(sweep, out, figures=not args.no_figures, command=getattr(args, "command_line", None))
     return 0

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curteach_envs._util import check_int
+from curteach_envs._util import check_int, counted
 from curteach_teaching.experiments.backends import (
     Backend,
     LostRun,
@@ -53,6 +53,7 @@ __all__ = [
     "BACKENDS",
     "SingleCellExperiment",
     "SweepResult",
+    "SweepSession",
     "check_sweep_arguments",
     "make_backend",
     "run_seed_sequence",
@@ -179,43 +180,105 @@ def run_sweep(
             are saved (``"N of M runs saved in DIR; run the same command again to resume"``).
     """
     check_sweep_arguments(runs, seed, workers)
-    plan = _Plan(experiment=experiment, out_dir=Path(out_dir), cells=_check_cells(experiment), runs=runs, seed=seed,
-                 progress=progress, backend=backend if backend is not None else ProcessBackend(workers),
-                 compute=compute, overwrite=overwrite, on_saved=on_saved)
-    if not compute:  # reads only, and may run beside the sweep that writes
-        return _run_sweep(plan)
-    check_writable(plan.out_dir)
-    with folder_lock(plan.out_dir):
-        return _run_sweep(plan)
+    backend = backend if backend is not None else ProcessBackend(workers)
+    session = SweepSession(out_dir, runs, seed=seed, backend=backend, progress=progress, compute=compute,
+                           overwrite=overwrite, on_saved=on_saved)
+    return session.run(experiment)  # claims the folder after checking the experiment's cells
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """One call of :func:`run_sweep`, its arguments checked."""
+class SweepSession:
+    """One sweep as a command runs it: its checked arguments, its backend, the output folder's lock and the
+    experiment's settings fingerprint, each made once and shared by everything the command does.
 
-    experiment: object
-    out_dir: Path
-    cells: tuple
-    runs: int
-    seed: int
-    progress: bool
-    backend: Backend
-    compute: bool
-    overwrite: bool
-    on_saved: Callable[[RunResult], None] | None = None
+    Enter it (``with session:``) to claim the folder (:func:`~curteach_teaching.experiments.folders.folder_lock`,
+    after checking that it can be written; nothing for ``compute=False``, which only reads): a command enters it
+    before its own preparations that write into the folder (e.g. a cached dataset), and its :meth:`run` and report
+    then happen under that one lock. :meth:`run` outside the block claims the folder for the sweep alone.
+    :func:`run_sweep` is a session made, entered and run at once.
+
+    Args:
+        out_dir: the output folder (``DIR/runs/<cell>/``, ``DIR/sweep.json``).
+        runs: runs per cell, as in :func:`run_sweep` (so are the arguments below).
+        seed: the sweep's seed.
+        backend: where units are computed (default: a process pool over the CPUs).
+        progress: show a progress bar over units.
+        compute: ``False`` computes and writes nothing (a report of the saved runs).
+        overwrite: replace a sweep of other settings in ``out_dir`` instead of refusing.
+        on_saved: called with each run computed, right after its file is written.
+
+    Attributes:
+        data: what the command prepared for its experiment once (e.g. nav's dataset file and its SHA-256:
+            ``{"dataset": (path, digest)}``), for the command's own use.
+
+    Raises:
+        ValueError: a bad run count or seed (at once); a folder that cannot be written or is in use (on entering).
+    """
+
+    def __init__(self, out_dir, runs: int, *, seed: int = 0, backend: Backend | None = None, progress: bool = True,
+                 compute: bool = True, overwrite: bool = False,
+                 on_saved: Callable[[RunResult], None] | None = None):
+        check_sweep_arguments(runs, seed, None)
+        self.out_dir = Path(out_dir)
+        self.runs = runs
+        self.seed = seed
+        self.backend = backend if backend is not None else ProcessBackend()
+        self.progress = progress
+        self.compute = compute
+        self.overwrite = overwrite
+        self.on_saved = on_saved
+        self.data: dict = {}
+        self._lock = None
+        self._fingerprint: tuple | None = None  # (experiment, settings, fingerprint)
+
+    @property
+    def claimed(self) -> bool:
+        """Whether this session holds the output folder (inside ``with session:``, computing)."""
+        return self._lock is not None
+
+    def __enter__(self) -> SweepSession:
+        if self._lock is not None:
+            raise RuntimeError("this sweep session already holds its folder (enter it once)")
+        if self.compute:
+            check_writable(self.out_dir)
+            lock = folder_lock(self.out_dir)
+            lock.__enter__()
+            self._lock = lock
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.__exit__(*exc_info)
+
+    def fingerprint(self, experiment) -> tuple[dict, str]:
+        """``(settings, fingerprint)`` of ``experiment``, computed once per session (a session runs one
+        experiment: ``ValueError`` for another)."""
+        if self._fingerprint is None:
+            settings = experiment.settings()
+            self._fingerprint = (experiment, settings, fingerprint(settings))
+        elif self._fingerprint[0] is not experiment:
+            raise ValueError("a sweep session runs one experiment; start another session for another")
+        return self._fingerprint[1], self._fingerprint[2]
+
+    def run(self, experiment) -> SweepResult:
+        """Run (or resume) the sweep of ``experiment`` (see :func:`run_sweep`, which this is); outside ``with
+        session:`` the folder is claimed for this call, after the experiment's cells are checked."""
+        cells = _check_cells(experiment)
+        if self.compute and not self.claimed:
+            with self:
+                return _run_sweep(self, experiment, cells)
+        return _run_sweep(self, experiment, cells)
 
 
-def _run_sweep(plan: _Plan) -> SweepResult:
-    experiment, out_dir, cells, runs, seed, compute = (
-        plan.experiment, plan.out_dir, plan.cells, plan.runs, plan.seed, plan.compute)
+def _run_sweep(session: SweepSession, experiment, cells: tuple) -> SweepResult:
+    out_dir, runs, seed, compute = session.out_dir, session.runs, session.seed, session.compute
     runs_dir = out_dir / "runs"
     if not compute and not runs_dir.is_dir():
         raise ValueError(f"{out_dir} holds no finished run of these settings yet")
     if runs_dir.is_dir():
         _check_layout(runs_dir)
-    settings = experiment.settings()
-    settings_fingerprint = fingerprint(settings)
-    check_folder(out_dir, settings, settings_fingerprint, seed, overwrite=plan.overwrite, write=compute)
+    settings, settings_fingerprint = session.fingerprint(experiment)
+    check_folder(out_dir, settings, settings_fingerprint, seed, overwrite=session.overwrite, write=compute)
 
     sweep = SweepResult(cells={cell: [None] * runs for cell in cells}, seed=seed)
     todo = []
@@ -251,25 +314,24 @@ def _run_sweep(plan: _Plan) -> SweepResult:
     from tqdm import tqdm
 
     total = len(cells) * runs
-    bar = tqdm(total=total, initial=len(sweep.reused), desc="runs", unit="run", disable=not plan.progress,
+    bar = tqdm(total=total, initial=len(sweep.reused), desc="runs", unit="run", disable=not session.progress,
                file=sys.stderr)
 
     def saved() -> str:
         count = len(sweep.reused) + len(sweep.computed)
-        return f"{count} of {total} {'run' if total == 1 else 'runs'} saved in {out_dir}; run the same command again " \
-            "to resume"
+        return f"{count} of {counted(total, 'run')} saved in {out_dir}; run the same command again to resume"
 
     def interrupted() -> str:
         return f"interrupted: {saved()}"
 
     with interruption_message(interrupted):
         try:
-            for unit, result in plan.backend.run_units(experiment, todo) if todo else ():
+            for unit, result in session.backend.run_units(experiment, todo) if todo else ():
                 save_run(run_path(out_dir, unit.index, unit.cell), result, settings_fingerprint)
                 sweep.cells[unit.cell][unit.index] = result
                 sweep.computed.append((unit.cell, unit.index))
-                if plan.on_saved is not None:
-                    plan.on_saved(result)
+                if session.on_saved is not None:
+                    session.on_saved(result)
                 bar.update()
         except KeyboardInterrupt:
             bar.close()

@@ -1,0 +1,71 @@
+"""One accurate line for a file that is not a model, a damaged dataset cache that is generated again, counts in
+words ("1 run")."""
+
+import argparse
+
+import pytest
+
+from curteach_envs._util import counted
+from curteach_teaching.cli import main
+
+
+def test_counts_in_words():
+    assert [counted(n, "run") for n in (0, 1, 2)] == ["0 runs", "1 run", "2 runs"]
+
+
+def _snapshot(root):
+    return {str(path.relative_to(root)): path.read_bytes() if path.is_file() else None for path in root.rglob("*")}
+
+
+def test_nav_show_names_a_file_that_is_not_a_model_in_one_line_before_writing(tmp_path, capsys):
+    th = pytest.importorskip("torch")
+    from curteach_teaching.learners.networks import NavigationCNNPolicy
+
+    text = tmp_path / "notes.model.pt"
+    text.write_text("hello world\n")
+    listed = tmp_path / "list.model.pt"
+    th.save([1, 2], listed)
+    other = tmp_path / "other.model.pt"
+    th.save({"a": th.zeros(2)}, other)
+    resized = tmp_path / "resized.model.pt"
+    state = NavigationCNNPolicy.for_navigation(seed=0).state_dict()
+    state["net.head.bias"] = th.zeros(5)
+    th.save(state, resized)
+    expected = {
+        text: "is not a torch file, or a damaged one; --model takes a run's model written by curteach nav",
+        listed: "holds a list, not a network's weights",
+        other: "holds the weights of another network (missing: net.block1.c1.bias,",
+        resized: "holds the weights of another network (other shapes: net.head.bias)",
+    }
+    before = _snapshot(tmp_path)
+    for path, message in expected.items():
+        # no --dataset: a refused model must not leave a generated dataset behind
+        assert main(["nav-show", "--model", str(path), "--task", "tsp", "--out", str(tmp_path / "roll.png")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and message in err and "KeyError" not in err, err
+    assert _snapshot(tmp_path) == before
+
+
+def test_a_damaged_dataset_cache_is_generated_again_with_a_note(tmp_path, capsys, monkeypatch):
+    from curteach_envs.navigation.dataset import load_dataset
+    from curteach_teaching.commands import nav
+
+    monkeypatch.setattr(nav, "DEMO_SPLIT_SIZES", {"train": 1, "val": 1, "test": 1})  # a tiny generated dataset
+    args = argparse.Namespace(dataset=None, dataset_seed=0, workers=1, no_progress=True)
+    fresh, _ = nav._dataset(args, tmp_path / "fresh", "shortest_path", "demo")
+    cache = tmp_path / "out" / fresh.name
+    cache.parent.mkdir()
+    cache.write_bytes(fresh.read_bytes()[: fresh.stat().st_size // 2])  # cut short, as by a full disk
+    capsys.readouterr()
+    path, dataset = nav._dataset(args, tmp_path / "out", "shortest_path", "demo")
+    err = capsys.readouterr().err
+    assert path == cache and err.count("\n") == 1
+    assert err.startswith(f"note: cannot read dataset {str(cache)!r}")
+    assert "cache of the generated dataset: generating it again" in err
+    assert cache.read_bytes() == fresh.read_bytes()  # the same seed gives the same file: its digest is unchanged
+    assert dataset.kind == "shortest_path" and load_dataset(cache).kind == "shortest_path"
+    args.dataset = cache.with_name("given.npz")  # a file the user gave is never replaced
+    args.dataset.write_bytes(b"not an archive")
+    with pytest.raises(ValueError, match="not an .npz"):
+        nav._dataset(args, tmp_path / "out", "shortest_path", "demo")
+    assert args.dataset.read_bytes() == b"not an archive"
