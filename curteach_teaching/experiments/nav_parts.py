@@ -174,7 +174,7 @@ class BestModel:
 
     def __init__(self, policy: Any, val: Any, test: Any, *, device: str = "cpu",
                  evaluate: Callable[[Any, Any, Any], float] | None = None):
-        from curteach_teaching.evaluation import TaskBatch
+        from curteach_envs.navigation import TaskBatch
 
         self.policy, self.val, self.test = policy, val, test
         self.evaluate = evaluate if evaluate is not None else _mean_return(device)
