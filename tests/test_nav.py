@@ -196,7 +196,7 @@ def test_nav_command_small(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--curricula", "Agn,Best"], "--curricula must be"),
+    (["--curricula", "Agn,Best"], "unknown curriculum 'Best'; available: Cur, Cur-L, Cur-T, Agn"),
     (["--epochs", "0"], "--epochs"),
     (["--max-batches", "0"], "--max-batches"),
     (["--eval-every", "-1"], "--eval-every"),
