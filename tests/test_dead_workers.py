@@ -200,3 +200,38 @@ def test_nav_show_refuses_a_missing_model_before_writing(tmp_path, capsys):
             str(tmp_path / "sub" / "roll.png")]
     assert main(args) == 2
     assert "--model" in capsys.readouterr().err and _snapshot(tmp_path) == before
+
+
+_REAPED = """
+import os, subprocess, sys, time
+from curteach_teaching.experiments.orphans import Reaper
+
+with Reaper(epitaph="curteach: error: the driver is gone") as reaper:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    print(child.pid, flush=True)
+    if sys.argv[1] == "die":
+        os._exit(1)  # as Ray's core ends a driver: no clean-up code runs
+"""
+
+
+@needs_proc
+@pytest.mark.parametrize("end", ["die", "clean"])
+def test_the_reaper_kills_what_was_started_and_speaks_only_for_a_driver_that_died(tmp_path, end):
+    script = tmp_path / "reaped.py"
+    script.write_text(_REAPED)
+    with open(tmp_path / "stderr", "w") as stderr:
+        driver = subprocess.run([sys.executable, str(script), end], stdout=subprocess.PIPE, stderr=stderr, text=True,
+                                timeout=120)
+    child = int(driver.stdout.split()[0])
+    expected = "curteach: error: the driver is gone\n" if end == "die" else ""
+    deadline = time.monotonic() + 10  # a clean exit waits for the watcher; a dead driver does not
+    while (_alive(child) or (tmp_path / "stderr").read_text() != expected) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(child) and (tmp_path / "stderr").read_text() == expected
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False

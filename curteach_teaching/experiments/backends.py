@@ -187,14 +187,14 @@ class LostRun(RuntimeError):
 
     Attributes:
         unit: the run.
-        attempts: how many times it was started.
+        attempts: how many times it was started (``None``: not known, e.g. its node died under it).
         cause: what ended its last worker, in words.
         saved: what the sweep kept, in words (added by the sweep driver: ``"N of M runs saved in DIR; ..."``).
     """
 
-    def __init__(self, unit: Unit, attempts: int, cause: str, saved: str = ""):
-        tries = "its only attempt" if attempts == 1 else f"{attempts} attempts"
-        message = f"run {unit.index} of cell {unit.cell!r} was lost after {tries}: {cause}"
+    def __init__(self, unit: Unit, attempts: int | None, cause: str, saved: str = ""):
+        tries = {None: "", 1: " after its only attempt"}.get(attempts, f" after {attempts} attempts")
+        message = f"run {unit.index} of cell {unit.cell!r} was lost{tries}: {cause}"
         super().__init__(f"{message}; {saved}" if saved else message)
         self.unit = unit
         self.attempts = attempts

@@ -76,12 +76,16 @@ def processes_with_token(token: str) -> list[int]:
     return found
 
 
+# The watcher loads this file alone (standard library only), before it waits: importing the curteach package there
+# would take seconds (numpy, the experiments) between the driver's death and the clean-up.
 _WATCHER = """
-import os, signal, sys
+import importlib.util, os, signal, sys
+spec = importlib.util.spec_from_file_location("curteach_orphans", sys.argv[3])
+orphans = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(orphans)
 ended = sys.stdin.buffer.read()  # returns when the driver closes the pipe or exits
-from curteach_teaching.experiments.orphans import processes_with_token
 for _ in range(3):  # processes may still be starting children
-    for pid in processes_with_token(sys.argv[1]):
+    for pid in orphans.processes_with_token(sys.argv[1]):
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
@@ -111,7 +115,8 @@ class Reaper:
             environment = {key: value for key, value in os.environ.items() if key != TOKEN_VARIABLE}
             # its own session: the terminal's Ctrl-C must not end the watcher before the driver is done
             self._watcher = subprocess.Popen(
-                [sys.executable, "-c", _WATCHER, self.token, self.epitaph], stdin=subprocess.PIPE, env=environment,
+                [sys.executable, "-c", _WATCHER, self.token, self.epitaph, __file__], stdin=subprocess.PIPE,
+                env=environment,
                 stdout=subprocess.DEVNULL, stderr=None if self.epitaph else subprocess.DEVNULL, start_new_session=True,
             )
         self._previous = os.environ.get(TOKEN_VARIABLE)

@@ -164,7 +164,10 @@ class RayBackend(Backend):
                     raise
                 except ray.exceptions.RayError as error:  # its worker, node or object is gone, retries spent
                     first_line = (str(error).strip().splitlines() or [""])[0][:200]
-                    raise LostRun(unit, self.max_retries + 1, f"Ray: {type(error).__name__}: {first_line}") from None
+                    # only a crashed worker is known to have used up Ray's retries (a dead raylet ends them at once)
+                    crashed = isinstance(error, ray.exceptions.WorkerCrashedError)
+                    raise LostRun(unit, self.max_retries + 1 if crashed else None,
+                                  f"Ray: {type(error).__name__}: {first_line}") from None
                 yield unit, result
         finally:
             # best effort: an error while cancelling (a worker already gone) must not replace the exception or the
