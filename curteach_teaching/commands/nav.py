@@ -144,7 +144,7 @@ def run_nav(args: argparse.Namespace) -> int:
     """Run (or resume) the navigation sweep and write its report."""
     from curteach_envs._util import check_int
     from curteach_teaching.experiments.nav import NavExperiment, resolve_device
-    from curteach_teaching.experiments.nav_data import NAV_TASKS, file_digest
+    from curteach_teaching.experiments.nav_data import NAV_TASKS, file_digest, hand_over
     from curteach_teaching.experiments.nav_report import NavReport
 
     check_sweep_flags(args)  # every argument is checked before the folder is claimed or a dataset generated
@@ -185,11 +185,13 @@ def run_nav(args: argparse.Namespace) -> int:
     session = sweep_session(args, out)
     with session:  # one lock for the dataset, the sweep and the report: no second sweep generates the same file
         out.mkdir(parents=True, exist_ok=True)
-        path, _ = _dataset(args, out, kind, split_sizes)
-        session.data["dataset"] = (path, file_digest(path))  # hashed once; the runs check it against the file
+        path, dataset = _dataset(args, out, kind, split_sizes)
+        digest = file_digest(path)
+        session.data["dataset"] = (path, digest, dataset)
+        hand_over(path, digest, dataset)  # runs in this process take it; other processes load and check the file
         experiment = NavExperiment(
             dataset=str(path),
-            dataset_digest=session.data["dataset"][1],
+            dataset_digest=digest,
             task=kind,
             curricula=curricula,
             epochs=epochs,

@@ -1,7 +1,8 @@
 """What the navigation experiment prepares once per dataset and process: demonstrations, scores, features.
 
 A worker process that runs several (curriculum, run) units of one dataset loads and converts it once
-(:func:`prepare`, cached by the file's path and SHA-256).
+(:func:`prepare`, cached by the file's path and SHA-256). A command that has just loaded and hashed the file itself
+hands it over (:func:`hand_over`), so runs computed in its own process neither load nor hash it again.
 
 **Demonstration order.** A dataset file stores its demonstrations in generation order (by goal, mud and bomb counts).
 The curricula rank demonstrations with ties broken by position, and Cur-T's teacher scores tie often, so in file
@@ -29,6 +30,7 @@ __all__ = [
     "PreparedDataset",
     "demonstration_features",
     "file_digest",
+    "hand_over",
     "prepare",
 ]
 
@@ -101,6 +103,16 @@ class PreparedDataset:
 
 
 _CACHE: dict = {}
+#: (resolved path, SHA-256) -> the NavigationDataset a command loaded from that file (see :func:`hand_over`)
+_LOADED: dict = {}
+
+
+def hand_over(path: str | Path, digest: str, dataset) -> None:
+    """Give :func:`prepare` in this process the ``dataset`` just loaded from ``path``, whose SHA-256 the caller
+    computed as ``digest``: the first :func:`prepare` of that file and digest takes it instead of hashing and loading
+    the file again (one dataset at a time)."""
+    _LOADED.clear()
+    _LOADED[(str(Path(path).resolve()), digest)] = dataset
 
 
 def prepare(path: str | Path, digest: str) -> PreparedDataset:
@@ -116,11 +128,13 @@ def prepare(path: str | Path, digest: str) -> PreparedDataset:
     key = (str(Path(path).resolve()), digest)
     if key in _CACHE:
         return _CACHE[key]
-    if not Path(path).is_file():
-        raise ValueError(f"no dataset file at {str(path)!r}")
-    if file_digest(path) != digest:
-        raise ValueError(f"dataset {str(path)!r} changed since the sweep started (its SHA-256 differs)")
-    dataset = load_dataset(path)
+    dataset = _LOADED.pop(key, None)  # loaded and hashed by the command in this process
+    if dataset is None:
+        if not Path(path).is_file():
+            raise ValueError(f"no dataset file at {str(path)!r}")
+        if file_digest(path) != digest:
+            raise ValueError(f"dataset {str(path)!r} changed since the sweep started (its SHA-256 differs)")
+        dataset = load_dataset(path)
     missing = [name for name in ("train", "val", "test") if name not in dataset.splits]
     if missing:
         raise ValueError(f"dataset {str(path)!r} has no {', '.join(missing)} split")

@@ -207,8 +207,8 @@ class SweepSession:
         on_saved: called with each run computed, right after its file is written.
 
     Attributes:
-        data: what the command prepared for its experiment once (e.g. nav's dataset file and its SHA-256:
-            ``{"dataset": (path, digest)}``), for the command's own use.
+        data: what the command prepared for its experiment once (e.g. nav's dataset, loaded and hashed once:
+            ``{"dataset": (path, digest, dataset)}``), for the command's own use.
 
     Raises:
         ValueError: a bad run count or seed (at once); a folder that cannot be written or is in use (on entering).
