@@ -46,7 +46,7 @@ def test_bad_pairs_are_refused():
         car_reading(paper, _sweep(0.1, [1.0], [1.0], [None], pairing="other"))
     with pytest.raises(ValueError, match="no teacher BBox"):
         car_reading(paper, _sweep(0.1, [1.0], [1.0], [None]), base="BBox")
-    with pytest.raises(ValueError, match="2 final values for 1 runs"):
+    with pytest.raises(ValueError, match="2 final values for 1 run$"):
         _sweep(0.1, [1.0, 2.0], [1.0], [None])
 
 

@@ -97,8 +97,9 @@ def test_07_trainers_curriculum(monkeypatch):
     text = text_of(outputs)
     assert "runs: 2 | rounds: 3 | GAIL: 100 PPO steps per round" in text
     assert "400 demonstrations of 10 steps" in text
-    assert "GAIL Cur: reward" in text and "demonstrations per round: 283, 366, 400" in text  # int(200 + min(1, e / 2.4) * 200)
-    assert "DAgger Agn: reward" in text and "demonstrations per round: 410/410, 420/420, 430/430" in text  # + 10 episodes a round
+    # GAIL's Cur keeps int(200 + min(1, e / 2.4) * 200) of 400; DAgger's Agn all, 10 more episodes a round
+    assert "GAIL Cur: reward" in text and "demonstrations per round: 283, 366, 400" in text
+    assert "DAgger Agn: reward" in text and "demonstrations per round: 410/410, 420/420, 430/430" in text
     assert text.count("the same curve as the experiment's recipe: True") == 2
     assert "GAIL: Cur - Agn after round 3" in text and "DAgger: Cur - Agn after round 3" in text
     assert n_images(outputs) == 1

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from curteach_envs._util import counted
+
 __all__ = ["SweepFinals", "car_reading", "load_sweep_finals", "plot_car_reading"]
 
 
@@ -46,7 +48,7 @@ class SweepFinals:
             raise ValueError("a sweep reading needs at least one run")
         for name, values in self.final.items():
             if np.shape(values) != (runs,):
-                raise ValueError(f"teacher {name!r} has {np.size(values)} final values for {runs} runs")
+                raise ValueError(f"teacher {name!r} has {np.size(values)} final values for {counted(runs, 'run')}")
 
     @property
     def runs(self) -> int:
