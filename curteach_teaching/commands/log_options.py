@@ -52,17 +52,23 @@ def check_log_flags(args: argparse.Namespace) -> tuple:
         if log_format is None:
             message += f" (the default --log-format is {','.join(DEFAULT_FORMATS)})"
         raise ValueError(message) from None
-    path = Path(log_dir)
+    check_folder_to_create(Path(log_dir), f"--log-dir {str(log_dir)!r}", "log folder")
+    return formats
+
+
+def check_folder_to_create(path: Path, named: str, what: str, *, writable: bool = True) -> None:
+    """Check a folder a command will create or write into, creating nothing: ``ValueError`` when ``path`` is a file
+    (``"{named} is not a folder"``), its nearest existing ancestor is not a folder, or (``writable``) that ancestor
+    cannot be written."""
     if path.exists() and not path.is_dir():
-        raise ValueError(f"--log-dir {str(log_dir)!r} is not a folder")
+        raise ValueError(f"{named} is not a folder")
     existing = path
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
-        raise ValueError(f"cannot create the log folder {path}: {existing} is not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot create the {what} {path}: {existing} is not a folder")
+    if writable and not os.access(existing, os.W_OK | os.X_OK):
         raise ValueError(f"cannot write into {existing} (permission denied)")
-    return formats
 
 
 def run_logger(args: argparse.Namespace, experiment, out: Path):

@@ -20,7 +20,12 @@ import re
 from contextlib import contextmanager
 from pathlib import Path
 
-from curteach_teaching.commands.log_options import add_log_arguments, check_log_flags, run_logger
+from curteach_teaching.commands.log_options import (
+    add_log_arguments,
+    check_folder_to_create,
+    check_log_flags,
+    run_logger,
+)
 
 __all__ = [
     "add_car_arguments",
@@ -51,20 +56,11 @@ def output_folder(args: argparse.Namespace, default: str | Path) -> Path:
     """``--out`` as a path, or ``default`` when it is not given; ``ValueError`` for an empty ``--out`` (which would
     otherwise mean the current folder), a path that is a file, or a folder that could not be created or written.
     Nothing is created here."""
-    import os
-
     out = Path(default) if args.out is None else Path(args.out)
     if args.out is not None and not str(args.out).strip():
         raise ValueError("--out must not be empty")
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {str(out)!r} is not a folder")
-    existing = out
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise ValueError(f"cannot create the output folder {out}: {existing} is not a folder")
-    if not getattr(args, "report_only", False) and not os.access(existing, os.W_OK | os.X_OK):
-        raise ValueError(f"cannot write into {existing} (permission denied)")
+    check_folder_to_create(out, f"--out {str(out)!r}", "output folder",
+                           writable=not getattr(args, "report_only", False))
     return out
 
 
