@@ -237,3 +237,48 @@ def test_batchers_by_hand():
         TransitionBatches(4, "pad")
     with pytest.raises(ValueError, match="batch_size must be an integer >= 1"):
         TransitionBatches(0)
+
+
+@pytest.mark.parametrize(("batch_unit", "options"), [
+    ("demonstrations", {"demos_per_batch": 5, "loss": "original"}),
+    ("transitions", {}),
+])
+def test_each_batch_carries_the_loss_its_step_minimised(car, batch_unit, options):
+    mdp, log_expert, demos = car
+    trainer = trainer_for(mdp, batch_size=16, minibatch_size=8)
+    before = []  # the parameters at each optimizer step, before it moves them
+    optimizer_step = trainer.optimizer.step
+
+    def step(*args, **kwargs):
+        before.append([p.detach().clone() for p in trainer.policy.parameters()])
+        return optimizer_step(*args, **kwargs)
+
+    trainer.optimizer.step = step
+    recorder = Recorder(trainer, [])
+    curriculum = CurriculumBC(trainer, demos, variant="Cur", teacher=lambda o, a: log_expert[o, a],
+                              batch_unit=batch_unit, observers=[recorder], **options)
+    curriculum.train(2)
+
+    flat = rollout.flatten_trajectories(demos)
+    ent_weight = trainer.loss_calculator.ent_weight
+    probe = QuadraticSoftmaxPolicy.from_mdp(mdp)
+    assert len(before) == len(recorder.batches) == curriculum.step
+    for params, batch in zip(before, recorder.batches, strict=True):
+        with th.no_grad():
+            for p, value in zip(probe.parameters(), params, strict=True):
+                p.copy_(value)
+            _, log_prob, entropy = probe.evaluate_actions(th.as_tensor(flat.obs[batch.transitions]),
+                                                          th.as_tensor(flat.acts[batch.transitions]))
+        nll, ent = -log_prob.numpy().astype(np.float64), entropy.numpy().astype(np.float64)
+        if batch_unit == "demonstrations":  # the original loss: per time step, the mean over the active demos
+            steps = batch.time_steps
+            nll_hand = sum(nll[steps == t].mean() for t in np.unique(steps))
+            ent_hand = sum(ent[steps == t].mean() for t in np.unique(steps))
+        else:  # imitation's: the mean over the batch (minibatches weighted by their size)
+            nll_hand, ent_hand = nll.mean(), ent.mean()
+        metrics = batch.metrics
+        assert metrics["neglogp"] == pytest.approx(nll_hand, rel=1e-5)
+        assert metrics["entropy"] == pytest.approx(ent_hand, rel=1e-5)
+        assert metrics["loss"] == pytest.approx(nll_hand - ent_weight * ent_hand, rel=1e-5)
+        assert metrics["loss"] == pytest.approx(metrics["neglogp"] + metrics["ent_loss"] + metrics["l2_loss"])
+    assert curriculum.step_trainer.step_metrics() == {}  # nothing left over outside a step

@@ -337,3 +337,10 @@ def test_a_run_assembled_from_its_parts_is_the_experiments_run(sp_file):
     _same(expected, run.run())
     assert [b.step for b in batches] == list(range(1, expected.extras["batches"] + 1))
     assert sum(b.demonstrations.size for b in batches) == run.features.seen
+    # the training loss at each evaluation: the mean loss of the steps since the previous one (none before training)
+    loss = expected.curves["train:loss"]
+    at = expected.records["batches"]["test"]
+    assert np.isnan(loss[0]) and np.all(np.isfinite(loss[1:]))
+    steps = np.array([b.metrics["loss"] for b in batches])
+    for k in range(1, len(at)):
+        np.testing.assert_allclose(loss[k], steps[at[k - 1]: at[k]].mean(), rtol=1e-12)

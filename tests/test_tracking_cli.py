@@ -109,3 +109,18 @@ def test_the_help_lists_the_formats_of_the_logger():
     from curteach_teaching.experiments import tracking
 
     assert log_options._FORMATS == tracking.FORMATS and log_options._DEFAULT_FORMATS == tracking.DEFAULT_FORMATS
+
+
+def test_nav_logs_the_training_loss_on_its_batch_axis(tmp_path):
+    out, logs = tmp_path / "out", tmp_path / "logs"
+    assert main(["nav", "--scale", "small", "--runs", "1", "--curricula", "Cur", "--epochs", "1", "--workers", "1",
+                 "--no-progress", "--no-figures", "--out", str(out), "--log-dir", str(logs),
+                 "--log-format", "tensorboard"]) == 0
+    data = json.loads((out / "runs" / "Cur" / "run_00000.json").read_text())["data"]
+    loss, batches = data["curves"]["train:loss"], data["records"]["batches"]["test"]
+    assert np.isnan(loss[0]) and np.all(np.isfinite(loss[1:])) and len(loss) == len(batches)
+    events = _events(logs / "Cur" / "run_00000")
+    logged = events["train/loss"]
+    assert [step for step, _ in logged] == batches
+    np.testing.assert_array_equal([value for _, value in logged], np.float32(loss))  # NaN where NaN
+    assert [step for step, _ in events["curves/test"]] == batches

@@ -42,7 +42,7 @@ from curteach_envs._util import check_int
 from curteach_teaching.curriculum.batches import BATCH_UNITS, REMAINDERS, make_batcher
 from curteach_teaching.curriculum.core import Curriculum
 from curteach_teaching.curriculum.index import DemonstrationIndex
-from curteach_teaching.curriculum.loss import StepMeanLoss
+from curteach_teaching.curriculum.loss import MetricsRecorder, StepMeanLoss
 from curteach_teaching.curriculum.scores import (
     TeacherDifficulty,
     check_min_log_prob,
@@ -102,6 +102,7 @@ class BCStepTrainer:
         self.loss = loss
         self.chunk_size = chunk_size
         self.min_log_prob = min_log_prob
+        self._recorder: MetricsRecorder | None = None
 
     def learner_difficulty(self) -> np.ndarray:
         """``(N,)`` ``log Psi^L`` of every demonstration under the trainer's current policy."""
@@ -150,14 +151,20 @@ class BCStepTrainer:
         trainer = self.trainer
         saved = trainer.batch_size, trainer.minibatch_size, trainer.loss_calculator
         trainer.batch_size, trainer.minibatch_size = batch_size, minibatch_size
-        if loss is not None:
-            trainer.loss_calculator = loss
+        self._recorder = MetricsRecorder(loss if loss is not None else trainer.loss_calculator, batch_size)
+        trainer.loss_calculator = self._recorder
         try:
             # a list: imitation's peek (get_first_iter_element) iterates it once more without consuming anything
             trainer.set_demonstrations(batches)
             trainer.train(n_epochs=1, progress_bar=False, log_interval=10**9, on_batch_end=after_step)
         finally:
             trainer.batch_size, trainer.minibatch_size, trainer.loss_calculator = saved
+            self._recorder = None
+
+    def step_metrics(self) -> dict:
+        """``{name: float}``: BC's training metrics of the step just taken (``loss``, ``neglogp``, ``entropy``, ...;
+        see :class:`~curteach_teaching.curriculum.loss.MetricsRecorder`); empty outside a step."""
+        return {} if self._recorder is None else self._recorder.pop()
 
 
 class CurriculumBC(Curriculum):

@@ -66,6 +66,9 @@ class StepTrainer(Protocol):
         """A context the observers and hooks run in, which restores what they may change in the trainer (e.g. the
         policy's training mode, which an evaluation leaves in evaluation mode)."""
 
+    # Optional: ``step_metrics() -> {name: float}``, the training metrics of the step just taken (e.g. its loss),
+    # called right after each step; the curriculum puts them in the step's ``BatchInfo.metrics``.
+
 
 class Curriculum:
     """A curriculum over N demonstrations that drives any :class:`StepTrainer` epoch by epoch.
@@ -115,6 +118,7 @@ class Curriculum:
             if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
                 raise ValueError(f"{name} must be a sequence of {name}; got {value!r}")
         self.step_trainer = step_trainer
+        self._step_metrics = getattr(step_trainer, "step_metrics", None)
         self.index = index
         self.selection = selection
         self.batcher = batcher
@@ -265,6 +269,8 @@ class Curriculum:
         batch = self._pending[self._done]
         self._done += 1
         self.step += 1
+        if self._step_metrics is not None:
+            batch.metrics.update(self._step_metrics())
         self._run_hooks(self.step, batch)
 
     def _notify(self, method: str, value: Any) -> None:

@@ -1,4 +1,5 @@
-"""The original navigation code's loss as an imitation ``BC`` loss calculator (:class:`StepMeanLoss`).
+"""BC loss calculators: the original navigation code's loss (:class:`StepMeanLoss`) and a recorder of the training
+metrics of every optimizer step (:class:`MetricsRecorder`).
 
 Per batch of demonstrations ``j`` of lengths ``L_j``::
 
@@ -17,7 +18,7 @@ from imitation.algorithms.bc import BCTrainingMetrics
 from imitation.data import types
 from imitation.util import util
 
-__all__ = ["StepMeanLoss"]
+__all__ = ["MetricsRecorder", "StepMeanLoss"]
 
 
 class StepMeanLoss:
@@ -103,3 +104,37 @@ class StepMeanLoss:
             loss=neglogp + ent_loss + l2_loss,
         )
 
+
+
+class MetricsRecorder:
+    """Wraps a BC ``loss_calculator`` and keeps the training metrics of the optimizer step being taken.
+
+    BC computes one ``BCTrainingMetrics`` per minibatch and steps on ``sum(loss * len(minibatch) / batch_size)``; the
+    recorder accumulates every metric with the same weights, so :meth:`pop` after the step gives the metrics of the
+    step's whole batch (``loss`` is the loss the step minimised). Reading them costs one device sync per step.
+
+    Args:
+        calculator: the calculator BC would have called (imitation's own or a :class:`StepMeanLoss`).
+        batch_size: transitions in the step's batch (BC's ``batch_size`` during the step).
+    """
+
+    def __init__(self, calculator: Any, batch_size: int):
+        self.calculator = calculator
+        self.batch_size = int(batch_size)
+        self._sums: dict = {}
+
+    def __call__(self, policy: Any, obs: Any, acts: Any) -> BCTrainingMetrics:
+        """BC's loss-calculator interface; the metrics are ``calculator``'s, unchanged."""
+        metrics = self.calculator(policy, obs, acts)
+        weight = len(acts) / self.batch_size
+        for name, value in metrics.__dict__.items():
+            if value is not None:
+                value = value.detach() * weight
+                self._sums[name] = value if name not in self._sums else self._sums[name] + value
+        return metrics
+
+    def pop(self) -> dict:
+        """``{name: float}``: the step's metrics (BC's ``neglogp``, ``entropy``, ``ent_loss``, ``prob_true_act``,
+        ``l2_norm``, ``l2_loss``, ``loss``; those the calculator left ``None`` are missing); empties the recorder."""
+        sums, self._sums = self._sums, {}
+        return {name: float(value) for name, value in sums.items()}

@@ -41,6 +41,9 @@ class BatchInfo:
         position: its place in the epoch's batches (0-based).
         transitions: ``(b,)`` int64 flat transition indices, in the order the trainer receives them.
         index: the demonstrations' layout (:class:`DemonstrationIndex`) the indices refer to.
+        metrics: the trainer's training metrics of this step, ``{name: float}``, filled right after the step for a
+            step trainer that reports them (``step_metrics``; BC's and DAgger's: ``loss``, ``neglogp``, ``entropy``,
+            ``prob_true_act``, ...); empty before the step and for trainers that report none.
     """
 
     epoch: int
@@ -48,6 +51,7 @@ class BatchInfo:
     position: int
     transitions: np.ndarray
     index: DemonstrationIndex = field(repr=False)
+    metrics: dict = field(default_factory=dict, repr=False)
 
     @property
     def size(self) -> int:

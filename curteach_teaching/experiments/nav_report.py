@@ -5,6 +5,9 @@ A navigation run (one curriculum = one cell) is a :class:`~curteach_teaching.exp
 
 * ``curves["test"]``: ``(K,)`` the test return of the best-on-validation model so far, at each evaluation;
 * ``curves["val"]``: ``(K,)`` the current model's validation return at each evaluation;
+* ``curves["train:loss"]``: ``(K,)`` the mean training loss (the loss BC stepped on) of the optimizer steps since the
+  previous evaluation, NaN at the first (before training) and after a divergence (runs saved before the loss was
+  recorded, such as the committed paper runs, lack it; nothing reads it but the experiment logging);
 * ``curves["feature:<name>"]``: ``(K,)`` the mean of a demonstration feature (normalised to [0, 1]) over the
   last 100 training batches, at each evaluation (the appendix's curriculum visualisations);
 * ``records["batches"]["test"]``, ``records["seen"]["test"]``: ``(K,)`` the optimizer steps and the demonstrations

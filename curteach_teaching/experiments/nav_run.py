@@ -59,7 +59,8 @@ class NavRun(CurriculumObserver):
         progress: show a progress bar (on line ``bar_position`` of the terminal).
 
     Attributes:
-        curve: ``{"batches", "seen", "val", "test", "features"}`` lists, one entry per evaluation point.
+        curve: ``{"batches", "seen", "val", "test", "features", "loss"}`` lists, one entry per evaluation point
+            (``loss``: the mean training loss of the steps since the previous point, NaN at the first).
         per_epoch: ``{"val", "test", "selected_fraction", "batches"}`` lists, one entry per epoch.
         epoch: the last epoch finished; diverged_at: the step training diverged at (``None``).
     """
@@ -84,7 +85,8 @@ class NavRun(CurriculumObserver):
         self.cell, self.index, self.checkpoint = cell, index, checkpoint
         self.progress, self.bar_position = progress, bar_position
         self.policy = curriculum.trainer.policy
-        self.curve = {"batches": [], "seen": [], "val": [], "test": [], "features": []}
+        self.curve = {"batches": [], "seen": [], "val": [], "test": [], "features": [], "loss": []}
+        self._loss = [0.0, 0]  # sum and count of the step losses since the last evaluation point
         self.per_epoch = {"val": [], "test": [], "selected_fraction": [], "batches": []}
         self.epoch = 0
         self.diverged_at: int | None = None
@@ -148,6 +150,9 @@ class NavRun(CurriculumObserver):
         self.curve["val"].append(val)
         self.curve["test"].append(self.evaluator.best_test)
         self.curve["features"].append(self.features.current().tolist())
+        total, count = self._loss
+        self.curve["loss"].append(total / count if count else float("nan"))
+        self._loss = [0.0, 0]
 
     def on_batch(self, batch: BatchInfo) -> None:
         """After every step: stop on non-finite parameters, then track the batch's features."""
@@ -159,6 +164,9 @@ class NavRun(CurriculumObserver):
 
             raise LearnerDiverged(f"step {batch.step}: a parameter is not finite")
         self.features.on_batch(batch)
+        if "loss" in batch.metrics:
+            self._loss[0] += batch.metrics["loss"]
+            self._loss[1] += 1
         if self.bar is not None:
             self.bar.update()
 
@@ -188,6 +196,7 @@ class NavRun(CurriculumObserver):
             "best": self.evaluator.state_dict(),
             "curve": copy.deepcopy(self.curve),
             "per_epoch": copy.deepcopy(self.per_epoch),
+            "loss_since_eval": list(self._loss),
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -199,6 +208,9 @@ class NavRun(CurriculumObserver):
         self.features.load_state_dict(state["features"])
         self.evaluator.load_state_dict(state["best"])
         self.curve, self.per_epoch = state["curve"], state["per_epoch"]
+        # a checkpoint written before the loss was recorded: NaN up to the first evaluation point after resuming
+        self.curve.setdefault("loss", [float("nan")] * len(self.curve["batches"]))
+        self._loss = list(state.get("loss_since_eval", [float("nan"), 0]))
         self.epoch = int(state["epoch"])
 
     def planned_batches(self) -> int:
@@ -253,7 +265,8 @@ class NavRun(CurriculumObserver):
 
         curve, best = self.curve, self.evaluator
         features = np.array(curve["features"])  # (K, F)
-        curves = {"test": np.array(curve["test"]), "val": np.array(curve["val"])}
+        curves = {"test": np.array(curve["test"]), "val": np.array(curve["val"]),
+                  "train:loss": np.array(curve["loss"], dtype=np.float64)}
         for j, name in enumerate(self.features.names):
             curves[f"feature:{name}"] = features[:, j]
         buffer = io.BytesIO()
