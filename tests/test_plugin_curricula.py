@@ -48,6 +48,12 @@ PLUGIN = textwrap.dedent("""
     class Broken:
         def preference(self, learner, teacher):
             return [1.0, 2.0]
+
+    class Snake:
+        name = "snake_case"
+
+        def preference(self, learner, teacher):
+            return learner
 """)
 
 
@@ -122,3 +128,26 @@ def test_nav_experiment_cells_are_named_by_the_plugin(plugins):
         NavExperiment(dataset="unused.npz", dataset_digest="0" * 64, curricula=("Cur", "Nope"))
     with pytest.raises(ValueError, match="distinct names"):
         NavExperiment(dataset="unused.npz", dataset_digest="0" * 64, curricula=("AntiEP", "myprefs:Reversed"))
+
+
+def test_car_trainers_runs_a_plugin_curriculum_by_its_name(plugins, tmp_path, capsys):
+    import csv
+
+    from curteach_teaching.cli import main
+    from curteach_teaching.experiments.car_trainers import CarTrainersExperiment
+
+    args = ["car-trainers", "--trainers", "bc", "--curricula", "Cur,myprefs:Reversed", "--scale", "small",
+            "--steps", "2", "--runs", "1", "--backend", "serial", "--no-progress", "--no-figures", "--out",
+            str(tmp_path / "out")]
+    assert main(args) == 0
+    rows = list(csv.DictReader(open(tmp_path / "out" / "summary.csv")))
+    curves = {c: [float(r["mean"]) for r in rows if r["curriculum"] == c] for c in ("Cur", "Anti-Cur")}
+    assert len(curves["Cur"]) == len(curves["Anti-Cur"]) == 3
+    assert curves["Cur"][0] == curves["Anti-Cur"][0]  # the same pre-trained learner (paired)
+    assert curves["Cur"][1:] != curves["Anti-Cur"][1:]  # the reversed order trains on other demonstrations first
+    assert (tmp_path / "out" / "runs" / "bc_Anti-Cur" / "run_00000.json").exists()
+    assert main(["car-trainers", "--curricula", "Cur,Nope", "--out", str(tmp_path / "x"), "--no-progress"]) == 2
+    assert "unknown curriculum 'Nope'" in capsys.readouterr().err and not (tmp_path / "x").exists()
+
+    with pytest.raises(ValueError, match="must not contain '_'"):
+        CarTrainersExperiment(trainers=("bc",), curricula=("Cur", "myprefs:Snake"))

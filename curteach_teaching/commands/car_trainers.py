@@ -40,7 +40,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--trainers", default=",".join(TRAINER_NAMES),
                         help=f"comma-separated trainers, in figure order (default {','.join(TRAINER_NAMES)})")
     parser.add_argument("--curricula", default=",".join((AGN, CUR, CUR_T, CUR_L)),
-                        help=f"comma-separated subset of {AGN},{CUR},{CUR_T},{CUR_L} (default all)")
+                        help=f"comma-separated subset of {AGN},{CUR},{CUR_T},{CUR_L}, or plug-in curricula "
+                        "(module:attr, curteach.curricula entry points) (default all)")
     parser.add_argument("--scale", choices=tuple(SCALES), default="default",
                         help="default: 10 curriculum epochs (about 15 min for 10 runs on 2 free cores); small: 3 "
                         "epochs and shorter rounds (about 3 min; tests and CI)")

@@ -126,7 +126,9 @@ def _folder_logger(folder: str):
 
 
 def _teacher_of(setup: CarSetup, variant: str):
-    return setup.teacher() if variant in ("Cur", "Cur-T") else None
+    from curteach_teaching.selection import needs_teacher_difficulty
+
+    return setup.teacher() if needs_teacher_difficulty(variant) else None
 
 
 def run_bc(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence) -> list[float]:

@@ -12,7 +12,9 @@ A run of a cell trains the trainer for ``steps`` curriculum epochs with its adap
 (:mod:`~curteach_teaching.experiments.car_trainer_recipes`) and records the exact expected reward of the learner's
 policy before and after each (curve ``"reward"``, ``steps + 1`` points). The trainers and curricula are looked up by
 name: trainers in :data:`~curteach_teaching.registry.TRAINERS` (an unknown name gets the registry's error listing
-the available ones), curricula among the selection's variants.
+the available ones), curricula as the selection looks them up (:func:`~curteach_teaching.selection.check_variant`: the
+built-ins Agn, Cur, Cur-T, Cur-L, or plug-ins by ``module:attr`` or a ``curteach.curricula`` entry point, whose cells
+are named by the plug-in's ``name``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ import numpy as np
 from curteach_envs._util import check_int, check_positive
 from curteach_envs.car import N_TASK_TYPES
 from curteach_teaching.experiments.results import RunResult
-from curteach_teaching.names import CURRICULUM_VARIANTS
 from curteach_teaching.planning import expected_return
 
 __all__ = ["CURVE", "CarTrainersExperiment", "cell_name", "split_cell"]
@@ -67,7 +68,8 @@ class CarTrainersExperiment:
 
     Attributes:
         trainers: trainer names (registered adapters with a car recipe), in figure order.
-        curricula: variants among Agn, Cur, Cur-T, Cur-L.
+        curricula: Agn, Cur, Cur-T, Cur-L or plug-in curricula (``module:attr``, entry points), with distinct names
+            without ``_``.
         init_types: pre-training task types (``--init T0`` = 1, as car-bc).
         steps: curriculum epochs per run (BC epochs, DAgger rounds, adversarial rounds, MCE-IRL teaching steps).
         learning_rate, pretrain_sweeps, n_per_start, demo_length, gamma: car-bc's (the BC learner and the pool).
@@ -105,7 +107,13 @@ class CarTrainersExperiment:
             if name not in RECIPES:
                 raise ValueError(f"trainer {name!r} has no car recipe; car-trainers runs {', '.join(RECIPES)}")
         object.__setattr__(self, "trainers", trainers)
-        object.__setattr__(self, "curricula", _names("curricula", self.curricula, CURRICULUM_VARIANTS))
+        curricula = _names("curricula", self.curricula, None)
+        names = list(self.curriculum_specs(curricula))  # a plug-in that does not load fails here
+        if len(set(names)) != len(names):
+            raise ValueError(f"curricula must have distinct names; got {names}")
+        if any("_" in name for name in names):
+            raise ValueError(f"curriculum names must not contain '_' (cells are named trainer_curriculum); got {names}")
+        object.__setattr__(self, "curricula", curricula)
         check_int("init_types", self.init_types, 0, N_TASK_TYPES)
         check_int("steps", self.steps, 1, 10_000)
         for name in ("n_per_start", "demo_length", "dagger_episodes", "adversarial_timesteps", "mce_iterations"):
@@ -117,10 +125,22 @@ class CarTrainersExperiment:
         if not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"gamma must be in [0, 1]; got {self.gamma}")
 
+    @staticmethod
+    def curriculum_specs(curricula) -> dict:
+        """``curriculum name -> spec`` of ``curricula`` (the same for the built-ins; a plug-in by its ``name``)."""
+        from curteach_teaching.selection import check_variant, variant_name
+
+        return {variant_name(check_variant(spec)): spec for spec in curricula}
+
+    @property
+    def curriculum_names(self) -> tuple:
+        """The curricula's names, as in the cells and figures."""
+        return tuple(self.curriculum_specs(self.curricula))
+
     @property
     def cells(self) -> tuple:
         """Every ``trainer x curriculum`` cell, trainer-major."""
-        return tuple(cell_name(t, c) for t in self.trainers for c in self.curricula)
+        return tuple(cell_name(t, c) for t in self.trainers for c in self.curriculum_names)
 
     def settings(self) -> dict:
         """JSON-serialisable settings (fingerprinted into run files)."""
@@ -160,7 +180,8 @@ class CarTrainersExperiment:
             # imitation's BC logger calls float() on tensors that require grad (harmless)
             warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
             warnings.filterwarnings("ignore", message="tried to wrap")  # DAgger's collector: state-index observations
-            curve = np.asarray(RECIPES[trainer](setup, curriculum, trainer_seed), dtype=np.float64)
+            spec = self.curriculum_specs(self.curricula)[curriculum]
+            curve = np.asarray(RECIPES[trainer](setup, spec, trainer_seed), dtype=np.float64)
         if curve.shape != (self.steps + 1,):
             raise RuntimeError(f"the {trainer} recipe returned {curve.shape[0]} points for {self.steps} steps")
         extras = {"expert_reward": float(expected_return(setup.mdp, setup.expert.policy)),

@@ -57,7 +57,7 @@ class CarTrainersReport(Report):
         """One row per trainer, curriculum and step (``SUMMARY_COLUMNS``)."""
         rows = []
         for trainer in self.experiment.trainers:
-            for curriculum in self.experiment.curricula:
+            for curriculum in self.experiment.curriculum_names:
                 stack = self._stack(sweep, trainer, curriculum)
                 if stack.shape[0] == 0:
                     continue
@@ -91,7 +91,7 @@ class CarTrainersReport(Report):
         to Agn (see the module docstring)."""
         result = {}
         for trainer in self.experiment.trainers:
-            stacks = {c: self._stack(sweep, trainer, c) for c in self.experiment.curricula}
+            stacks = {c: self._stack(sweep, trainer, c) for c in self.experiment.curriculum_names}
             n = min(stack.shape[0] for stack in stacks.values())
             if n == 0:
                 continue
@@ -122,7 +122,7 @@ class CarTrainersReport(Report):
             if not mine:
                 continue
             name = f"learning_curves_{trainer}.png"
-            plot_learning_curves(mine, out_dir / name, teachers=list(self.experiment.curricula), spacing=1,
+            plot_learning_curves(mine, out_dir / name, teachers=list(self.experiment.curriculum_names), spacing=1,
                                  reference=extras.get("expert_reward"),
                                  title=f"{trainer}: curricula over demonstrations on the car (x: curriculum epochs)")
             names.append(name)
