@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 
 import numpy as np
 import pytest
@@ -104,6 +105,8 @@ def test_command_writes_every_trainer_curriculum_step_and_resumes(tmp_path, caps
             "--runs", "2", "--backend", "serial", "--no-progress", "--no-figures", "--out", str(tmp_path)]
     assert main(args) == 0
     check_summary(tmp_path, ["bc"], ["Agn", "Cur"], 1, 2)
+    loss = json.loads((tmp_path / "runs" / "bc_Cur" / "run_00000.json").read_text())["data"]["curves"]["train:loss"]
+    assert len(loss) == 2 and np.isnan(loss[0]) and np.isfinite(loss[1]) and loss[1] > 0  # BC's loss of epoch 1
     assert main(args) == 0
     assert "(0 computed, 4 reused)" in capsys.readouterr().out
 
@@ -124,5 +127,10 @@ def test_command_small_scale_all_trainers(tmp_path, capsys):
     assert main(args) == 0
     check_summary(tmp_path, trainers, ["Agn", "Cur"], 3, 2)
     assert {f"learning_curves_{t}.png" for t in trainers} <= {p.name for p in tmp_path.iterdir()}
+    for trainer in trainers:  # a training loss per epoch where the trainer has one (the discriminator's for GAIL, AIRL)
+        curves = json.loads((tmp_path / "runs" / f"{trainer}_Cur" / "run_00000.json").read_text())["data"]["curves"]
+        assert ("train:loss" in curves) == (trainer != "mce-irl")
+        if trainer != "mce-irl":
+            assert np.isnan(curves["train:loss"][0]) and np.all(np.isfinite(curves["train:loss"][1:]))
     assert main(args) == 0
     assert "(0 computed, 20 reused)" in capsys.readouterr().out

@@ -282,3 +282,19 @@ def test_each_batch_carries_the_loss_its_step_minimised(car, batch_unit, options
         assert metrics["loss"] == pytest.approx(nll_hand - ent_weight * ent_hand, rel=1e-5)
         assert metrics["loss"] == pytest.approx(metrics["neglogp"] + metrics["ent_loss"] + metrics["l2_loss"])
     assert curriculum.step_trainer.step_metrics() == {}  # nothing left over outside a step
+
+
+def test_epoch_metric_mean_by_hand():
+    from curteach_teaching.curriculum import EpochMetricMean
+
+    index = DemonstrationIndex.from_trajectories([Trajectory(obs=np.arange(3), acts=np.arange(2), infos=None,
+                                                             terminal=True)])
+    mean = EpochMetricMean("loss")
+    for value in (1.0, 2.0, 6.0):
+        mean.on_batch(BatchInfo(1, 1, 0, np.array([0]), index, metrics={"loss": value, "other": 9.0}))
+    mean.on_epoch_end(None)
+    mean.on_batch(BatchInfo(2, 4, 0, np.array([1]), index))  # a step that reported no loss
+    mean.on_epoch_end(None)
+    mean.on_batch(BatchInfo(3, 5, 0, np.array([1]), index, metrics={"loss": -1.0}))
+    mean.on_epoch_end(None)
+    assert mean.per_epoch[0] == 3.0 and np.isnan(mean.per_epoch[1]) and mean.per_epoch[2] == -1.0

@@ -185,12 +185,29 @@ def test_adversarial_expert_data_is_the_ranked_paced_subset(tmp_path, kind):
         trainer = trainer_class(demonstrations=DEMOS, demo_batch_size=3, venv=venv, gen_algo=generator,
                                 reward_net=net_class(venv.observation_space, venv.action_space),
                                 custom_logger=silent_logger(tmp_path), log_dir=tmp_path)
-        seen = []
+        seen, metrics, updates = [], [], []
+        original = trainer.train_disc
+
+        def users_own(*args, **kwargs):  # a user's override on the instance: what each discriminator update returned
+            stats = original(*args, **kwargs)
+            updates.append(stats)
+            return stats
+
+        trainer.train_disc = users_own
+        watcher = type("Watch", (), {"on_epoch_start": seen.append, "on_batch": metrics.append})
         curriculum = CurriculumAdversarial(trainer, DEMOS, variant="Cur-T", teacher=SCORES, pacing=keep_two,
-                                           observers=[type("Plans", (), {"on_epoch_start": seen.append})()])
+                                           observers=[watcher()])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             curriculum.train(2)
+    # each step's metrics: the means over its discriminator updates (2 per round), the loss the discriminator's
+    n = trainer.n_disc_updates_per_round
+    assert len(updates) == 2 * n and vars(trainer)["train_disc"] is users_own  # the override is put back
+    for step, batch in enumerate(metrics):
+        mine = updates[step * n: (step + 1) * n]
+        assert batch.metrics["disc_loss"] == pytest.approx(np.mean([s["disc_loss"] for s in mine]), rel=1e-12)
+        assert batch.metrics["disc_acc"] == pytest.approx(np.mean([s["disc_acc"] for s in mine]), rel=1e-12)
+        assert batch.metrics["loss"] == batch.metrics["disc_loss"]
     expected = rollout.flatten_trajectories([DEMOS[1], DEMOS[2]])
     received = trainer._demo_data_loader.dataset  # the discriminator's expert data after set_demonstrations
     assert sorted(zip(received.obs.tolist(), received.acts.tolist(), strict=True)) == sorted(

@@ -78,6 +78,7 @@ class AdversarialStepTrainer:
         self.rounds = rounds
         self.chunk_size = chunk_size
         self.min_log_prob = min_log_prob
+        self._disc_stats: list = []
 
     def learner_difficulty(self) -> np.ndarray:
         """``(N,)`` ``log Psi^L`` under the generator's current policy."""
@@ -105,9 +106,40 @@ class AdversarialStepTrainer:
                     f"{trainer.demo_batch_size}; use a pacing that keeps more demonstrations or a smaller "
                     "demo_batch_size"
                 )
-            trainer.set_demonstrations(selected_trajectories(self.demonstrations, self.index, batch))
-            trainer.train(total_timesteps=self.rounds * trainer.gen_train_timesteps)
-            after_step()
+        own = vars(trainer).get("train_disc")  # a user's own override of the instance, put back after
+        original = trainer.train_disc
+
+        def recording(*args, **kwargs):  # imitation's loop drops what train_disc returns; keep it
+            stats = original(*args, **kwargs)
+            self._disc_stats.append(stats)
+            return stats
+
+        trainer.train_disc = recording
+        try:
+            for batch in batches:
+                trainer.set_demonstrations(selected_trajectories(self.demonstrations, self.index, batch))
+                self._disc_stats = []
+                trainer.train(total_timesteps=self.rounds * trainer.gen_train_timesteps)
+                after_step()
+        finally:
+            self._disc_stats = []
+            if own is None:
+                del trainer.train_disc
+            else:
+                trainer.train_disc = own
+
+    def step_metrics(self) -> dict:
+        """``{name: float}``: the means over the step's discriminator updates of what imitation's ``train_disc``
+        returned (``disc_loss``, ``disc_acc``, ``disc_entropy``, ...), and ``loss`` = ``disc_loss`` (the
+        discriminator's training loss); empty outside a step."""
+        stats = self._disc_stats
+        if not stats:
+            return {}
+        names = [k for k, v in stats[0].items() if isinstance(v, (int, float, np.floating))]
+        metrics = {name: float(np.mean([float(s[name]) for s in stats])) for name in names}
+        if "disc_loss" in metrics:
+            metrics["loss"] = metrics["disc_loss"]
+        return metrics
 
     def state_dict(self) -> dict:
         """The generator policy and its optimizer, the discriminator's network and optimizer, the step counters."""

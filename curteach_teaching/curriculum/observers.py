@@ -25,7 +25,7 @@ import numpy as np
 from curteach_teaching.curriculum.index import DemonstrationIndex
 from curteach_teaching.selection import EpochRecord, EpochSelection
 
-__all__ = ["OBSERVER_METHODS", "BatchInfo", "CurriculumObserver", "EpochPlan", "check_observer"]
+__all__ = ["OBSERVER_METHODS", "BatchInfo", "CurriculumObserver", "EpochMetricMean", "EpochPlan", "check_observer"]
 
 #: The methods a curriculum calls on its observers (each optional).
 OBSERVER_METHODS = ("on_epoch_start", "on_batch", "on_epoch_end")
@@ -106,6 +106,35 @@ class CurriculumObserver:
 
     def on_epoch_end(self, record: EpochRecord) -> None:
         """Called with each epoch's record once it is logged."""
+
+
+class EpochMetricMean(CurriculumObserver):
+    """The mean of one training metric (``batch.metrics[name]``, e.g. ``"loss"``) over each epoch's steps.
+
+    One instance may watch several curricula in turn (DAgger's rounds each train a new one): the epochs are counted
+    in the order they end.
+
+    Args:
+        name: the metric (:attr:`BatchInfo.metrics`).
+
+    Attributes:
+        per_epoch: the mean of every epoch ended so far; NaN for an epoch whose steps reported no such metric.
+    """
+
+    def __init__(self, name: str = "loss"):
+        self.name = name
+        self.per_epoch: list[float] = []
+        self._values: list[float] = []
+
+    def on_batch(self, batch: BatchInfo) -> None:
+        """Keep the step's value of the metric, if it has one."""
+        if self.name in batch.metrics:
+            self._values.append(float(batch.metrics[self.name]))
+
+    def on_epoch_end(self, record: EpochRecord) -> None:
+        """Close the epoch: its mean (NaN without values)."""
+        self.per_epoch.append(float(np.mean(self._values)) if self._values else float("nan"))
+        self._values = []
 
 
 def check_observer(observer: Any) -> Any:

@@ -5,6 +5,8 @@ curriculum variant and a seed, builds the trainer as a user of imitation would, 
 (:data:`~curteach_teaching.registry.TRAINERS`) and returns the learning curve: the **exact** expected reward
 ``R_true . rho^{pi_L, D_init}`` (gamma of the MDP) of the learner's policy before teaching and after each of the
 ``steps`` curriculum epochs (one BC epoch, one DAgger round, one adversarial round, or one MCE-IRL teaching step).
+``observers`` are given to the adapter's curriculum (the experiment's
+:class:`~curteach_teaching.curriculum.observers.EpochMetricMean` keeps each epoch's mean training loss).
 
 * **bc**: imitation's ``BC`` with the paper's :class:`~curteach_teaching.learners.bc.QuadraticSoftmaxPolicy` (car-bc's
   learner: ``make_bc_trainer``, one SGD step of ``learning_rate`` on the summed log-likelihood of 100 pairs), started
@@ -26,7 +28,7 @@ import contextlib
 import io
 import random
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,12 +133,14 @@ def _teacher_of(setup: CarSetup, variant: str):
     return setup.teacher() if needs_teacher_difficulty(variant) else None
 
 
-def run_bc(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence) -> list[float]:
+def run_bc(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, *, observers: Sequence = ()
+           ) -> list[float]:
     """The bc recipe (see the module docstring); returns the curve ``(steps + 1,)``."""
     from curteach_teaching.curriculum.bc import CurriculumBC
 
     trainer = _bc_trainer(setup, np.random.default_rng(seed_sequence))
-    curriculum = CurriculumBC(trainer, setup.demonstrations, variant=variant, teacher=_teacher_of(setup, variant))
+    curriculum = CurriculumBC(trainer, setup.demonstrations, variant=variant, teacher=_teacher_of(setup, variant),
+                              observers=observers)
     curve = [_policy_reward(setup.mdp, trainer.policy)]
     curriculum.train(setup.settings.steps, on_epoch_end=lambda _: curve.append(_policy_reward(setup.mdp,
                                                                                                 trainer.policy)))
@@ -162,7 +166,8 @@ def _expert_policy(setup: CarSetup, rng: np.random.Generator):
     return TabularPolicy(gym.spaces.Discrete(mdp.n_states), gym.spaces.Discrete(mdp.n_actions), pi, rng)
 
 
-def run_dagger(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence) -> list[float]:
+def run_dagger(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, *, observers: Sequence = ()
+               ) -> list[float]:
     """The dagger recipe: one curriculum epoch of BC per DAgger round."""
     from imitation.algorithms.dagger import DAggerTrainer
 
@@ -178,7 +183,7 @@ def run_dagger(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSeque
                                rng=np.random.default_rng(dagger_seed), bc_trainer=trainer,
                                custom_logger=silent_logger())
         curriculum = CurriculumDAgger(dagger, setup.demonstrations, n_rounds=s.steps, epochs_per_round=1,
-                                      variant=variant, teacher=_teacher_of(setup, variant))
+                                      variant=variant, teacher=_teacher_of(setup, variant), observers=observers)
         expert = _expert_policy(setup, np.random.default_rng(expert_seed))
         curve = [_policy_reward(setup.mdp, trainer.policy)]
         for _ in range(s.steps):
@@ -188,7 +193,8 @@ def run_dagger(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSeque
     return curve
 
 
-def _adversarial(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, kind: str) -> list[float]:
+def _adversarial(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, kind: str,
+                 observers: Sequence = ()) -> list[float]:
     import torch as th
     from imitation.algorithms.adversarial.airl import AIRL
     from imitation.algorithms.adversarial.gail import GAIL
@@ -214,7 +220,7 @@ def _adversarial(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSeq
                                 venv=venv, gen_algo=generator, reward_net=reward_net, n_disc_updates_per_round=2,
                                 custom_logger=_folder_logger(folder), log_dir=folder)
         curriculum = CurriculumAdversarial(trainer, setup.demonstrations, variant=variant,
-                                           teacher=_teacher_of(setup, variant))
+                                           teacher=_teacher_of(setup, variant), observers=observers)
         curve = [_policy_reward(setup.mdp, generator.policy)]
         with contextlib.redirect_stderr(io.StringIO()):  # imitation's per-round progress bar
             curriculum.train(s.steps, on_epoch_end=lambda _: curve.append(_policy_reward(setup.mdp,
@@ -222,17 +228,20 @@ def _adversarial(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSeq
     return curve
 
 
-def run_gail(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence) -> list[float]:
+def run_gail(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, *, observers: Sequence = ()
+             ) -> list[float]:
     """The gail recipe: one curriculum epoch per adversarial round."""
-    return _adversarial(setup, variant, seed_sequence, "gail")
+    return _adversarial(setup, variant, seed_sequence, "gail", observers)
 
 
-def run_airl(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence) -> list[float]:
+def run_airl(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, *, observers: Sequence = ()
+             ) -> list[float]:
     """The airl recipe: one curriculum epoch per adversarial round."""
-    return _adversarial(setup, variant, seed_sequence, "airl")
+    return _adversarial(setup, variant, seed_sequence, "airl", observers)
 
 
-def run_mce_irl(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence) -> list[float]:
+def run_mce_irl(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, *, observers: Sequence = ()
+                ) -> list[float]:
     """The mce-irl recipe: ``mce_iterations`` reward steps per teaching step, after ``pretrain_iterations`` on the
     pre-training starts' demonstrations."""
     import torch as th
@@ -254,7 +263,7 @@ def run_mce_irl(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequ
         CurriculumMCEIRL(trainer, setup.init_demonstrations, variant="Agn", log=False,
                          iterations_per_epoch=s.pretrain_iterations).train(1)
     curriculum = CurriculumMCEIRL(trainer, setup.demonstrations, variant=variant, teacher=_teacher_of(setup, variant),
-                                  iterations_per_epoch=s.mce_iterations)
+                                  iterations_per_epoch=s.mce_iterations, observers=observers)
     curve = [finite_horizon_return(setup.mdp, trainer.policy.pi)]
     curriculum.train(s.steps, on_epoch_end=lambda _: curve.append(finite_horizon_return(setup.mdp,
                                                                                           trainer.policy.pi)))
@@ -266,7 +275,7 @@ def _int(seed_sequence: np.random.SeedSequence) -> int:
 
 
 #: The car recipe of each built-in trainer adapter (:data:`~curteach_teaching.registry.TRAINERS`), by name.
-RECIPES: dict[str, Callable[[CarSetup, str, np.random.SeedSequence], list[float]]] = {
+RECIPES: dict[str, Callable[..., list[float]]] = {  # (setup, variant, seed_sequence, *, observers=()) -> curve
     "bc": run_bc,
     "dagger": run_dagger,
     "gail": run_gail,

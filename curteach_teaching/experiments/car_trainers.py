@@ -10,8 +10,9 @@ starts from the same learner on the same demonstrations, and the comparisons bet
 
 A run of a cell trains the trainer for ``steps`` curriculum epochs with its adapter
 (:mod:`~curteach_teaching.experiments.car_trainer_recipes`) and records the exact expected reward of the learner's
-policy before and after each (curve ``"reward"``, ``steps + 1`` points). The trainers and curricula are looked up by
-name: trainers in :data:`~curteach_teaching.registry.TRAINERS` (an unknown name gets the registry's error listing
+policy before and after each (curve ``"reward"``, ``steps + 1`` points), and the mean training loss of each epoch
+(curve ``"train:loss"``, NaN at point 0; not for MCE-IRL, which has no loss). The trainers and curricula are looked
+up by name: trainers in :data:`~curteach_teaching.registry.TRAINERS` (an unknown name gets the registry's error listing
 the available ones), curricula as the selection looks them up (:func:`~curteach_teaching.selection.check_variant`: the
 built-ins Agn, Cur, Cur-T, Cur-L, or plug-ins by ``module:attr`` or a ``curteach.curricula`` entry point, whose cells
 are named by the plug-in's ``name``).
@@ -26,13 +27,17 @@ import numpy as np
 
 from curteach_envs._util import check_int, check_positive
 from curteach_envs.car import N_TASK_TYPES
+from curteach_teaching.curriculum.observers import EpochMetricMean
 from curteach_teaching.experiments.results import RunResult
 from curteach_teaching.planning import expected_return
 
-__all__ = ["CURVE", "CarTrainersExperiment", "cell_name", "split_cell"]
+__all__ = ["CURVE", "LOSS_CURVE", "CarTrainersExperiment", "cell_name", "split_cell"]
 
-#: The one curve of a run: the exact expected reward after each curriculum epoch.
+#: The curve of a run: the exact expected reward after each curriculum epoch.
 CURVE = "reward"
+#: The mean training loss of each curriculum epoch (NaN at 0; BC's and DAgger's BC loss, GAIL's and AIRL's
+#: discriminator loss; MCE-IRL has none and its runs lack the curve; so do runs saved before it was recorded).
+LOSS_CURVE = "train:loss"
 #: The curricula in the order of the paper's Fig. 4 legend.
 CURRICULA = ("Agn", "Cur", "Cur-T", "Cur-L")
 
@@ -181,9 +186,13 @@ class CarTrainersExperiment:
             warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
             warnings.filterwarnings("ignore", message="tried to wrap")  # DAgger's collector: state-index observations
             spec = self.curriculum_specs(self.curricula)[curriculum]
-            curve = np.asarray(RECIPES[trainer](setup, spec, trainer_seed), dtype=np.float64)
+            loss = EpochMetricMean("loss")
+            curve = np.asarray(RECIPES[trainer](setup, spec, trainer_seed, observers=[loss]), dtype=np.float64)
         if curve.shape != (self.steps + 1,):
             raise RuntimeError(f"the {trainer} recipe returned {curve.shape[0]} points for {self.steps} steps")
+        curves = {CURVE: curve}
+        if np.isfinite(loss.per_epoch).any():  # a trainer with a training loss (MCE-IRL has none)
+            curves[LOSS_CURVE] = np.array([np.nan, *loss.per_epoch], dtype=np.float64)
         extras = {"expert_reward": float(expected_return(setup.mdp, setup.expert.policy)),
                   "initial_reward": float(curve[0]), "final_reward": float(curve[-1])}
-        return RunResult(index=index, seed=0, curves={CURVE: curve}, extras=extras, cell=cell)
+        return RunResult(index=index, seed=0, curves=curves, extras=extras, cell=cell)
