@@ -1,7 +1,6 @@
 """Curricula from outside the package: a preference object, module:attr and an entry point, in the selection and
 in imitation's BC through CurriculumBC (checked on the observations the trainer actually received)."""
 
-import sys
 import textwrap
 
 import numpy as np
@@ -58,15 +57,8 @@ PLUGIN = textwrap.dedent("""
 
 
 @pytest.fixture
-def plugins(tmp_path, monkeypatch):
-    (tmp_path / "myprefs.py").write_text(PLUGIN)
-    info = tmp_path / "myprefs-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: myprefs\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[curteach.curricula]\nAntiEP = myprefs:Reversed\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    yield
-    sys.modules.pop("myprefs", None)
+def plugins(fake_distribution):
+    return fake_distribution("myprefs", {"myprefs.py": PLUGIN}, "[curteach.curricula]\nAntiEP = myprefs:Reversed\n")
 
 
 def test_selection_with_a_preference_object():

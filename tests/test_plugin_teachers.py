@@ -46,15 +46,9 @@ PLUGIN = textwrap.dedent("""
 
 
 @pytest.fixture
-def plugins(tmp_path, monkeypatch):
-    (tmp_path / "myteachers.py").write_text(PLUGIN)
-    info = tmp_path / "myteachers-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: myteachers\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[curteach.teachers]\nGreedyEP = myteachers:Greedy\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    yield tmp_path
-    sys.modules.pop("myteachers", None)
+def plugins(fake_distribution):
+    return fake_distribution("myteachers", {"myteachers.py": PLUGIN},
+                             "[curteach.teachers]\nGreedyEP = myteachers:Greedy\n")
 
 
 def test_plugins_play_after_the_builtins_under_their_names(plugins):

@@ -1,6 +1,5 @@
 """The plug-in registry: built-ins, module:attr, entry points, and the errors a user sees."""
 
-import sys
 import textwrap
 
 import pytest
@@ -9,30 +8,20 @@ from curteach_teaching.registry import Registry, display_name
 
 
 @pytest.fixture
-def plugin_dir(tmp_path, monkeypatch):
-    """A package ``myplug`` and a distribution declaring entry points for it, found through ``sys.path`` as an
-    installed one would be."""
-    (tmp_path / "myplug").mkdir()
-    (tmp_path / "myplug" / "__init__.py").write_text(textwrap.dedent("""
-        class Greedy:
-            name = "Greedy-v2"
-        def plain():
-            return 42
-        def broken():
-            raise RuntimeError("boom")
-        helpers = type("NS", (), {"inner": staticmethod(plain)})
-    """))
-    (tmp_path / "myplug" / "bad.py").write_text("raise ImportError('missing dependency xyz')\n")
-    info = tmp_path / "myplug-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: myplug\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(
-        "[curteach.tests]\nGreedyEP = myplug:Greedy\nPlainEP = myplug:plain\nBadEP = myplug.bad:thing\n"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    yield tmp_path
-    for name in [m for m in sys.modules if m == "myplug" or m.startswith("myplug.")]:
-        del sys.modules[name]
+def plugin_dir(fake_distribution):
+    """A package ``myplug`` and a distribution declaring entry points for it."""
+    return fake_distribution("myplug", {
+        "myplug/__init__.py": textwrap.dedent("""
+            class Greedy:
+                name = "Greedy-v2"
+            def plain():
+                return 42
+            def broken():
+                raise RuntimeError("boom")
+            helpers = type("NS", (), {"inner": staticmethod(plain)})
+        """),
+        "myplug/bad.py": "raise ImportError('missing dependency xyz')\n",
+    }, "[curteach.tests]\nGreedyEP = myplug:Greedy\nPlainEP = myplug:plain\nBadEP = myplug.bad:thing\n")
 
 
 def make_registry() -> Registry:
