@@ -40,6 +40,13 @@ def car(car_mdp):
     return mdp, expert.log_policy, demos
 
 
+#: Whole-demonstration batches with the original loss, and imitation's transition batches with its own loss.
+BOTH_BATCH_UNITS = pytest.mark.parametrize(("batch_unit", "options"), [
+    ("demonstrations", {"demos_per_batch": 5, "loss": "original"}),
+    ("transitions", {}),
+])
+
+
 def trainer_for(mdp, batch_size=16, minibatch_size=None):
     policy = QuadraticSoftmaxPolicy.from_mdp(mdp)
     return BC(observation_space=policy.observation_space, action_space=policy.action_space,
@@ -87,10 +94,7 @@ def record_training(trainer, events):
     return received
 
 
-@pytest.mark.parametrize(("batch_unit", "options"), [
-    ("demonstrations", {"demos_per_batch": 5, "loss": "original"}),
-    ("transitions", {}),
-])
+@BOTH_BATCH_UNITS
 def test_observers_see_exactly_the_batches_the_optimizer_received(car, batch_unit, options):
     mdp, log_expert, demos = car
     trainer = trainer_for(mdp, batch_size=16, minibatch_size=8)
@@ -239,10 +243,7 @@ def test_batchers_by_hand():
         TransitionBatches(0)
 
 
-@pytest.mark.parametrize(("batch_unit", "options"), [
-    ("demonstrations", {"demos_per_batch": 5, "loss": "original"}),
-    ("transitions", {}),
-])
+@BOTH_BATCH_UNITS
 def test_each_batch_carries_the_loss_its_step_minimised(car, batch_unit, options):
     mdp, log_expert, demos = car
     trainer = trainer_for(mdp, batch_size=16, minibatch_size=8)

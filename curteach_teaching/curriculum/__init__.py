@@ -41,7 +41,13 @@ _EXPORTS = {
     "curteach_teaching.curriculum.hooks": ("StepHook", "StepLRHook"),
     "curteach_teaching.curriculum.index": ("DemonstrationIndex",),
     "curteach_teaching.curriculum.loss": ("MetricsRecorder", "StepMeanLoss"),
-    "curteach_teaching.curriculum.observers": ("BatchInfo", "CurriculumObserver", "EpochMetricMean", "EpochPlan"),
+    "curteach_teaching.curriculum.observers": (
+        "BatchInfo",
+        "CurriculumObserver",
+        "EpochMetricMean",
+        "EpochPlan",
+        "MetricMean",
+    ),
     "curteach_teaching.curriculum.scores": ("policy_difficulty", "teacher_difficulty"),
     "curteach_teaching.selection": (
         "VARIANTS",

@@ -105,7 +105,6 @@ class StepMeanLoss:
         )
 
 
-
 class MetricsRecorder:
     """Wraps a BC ``loss_calculator`` and keeps the training metrics of the optimizer step being taken.
 

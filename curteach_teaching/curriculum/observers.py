@@ -25,7 +25,8 @@ import numpy as np
 from curteach_teaching.curriculum.index import DemonstrationIndex
 from curteach_teaching.selection import EpochRecord, EpochSelection
 
-__all__ = ["OBSERVER_METHODS", "BatchInfo", "CurriculumObserver", "EpochMetricMean", "EpochPlan", "check_observer"]
+__all__ = ["OBSERVER_METHODS", "BatchInfo", "CurriculumObserver", "EpochMetricMean", "EpochPlan", "MetricMean",
+           "check_observer"]
 
 #: The methods a curriculum calls on its observers (each optional).
 OBSERVER_METHODS = ("on_epoch_start", "on_batch", "on_epoch_end")
@@ -108,8 +109,40 @@ class CurriculumObserver:
         """Called with each epoch's record once it is logged."""
 
 
-class EpochMetricMean(CurriculumObserver):
-    """The mean of one training metric (``batch.metrics[name]``, e.g. ``"loss"``) over each epoch's steps.
+class MetricMean(CurriculumObserver):
+    """The mean of one training metric (``batch.metrics[name]``, e.g. ``"loss"``) over the steps since the last
+    :meth:`close`.
+
+    Args:
+        name: the metric (:attr:`BatchInfo.metrics`).
+    """
+
+    def __init__(self, name: str = "loss"):
+        self.name = name
+        self._values: list[float] = []
+
+    def on_batch(self, batch: BatchInfo) -> None:
+        """Keep the step's value of the metric, if it has one."""
+        if self.name in batch.metrics:
+            self._values.append(float(batch.metrics[self.name]))
+
+    def close(self) -> float:
+        """The mean of the values kept since the last call (NaN without values); starts anew."""
+        mean = float(np.mean(self._values)) if self._values else float("nan")
+        self._values = []
+        return mean
+
+    def state_dict(self) -> dict:
+        """``{"values": [...]}``: the values not yet closed."""
+        return {"values": list(self._values)}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore :meth:`state_dict`."""
+        self._values = [float(v) for v in state["values"]]
+
+
+class EpochMetricMean(MetricMean):
+    """The mean of one training metric over each epoch's steps (a :class:`MetricMean` closed at every epoch's end).
 
     One instance may watch several curricula in turn (DAgger's rounds each train a new one): the epochs are counted
     in the order they end.
@@ -122,19 +155,12 @@ class EpochMetricMean(CurriculumObserver):
     """
 
     def __init__(self, name: str = "loss"):
-        self.name = name
+        super().__init__(name)
         self.per_epoch: list[float] = []
-        self._values: list[float] = []
-
-    def on_batch(self, batch: BatchInfo) -> None:
-        """Keep the step's value of the metric, if it has one."""
-        if self.name in batch.metrics:
-            self._values.append(float(batch.metrics[self.name]))
 
     def on_epoch_end(self, record: EpochRecord) -> None:
         """Close the epoch: its mean (NaN without values)."""
-        self.per_epoch.append(float(np.mean(self._values)) if self._values else float("nan"))
-        self._values = []
+        self.per_epoch.append(self.close())
 
 
 def check_observer(observer: Any) -> Any:

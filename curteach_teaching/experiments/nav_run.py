@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from curteach_teaching.curriculum.observers import BatchInfo, CurriculumObserver
+from curteach_teaching.curriculum.observers import BatchInfo, CurriculumObserver, MetricMean
 from curteach_teaching.experiments.nav_parts import (
     BestModel,
     FeatureTracker,
@@ -61,6 +61,8 @@ class NavRun(CurriculumObserver):
     Attributes:
         curve: ``{"batches", "seen", "val", "test", "features", "loss"}`` lists, one entry per evaluation point
             (``loss``: the mean training loss of the steps since the previous point, NaN at the first).
+        loss: the :class:`~curteach_teaching.curriculum.observers.MetricMean` of the step losses, closed at every
+            evaluation point.
         per_epoch: ``{"val", "test", "selected_fraction", "batches"}`` lists, one entry per epoch.
         epoch: the last epoch finished; diverged_at: the step training diverged at (``None``).
     """
@@ -86,7 +88,7 @@ class NavRun(CurriculumObserver):
         self.progress, self.bar_position = progress, bar_position
         self.policy = curriculum.trainer.policy
         self.curve = {"batches": [], "seen": [], "val": [], "test": [], "features": [], "loss": []}
-        self._loss = [0.0, 0]  # sum and count of the step losses since the last evaluation point
+        self.loss = MetricMean("loss")  # the step losses since the last evaluation point
         self.per_epoch = {"val": [], "test": [], "selected_fraction": [], "batches": []}
         self.epoch = 0
         self.diverged_at: int | None = None
@@ -150,9 +152,7 @@ class NavRun(CurriculumObserver):
         self.curve["val"].append(val)
         self.curve["test"].append(self.evaluator.best_test)
         self.curve["features"].append(self.features.current().tolist())
-        total, count = self._loss
-        self.curve["loss"].append(total / count if count else float("nan"))
-        self._loss = [0.0, 0]
+        self.curve["loss"].append(self.loss.close())
 
     def on_batch(self, batch: BatchInfo) -> None:
         """After every step: stop on non-finite parameters, then track the batch's features."""
@@ -164,9 +164,7 @@ class NavRun(CurriculumObserver):
 
             raise LearnerDiverged(f"step {batch.step}: a parameter is not finite")
         self.features.on_batch(batch)
-        if "loss" in batch.metrics:
-            self._loss[0] += batch.metrics["loss"]
-            self._loss[1] += 1
+        self.loss.on_batch(batch)
         if self.bar is not None:
             self.bar.update()
 
@@ -196,7 +194,7 @@ class NavRun(CurriculumObserver):
             "best": self.evaluator.state_dict(),
             "curve": copy.deepcopy(self.curve),
             "per_epoch": copy.deepcopy(self.per_epoch),
-            "loss_since_eval": list(self._loss),
+            "loss_since_eval": self.loss.state_dict(),
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -210,7 +208,7 @@ class NavRun(CurriculumObserver):
         self.curve, self.per_epoch = state["curve"], state["per_epoch"]
         # a checkpoint written before the loss was recorded: NaN up to the first evaluation point after resuming
         self.curve.setdefault("loss", [float("nan")] * len(self.curve["batches"]))
-        self._loss = list(state.get("loss_since_eval", [float("nan"), 0]))
+        self.loss.load_state_dict(state.get("loss_since_eval", {"values": [float("nan")]}))
         self.epoch = int(state["epoch"])
 
     def planned_batches(self) -> int:
