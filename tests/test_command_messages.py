@@ -69,3 +69,13 @@ def test_a_damaged_dataset_cache_is_generated_again_with_a_note(tmp_path, capsys
     with pytest.raises(ValueError, match="not an .npz"):
         nav._dataset(args, tmp_path / "out", "shortest_path", "demo")
     assert args.dataset.read_bytes() == b"not an archive"
+
+
+@pytest.mark.parametrize("command", ["car-irl", "car-irl-observability", "car-bc", "car-trainers",
+                                     "car-irl-sensitivity", "car-bc-sensitivity"])
+def test_every_car_command_names_a_bad_init_in_one_line_and_writes_nothing(command, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main([command, "--init", "T9", "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--init must be one of ['none', 'T0', 'T0-T1'" in err and "got 'T9'" in err, err
+    assert not out.exists()

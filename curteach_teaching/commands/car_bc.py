@@ -7,6 +7,7 @@ import argparse
 from curteach_teaching.commands.sweep_options import (
     add_car_arguments,
     add_sweep_arguments,
+    car_init,
     check_sweep_flags,
     named_as_options,
     output_folder,
@@ -42,21 +43,17 @@ def add_parser(subparsers) -> None:
 
 def run_car_bc(args: argparse.Namespace) -> int:
     """Run (or resume) the car-bc sweep and write its report."""
-    from curteach_envs.car import INIT_CHOICES
-
-    if args.init not in INIT_CHOICES:
-        raise ValueError(f"--init must be one of {list(INIT_CHOICES)}; got {args.init!r}")
+    init_types = car_init(args)
     check_sweep_flags(args)
     out = output_folder(args, f"results/car-bc-{args.init}-{args.update}")
     # every argument is checked (the experiment built) before the folder is claimed
-    from curteach_envs.car import parse_init
     from curteach_teaching.experiments.car_bc import CarBCExperiment
     from curteach_teaching.experiments.car_report import CarReport
 
     teachers = teacher_names(args)
     with named_as_options(args):
         experiment = CarBCExperiment(
-            init_types=parse_init(args.init),
+            init_types=init_types,
             steps=args.steps,
             teachers=teachers,
             update=args.update,

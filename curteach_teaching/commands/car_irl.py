@@ -7,6 +7,7 @@ import argparse
 from curteach_teaching.commands.sweep_options import (
     add_car_arguments,
     add_sweep_arguments,
+    car_init,
     check_sweep_flags,
     named_as_options,
     output_folder,
@@ -66,10 +67,8 @@ def add_parser(subparsers) -> None:
 
 
 def _experiment_kwargs(args) -> dict:
-    from curteach_envs.car import parse_init
-
     return dict(
-        init_types=parse_init(args.init),
+        init_types=car_init(args),
         steps=args.steps,
         teaching_rate=args.teaching_rate,
         projection_radius=args.projection_radius,

@@ -8,6 +8,7 @@ import argparse
 from curteach_teaching.commands.sweep_options import (
     add_car_arguments,
     add_sweep_arguments,
+    car_init,
     check_sweep_flags,
     named_as_options,
     output_folder,
@@ -53,13 +54,9 @@ def add_parser(subparsers) -> None:
 
 def run_car_trainers(args: argparse.Namespace) -> int:
     """Run (or resume) the car-trainers sweep and write its report."""
-    from curteach_envs.car import INIT_CHOICES
-
-    if args.init not in INIT_CHOICES:
-        raise ValueError(f"--init must be one of {list(INIT_CHOICES)}; got {args.init!r}")
+    init_types = car_init(args)
     check_sweep_flags(args)
     out = output_folder(args, f"results/car-trainers-{args.init}-{args.scale}")
-    from curteach_envs.car import parse_init
     from curteach_teaching.experiments.car_trainers import CarTrainersExperiment
     from curteach_teaching.experiments.car_trainers_report import CarTrainersReport
 
@@ -68,6 +65,6 @@ def run_car_trainers(args: argparse.Namespace) -> int:
         settings["steps"] = args.steps
     with named_as_options(args):
         experiment = CarTrainersExperiment(trainers=args.trainers, curricula=args.curricula,
-                                           init_types=parse_init(args.init), **settings)
+                                           init_types=init_types, **settings)
     report = CarTrainersReport(experiment, title=f"car trainers, init {args.init}")
     return run_sweep_command(args, experiment, report, out)

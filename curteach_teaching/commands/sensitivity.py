@@ -7,6 +7,7 @@ import argparse
 from curteach_teaching.commands.sweep_options import (
     add_car_arguments,
     add_sweep_arguments,
+    car_init,
     check_sweep_flags,
     named_as_options,
     output_folder,
@@ -73,14 +74,6 @@ def add_parser(subparsers) -> None:
     bc.set_defaults(func=run_car_bc_sensitivity)
 
 
-def _init(args):
-    from curteach_envs.car import INIT_CHOICES, parse_init
-
-    if args.init not in INIT_CHOICES:
-        raise ValueError(f"--init must be one of {list(INIT_CHOICES)}; got {args.init!r}")
-    return parse_init(args.init)
-
-
 def run_car_irl_sensitivity(args: argparse.Namespace) -> int:
     """Run (or resume) the MaxEnt-IRL sensitivity sweep and write its report."""
     from curteach_teaching.experiments.car_irl import CarIRLExperiment
@@ -91,7 +84,7 @@ def run_car_irl_sensitivity(args: argparse.Namespace) -> int:
     radii = None if args.projection_radii is None else parse_values(args.projection_radii, "--projection-radii",
                                                                        allow_none=True)
     with named_as_options(args):
-        base = CarIRLExperiment(init_types=_init(args), steps=args.steps, teachers=teacher_names(args),
+        base = CarIRLExperiment(init_types=car_init(args), steps=args.steps, teachers=teacher_names(args),
                                 reward_model=args.reward_model)
     experiment = SensitivityExperiment(base, rates, radii)
     out = output_folder(args, f"results/car-irl-sensitivity-{args.init}")
@@ -102,7 +95,7 @@ def run_car_irl_sensitivity(args: argparse.Namespace) -> int:
 def run_car_bc_sensitivity(args: argparse.Namespace) -> int:
     """Run (or resume) the CrossEnt-BC sensitivity sweep and write its report."""
     check_sweep_flags(args)
-    init_types = _init(args)
+    init_types = car_init(args)
     out = output_folder(args, f"results/car-bc-sensitivity-{args.init}-{args.update}")
     from curteach_teaching.experiments.car_bc import CarBCExperiment
     from curteach_teaching.experiments.sensitivity import SensitivityExperiment, SensitivityReport, parse_values

@@ -78,6 +78,16 @@ def add_car_arguments(parser: argparse.ArgumentParser, *, init: str | None, step
                            help=f"comma-separated subset of {','.join(teachers)} (default all)")
 
 
+def car_init(args: argparse.Namespace) -> int:
+    """``--init`` as the number of pre-training task types (:func:`curteach_envs.car.parse_init`: ``"T0"`` -> 1), or
+    ``ValueError`` naming the flag."""
+    from curteach_envs.car import INIT_CHOICES, parse_init
+
+    if args.init not in INIT_CHOICES:
+        raise ValueError(f"--init must be one of {list(INIT_CHOICES)}; got {args.init!r}")
+    return parse_init(args.init)
+
+
 def teacher_names(args: argparse.Namespace) -> tuple:
     """``--teachers`` as a tuple of names (the experiment checks them)."""
     return tuple(name.strip() for name in args.teachers.split(",") if name.strip())

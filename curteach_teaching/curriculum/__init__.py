@@ -9,6 +9,8 @@ The trainer-agnostic core, one concept per module:
 * :mod:`~curteach_teaching.curriculum.observers`: the public per-step seam (each epoch's plan, each batch);
 * :mod:`~curteach_teaching.curriculum.hooks`: hooks every N steps and the learning-rate schedule;
 * :mod:`~curteach_teaching.curriculum.core`: :class:`Curriculum`, the loop that drives any :class:`StepTrainer`;
+* :mod:`~curteach_teaching.curriculum.policy_steps`: :class:`PolicyStepTrainer`, the half of a step trainer that
+  every trainer with an SB3 policy shares;
 
 and one adapter per imitation trainer: :mod:`~curteach_teaching.curriculum.bc` (:class:`CurriculumBC`, with the
 original navigation loss of :mod:`~curteach_teaching.curriculum.loss`), :mod:`~curteach_teaching.curriculum.dagger`
@@ -38,6 +40,7 @@ _EXPORTS = {
         "make_batcher",
     ),
     "curteach_teaching.curriculum.core": ("Curriculum", "StepTrainer"),
+    "curteach_teaching.curriculum.policy_steps": ("PolicyStepTrainer", "training_mode_restored"),
     "curteach_teaching.curriculum.hooks": ("StepHook", "StepLRHook"),
     "curteach_teaching.curriculum.index": ("DemonstrationIndex",),
     "curteach_teaching.curriculum.loss": ("MetricsRecorder", "StepMeanLoss"),

@@ -24,8 +24,7 @@ selection, not bit for bit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,17 +33,16 @@ from imitation.data import rollout
 
 from curteach_envs._util import check_int
 from curteach_teaching.curriculum.index import DemonstrationIndex
+from curteach_teaching.curriculum.policy_steps import PolicyStepTrainer
 from curteach_teaching.curriculum.rounds import (
     RoundCurriculum,
     check_trainer,
     check_trajectories,
     selected_trajectories,
-    training_mode_restored,
 )
 from curteach_teaching.curriculum.scores import (
     TeacherDifficulty,
     check_min_log_prob,
-    policy_difficulty,
     teacher_difficulty,
 )
 from curteach_teaching.difficulty import MIN_LOG_PROB
@@ -57,9 +55,11 @@ __all__ = ["AdversarialStepTrainer", "CurriculumAdversarial"]
 STATE_FORMAT = "curteach.CurriculumAdversarial/1"
 
 
-class AdversarialStepTrainer:
+class AdversarialStepTrainer(PolicyStepTrainer):
     """The :class:`~curteach_teaching.curriculum.core.StepTrainer` of a GAIL or AIRL trainer: one "step" is
-    ``set_demonstrations`` on the batch's demonstrations and ``rounds`` rounds of the trainer.
+    ``set_demonstrations`` on the batch's demonstrations and ``rounds`` rounds of the trainer. The learner is the
+    generator (``trainer.policy``): difficulty and hook context as in
+    :class:`~curteach_teaching.curriculum.policy_steps.PolicyStepTrainer`.
 
     Args:
         trainer: the ``AdversarialTrainer``.
@@ -71,25 +71,10 @@ class AdversarialStepTrainer:
     def __init__(self, trainer: AdversarialTrainer, demonstrations: list, transitions: Any,
                  index: DemonstrationIndex, *, rounds: int = 1, chunk_size: int = 8192,
                  min_log_prob: float = MIN_LOG_PROB):
-        self.trainer = trainer
+        super().__init__(trainer, transitions, index, chunk_size=chunk_size, min_log_prob=min_log_prob)
         self.demonstrations = demonstrations
-        self.transitions = transitions
-        self.index = index
         self.rounds = rounds
-        self.chunk_size = chunk_size
-        self.min_log_prob = min_log_prob
         self._disc_stats: list = []
-
-    def learner_difficulty(self) -> np.ndarray:
-        """``(N,)`` ``log Psi^L`` under the generator's current policy."""
-        return policy_difficulty(self.trainer.policy, self.transitions.obs, self.transitions.acts, self.index,
-                                 chunk_size=self.chunk_size, min_log_prob=self.min_log_prob)
-
-    @contextmanager
-    def around_hooks(self) -> Iterator[None]:
-        """Restore the generator policy's training mode after the observers and hooks."""
-        with training_mode_restored(self.trainer.policy):
-            yield
 
     def train_batches(self, batches: Sequence[np.ndarray], after_step: Callable[[], None]) -> None:
         """For each batch: the trainer's expert data becomes its demonstrations, then ``rounds`` rounds.

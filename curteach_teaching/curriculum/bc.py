@@ -28,8 +28,7 @@ their weights.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,10 +42,10 @@ from curteach_teaching.curriculum.batches import BATCH_UNITS, REMAINDERS, make_b
 from curteach_teaching.curriculum.core import Curriculum
 from curteach_teaching.curriculum.index import DemonstrationIndex
 from curteach_teaching.curriculum.loss import MetricsRecorder, StepMeanLoss
+from curteach_teaching.curriculum.policy_steps import PolicyStepTrainer
 from curteach_teaching.curriculum.scores import (
     TeacherDifficulty,
     check_min_log_prob,
-    policy_difficulty,
     teacher_difficulty,
 )
 from curteach_teaching.difficulty import MIN_LOG_PROB, index_observations
@@ -67,8 +66,9 @@ def silent_logger() -> imit_logger.HierarchicalLogger:
     return imit_logger.HierarchicalLogger(sb_logger.Logger(folder=None, output_formats=[]), format_strs=[])
 
 
-class BCStepTrainer:
-    """The :class:`~curteach_teaching.curriculum.core.StepTrainer` of an imitation ``BC`` trainer.
+class BCStepTrainer(PolicyStepTrainer):
+    """The :class:`~curteach_teaching.curriculum.core.StepTrainer` of an imitation ``BC`` trainer (learner difficulty
+    and hook context: :class:`~curteach_teaching.curriculum.policy_steps.PolicyStepTrainer`).
 
     Args:
         trainer: the ``BC`` trainer (its policy and optimizer are trained in place).
@@ -95,30 +95,10 @@ class BCStepTrainer:
     ):
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}; got {loss!r}")
-        self.trainer = trainer
-        self.transitions = transitions
-        self.index = index
+        super().__init__(trainer, transitions, index, chunk_size=chunk_size, min_log_prob=min_log_prob)
         self.full_batch_size = full_batch_size
         self.loss = loss
-        self.chunk_size = chunk_size
-        self.min_log_prob = min_log_prob
         self._recorder: MetricsRecorder | None = None
-
-    def learner_difficulty(self) -> np.ndarray:
-        """``(N,)`` ``log Psi^L`` of every demonstration under the trainer's current policy."""
-        return policy_difficulty(self.trainer.policy, self.transitions.obs, self.transitions.acts, self.index,
-                                 chunk_size=self.chunk_size, min_log_prob=self.min_log_prob)
-
-    @contextmanager
-    def around_hooks(self) -> Iterator[None]:
-        """Restore the policy's training mode after the observers and hooks (SB3's ``predict`` leaves it in
-        evaluation mode)."""
-        policy = self.trainer.policy
-        was_training = policy.training
-        try:
-            yield
-        finally:
-            policy.set_training_mode(was_training)
 
     def _batch(self, index: np.ndarray) -> dict:
         return {"obs": index_observations(self.transitions.obs, index), "acts": self.transitions.acts[index]}

@@ -32,7 +32,6 @@ __all__ = [
     "check_trainer",
     "check_trajectories",
     "selected_trajectories",
-    "training_mode_restored",
 ]
 
 #: The key prefix of what the adapters record in imitation's logger.
@@ -142,23 +141,6 @@ def check_trainer(trainer: Any, expected: type | tuple[type, ...], adapter: str)
     if not isinstance(trainer, expected):
         raise ValueError(f"{adapter} cannot drive a {type(trainer).__name__}; supported trainers: "
                          f"{SUPPORTED_TRAINERS}")
-
-
-def training_mode_restored(policy: Any):
-    """A context that restores ``policy``'s training mode (SB3's ``predict`` leaves it in evaluation mode); a
-    policy without one (e.g. imitation's ``TabularPolicy`` has no parameters to train) is left alone."""
-    from contextlib import contextmanager
-
-    @contextmanager
-    def restored():
-        was_training = getattr(policy, "training", None)
-        try:
-            yield
-        finally:
-            if was_training is not None and hasattr(policy, "set_training_mode"):
-                policy.set_training_mode(was_training)
-
-    return restored()
 
 
 class RoundCurriculum(Curriculum):
