@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from curteach_teaching.commands.sweep_options import (
+    add_realizable_arguments,
     add_sweep_arguments,
     check_sweep_flags,
     named_as_options,
@@ -38,15 +39,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--rates", default=DEFAULT_RATES,
                         help=f"comma-separated rates eta at which each one-step decrease is evaluated (default "
                         f"{DEFAULT_RATES})")
-    parser.add_argument("--theta-scale", type=float, default=1.0,
-                        help="theta* and theta_1 are this times standard normal draws (default 1)")
     parser.add_argument("--inside-ratio", type=float, default=0.1,
                         help="a candidate with eta ||g||^2 / (2 |<theta* - theta, g>|) at or below this is inside the "
                         "step-size condition (default 0.1)")
-    parser.add_argument("--mdp", choices=("car", "random"), default="car",
-                        help="car: a fresh car road per run (default); random: the small random deterministic MDP "
-                        "of car-irl-theorem2")
-    parser.add_argument("--gamma", type=float, default=0.99, help="discount of the MaxEnt-IRL learner (default 0.99)")
+    add_realizable_arguments(parser, drawn="theta* and theta_1 are", gamma_note=" of the MaxEnt-IRL learner")
     add_sweep_arguments(parser, default_runs=10, default_out="results/car-monotonicity-MDP")
     parser.set_defaults(func=run_monotonicity)
 

@@ -6,6 +6,7 @@ import argparse
 
 from curteach_teaching.commands.sweep_options import (
     add_car_arguments,
+    add_realizable_arguments,
     add_sweep_arguments,
     car_init,
     check_sweep_flags,
@@ -49,13 +50,8 @@ def add_parser(subparsers) -> None:
     )
     add_car_arguments(theorem, init=None, steps=300)
     theorem.add_argument("--teaching-rate", type=float, default=0.05, help="constant teaching rate (default 0.05)")
-    theorem.add_argument("--theta-scale", type=float, default=1.0,
-                         help="theta* is this times standard normal draws (default 1)")
-    theorem.add_argument("--mdp", choices=("car", "random"), default="car",
-                         help="car: a fresh car road per run (default); random: a small random deterministic MDP "
-                         "of 6 tasks, 5 levels, 3 states per level, 4 features")
-    theorem.add_argument("--gamma", type=float, default=0.99,
-                         help="discount (default 0.99); with 1, Lemma 1's identity is checked along Cur's run")
+    add_realizable_arguments(theorem, drawn="theta* is",
+                             gamma_note="; with 1, Lemma 1's identity is checked along Cur's run")
     add_sweep_arguments(theorem, default_runs=10, default_out="results/car-irl-theorem2-MDP")
     theorem.set_defaults(func=run_theorem2)
 

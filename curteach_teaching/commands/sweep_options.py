@@ -78,6 +78,17 @@ def add_car_arguments(parser: argparse.ArgumentParser, *, init: str | None, step
                            help=f"comma-separated subset of {','.join(teachers)} (default all)")
 
 
+def add_realizable_arguments(parser: argparse.ArgumentParser, *, drawn: str, gamma_note: str = "") -> None:
+    """Add the realizable-learner commands' ``--theta-scale`` (``drawn``: what is drawn, e.g. ``"theta*"``),
+    ``--mdp`` and ``--gamma`` (``gamma_note`` ends its help)."""
+    parser.add_argument("--theta-scale", type=float, default=1.0,
+                        help=f"{drawn} this times standard normal draws (default 1)")
+    parser.add_argument("--mdp", choices=("car", "random"), default="car",
+                        help="car: a fresh car road per run (default); random: a small random deterministic MDP of 6 "
+                        "tasks, 5 levels, 3 states per level, 4 features")
+    parser.add_argument("--gamma", type=float, default=0.99, help=f"discount (default 0.99){gamma_note}")
+
+
 def car_init(args: argparse.Namespace) -> int:
     """``--init`` as the number of pre-training task types (:func:`curteach_envs.car.parse_init`: ``"T0"`` -> 1), or
     ``ValueError`` naming the flag."""
