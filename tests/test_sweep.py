@@ -257,7 +257,10 @@ def test_generic_report_with_cells(tmp_path, capsys):
     assert report["cells"] == ["base", "plus"] and report["runs"] == 3
     assert {"learning_curves_base_all.png", "learning_curves_plus_all.png"} <= set(report["files"])
     assert all((tmp_path / name).exists() for name in report["files"])
-    assert "final value, plus, all (n=3)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    # every report opens with one line of the runs it covers (all cells), then the experiment's own summary
+    assert out.startswith(f"6 runs (6 computed, 0 reused) in {tmp_path}\n")
+    assert out.count(" computed, ") == 1 and "final value, plus, all (n=3)" in out
 
 
 def test_bad_sweep_arguments(tmp_path):

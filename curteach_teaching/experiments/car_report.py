@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_envs._util import atomic_write, counted
+from curteach_envs._util import atomic_write
 from curteach_teaching.experiments.car_result import crash_step, diverged_steps, finished
 from curteach_teaching.experiments.reports import Report
 from curteach_teaching.experiments.reports import summarize as _summarize_rows
@@ -194,10 +194,8 @@ class CarReport(Report):
         return names
 
     def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
-        """Runs computed and reused, the flagged runs, the final expected reward per subset."""
+        """The flagged runs and the final expected reward per subset."""
         results = sweep.results
-        print(f"{counted(len(results), 'run')} ({len(sweep.computed)} computed, {len(sweep.reused)} reused) "
-              f"in {out_dir}")
         unchecked = sum(r.extras.get("crash_checked") is False for r in results)
         if unchecked and self.crash_flag:
             print(

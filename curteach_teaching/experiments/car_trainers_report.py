@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_envs._util import atomic_write, counted
+from curteach_envs._util import atomic_write
 from curteach_teaching.experiments.car_trainers import CURVE, cell_name
 from curteach_teaching.experiments.reports import Report, mean_sem
 
@@ -129,10 +129,7 @@ class CarTrainersReport(Report):
         return names
 
     def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
-        """What the sweep did and each trainer's final rewards."""
-        results = sweep.all_results
-        print(f"{counted(len(results), 'run')} ({len(sweep.computed)} computed, {len(sweep.reused)} reused) "
-              f"in {out_dir}")
+        """Each trainer's final rewards."""
         for trainer, entries in report["final"].items():
             text = ", ".join(f"{c} {v['mean']:.3f}" for c, v in entries.items())
             print(f"final expected reward, {trainer} (n={next(iter(entries.values()))['n']}): {text}")

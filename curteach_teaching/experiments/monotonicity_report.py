@@ -155,9 +155,6 @@ class MonotonicityReport(Report):
 
     def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
         """Per learner, level and rate: the statistics averaged over runs and checkpoints, and the signs held."""
-        results = sweep.all_results
-        print(f"{counted(len(results), 'run')} ({len(sweep.computed)} computed, {len(sweep.reused)} reused) "
-              f"in {out_dir}")
         for cell, levels in report["monotonicity"].items():
             for level in LEVELS:
                 for rate_name, entry in levels[level].items():

@@ -133,10 +133,7 @@ class NavReport(Report):
         return ["test_reward.png", "curriculum_features.png"]
 
     def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
-        """Runs computed and reused, and the test return per curriculum at a few batch counts."""
-        results = sweep.all_results
-        print(f"{counted(len(results), 'run')} ({len(sweep.computed)} computed, {len(sweep.reused)} reused) "
-              f"in {out_dir}")
+        """The test return per curriculum at a few batch counts."""
         for cell, points in report["final"].items():
             text = ", ".join(f"{b}: {v['mean']:.3f}" for b, v in points.items())
             n = len(sweep.cells[cell])

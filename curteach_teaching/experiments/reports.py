@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_envs._util import atomic_write
+from curteach_envs._util import atomic_write, counted
 from curteach_teaching.experiments.folders import library_version, remove_stale_outputs
 from curteach_teaching.experiments.results import RunResult
 
@@ -196,10 +196,13 @@ class Report:
         """How figures name a subset of runs (``"all runs"``; experiments with other subsets say what they are)."""
         return f"{subset} runs"
 
+    def print_runs(self, sweep, out_dir: Path) -> None:
+        """Print how many runs the report covers, and how many were computed now and reused."""
+        print(f"{counted(len(sweep.all_results), 'run')} ({len(sweep.computed)} computed, {len(sweep.reused)} "
+              f"reused) in {out_dir}")
+
     def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
-        """Print what the sweep did and the final means."""
-        results = sweep.all_results
-        print(f"{len(results)} runs ({len(sweep.computed)} computed, {len(sweep.reused)} reused) in {out_dir}")
+        """Print the final means (after :meth:`print_runs`); experiments print what matters in theirs."""
         for cell, final in self._final_by_cell(report, sweep).items():
             for subset, entries in final.items():
                 ranked = sorted(entries.items(), key=lambda item: -np.nan_to_num(item[1]["mean"], nan=-np.inf))
@@ -286,5 +289,6 @@ class Report:
         remove_stale_outputs(out_dir, report["files"])  # before report.json, which names the previous outputs
         strict = strict_json(report)
         atomic_write(out_dir / "report.json", lambda stream: json.dump(strict, stream, indent=1, allow_nan=False))
+        self.print_runs(sweep, out_dir)
         self.print_summary(sweep, report, out_dir)
         return report

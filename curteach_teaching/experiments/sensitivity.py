@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_envs._util import counted
 from curteach_teaching.experiments.car_report import diverged_share, flagged_fraction, gap_table, write_gap_table
 from curteach_teaching.experiments.car_result import finished
 from curteach_teaching.experiments.reports import Report
@@ -225,9 +224,6 @@ class SensitivityReport(Report):
 
     def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
         """Per cell: the final expected reward per teacher (all runs) and the flagged and diverged shares."""
-        results = sweep.all_results
-        print(f"{counted(len(results), 'run')} ({len(sweep.computed)} computed, {len(sweep.reused)} reused) "
-              f"in {out_dir}")
         for cell, entry in report["by_cell"].items():
             ranked = sorted(entry["final_mean"].items(), key=lambda item: -item[1])
             text = ", ".join(f"{name} {value:.3f}" for name, value in ranked)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_envs._util import check_int, check_positive, counted
+from curteach_envs._util import check_int, check_positive
 from curteach_envs.car import car_tabular, sample_road
 from curteach_teaching.demonstrations import sample_demonstrations
 from curteach_teaching.experiments.reports import Report
@@ -269,10 +269,7 @@ class Theorem2Report(Report):
         return [name]
 
     def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
-        """Runs computed and reused; per teacher the distance and the fitted factor per step."""
-        results = sweep.results
-        print(f"{counted(len(results), 'run')} ({len(sweep.computed)} computed, {len(sweep.reused)} reused) "
-              f"in {out_dir}")
+        """Per teacher: the distance and the fitted factor per step."""
         ranked = sorted(report["contraction"].items(), key=lambda item: item[1]["final_distance_geomean"])
         for name, entry in ranked:
             print(f"{name:6s} distance (geometric mean) {entry['initial_distance_geomean']:.3f} -> "
