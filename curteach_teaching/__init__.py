@@ -29,7 +29,7 @@ _EXPORTS = {
     "curteach_teaching.learners.bc_car": ("BCCarLearner",),
     "curteach_teaching.learners.tabular": ("LinearMaxEntIRL", "TabularSoftmaxBC"),
     "curteach_teaching.observability": ("ProbedPolicyView",),
-    "curteach_teaching.registry": ("CURRICULA", "LEARNERS", "TEACHERS", "TRAINERS"),
+    "curteach_teaching.registry": ("CAR_TRAINERS", "CURRICULA", "LEARNERS", "TEACHERS", "TRAINERS"),
     "curteach_teaching.teach": ("Learner", "LearnerContext", "Lesson", "LessonBook", "TeacherContext", "teach"),
     "curteach_teaching.planning": (
         "PlanningResult",

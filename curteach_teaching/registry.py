@@ -1,4 +1,4 @@
-"""Plug-ins by name: one registry per kind (teachers, curricula, learners, trainer adapters).
+"""Plug-ins by name: one registry per kind (teachers, curricula, learners, trainer adapters, car trainers).
 
 A name given on the command line or to an experiment is looked up in this order:
 
@@ -6,14 +6,15 @@ A name given on the command line or to an experiment is looked up in this order:
    ``module:EnvId`` form;
 2. a built-in (registered by this package with :meth:`Registry.add` or the :meth:`Registry.register` decorator);
 3. an entry point of the kind's group (``curteach.teachers``, ``curteach.curricula``, ``curteach.learners``,
-   ``curteach.trainers``), declared by a third-party package in its ``pyproject.toml``::
+   ``curteach.trainers``, ``curteach.car_trainers``), declared by a third-party package in its ``pyproject.toml``::
 
        [project.entry-points."curteach.teachers"]
        Greedy = "mypkg.teachers:Greedy"
 
 The registry hands back the object it found (a factory, a class or a preference); what a kind's objects must look
 like is that kind's protocol (:mod:`curteach_teaching.teach` for teachers and learners, the curriculum core for
-curricula, the trainer adapters for trainers). :meth:`Registry.call` calls a factory and names it in the error when it
+curricula, the trainer adapters for trainers, :mod:`~curteach_teaching.experiments.car_trainer_recipes` for car
+trainers). :meth:`Registry.call` calls a factory and names it in the error when it
 raises or returns the wrong type, so a broken plug-in is never mistaken for a bug of the library.
 """
 
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
-__all__ = ["Registry", "display_name", "TEACHERS", "CURRICULA", "LEARNERS", "TRAINERS"]
+__all__ = ["Registry", "display_name", "TEACHERS", "CURRICULA", "LEARNERS", "TRAINERS", "CAR_TRAINERS"]
 
 
 def display_name(obj: Any, fallback: str) -> str:
@@ -179,6 +180,10 @@ LEARNERS = Registry("learner", "curteach.learners")
 #: Curriculum adapters of imitation's trainers: the built-ins (bc, dagger, gail, airl, mce-irl) register themselves
 #: when :mod:`curteach_teaching.curriculum` is imported, as Gymnasium's environments do (the registry imports no kind).
 TRAINERS = Registry("trainer", "curteach.trainers")
+#: The trainers ``curteach car-trainers`` runs: car recipes ``recipe(setup, curriculum, seed_sequence, *, observers)
+#: -> (steps + 1,) expected rewards`` (:mod:`~curteach_teaching.experiments.car_trainer_recipes`, which registers the
+#: built-ins bc, dagger, gail, airl and mce-irl when imported).
+CAR_TRAINERS = Registry("car trainer", "curteach.car_trainers")
 
 
 def _builtin_teacher(name: str) -> Callable[[], Any]:

@@ -114,7 +114,7 @@ def test_command_writes_every_trainer_curriculum_step_and_resumes(tmp_path, caps
 def test_command_refuses_an_unknown_trainer(tmp_path, capsys):
     assert main(["car-trainers", "--trainers", "bc,ppo", "--out", str(tmp_path / "x"), "--no-progress"]) == 2
     message = capsys.readouterr().err
-    assert "unknown trainer 'ppo'; available: bc, dagger, gail, airl, mce-irl" in message
+    assert "unknown car trainer 'ppo'; available: bc, dagger, gail, airl, mce-irl" in message
     assert not (tmp_path / "x").exists()
     assert split_cell("mce-irl_Cur-T") == ("mce-irl", "Cur-T")
 

@@ -7,6 +7,7 @@ instead of this environment).
 """
 
 import csv
+import json
 import os
 import re
 import shutil
@@ -90,6 +91,11 @@ def test_module_attr_commands(tmp_path):
     assert _teachers_in(tmp_path / "results/plugin-teach/summary.csv") == {"Agn", "Cur", "Cur-eps"}
     assert (tmp_path / "results/plugin-car-irl/curriculum_Cur-eps_all.png").is_file()  # --heatmap-teacher Cur-eps
     assert (tmp_path / "results/plugin-teach/report.json").is_file()
+    runs = tmp_path / "results/plugin-car-trainers/runs"
+    assert {p.name for p in runs.iterdir()} == {f"{t}_{c}" for t in ("bc", "mlp-bc") for c in ("Agn", "Cur", "Cur-2T")}
+    run = json.loads((runs / "mlp-bc_Cur-2T" / "run_00001.json").read_text())["data"]
+    assert len(run["curves"]["reward"]) == 4 and len(run["curves"]["train:loss"]) == 4  # 3 epochs; BC's loss
+    assert np.all(np.isfinite(run["curves"]["train:loss"][1:])) and run["extras"]["expert_reward"] > 0
 
 
 def test_entry_point_commands(tmp_path):
@@ -107,6 +113,8 @@ def test_entry_point_commands(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert _teachers_in(tmp_path / "results/plugin-car-irl-ep/summary.csv") == {"Agn", "Cur", "Cur-eps"}
     assert _teachers_in(tmp_path / "results/plugin-teach-ep/summary.csv") == {"Agn", "Cur", "Cur-eps"}
+    runs = tmp_path / "results/plugin-car-trainers-ep/runs"
+    assert {p.name for p in runs.iterdir()} == {f"{t}_{c}" for t in ("bc", "mlp-bc") for c in ("Agn", "Cur-2T")}
 
 
 @pytest.fixture

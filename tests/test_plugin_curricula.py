@@ -143,3 +143,7 @@ def test_car_trainers_runs_a_plugin_curriculum_by_its_name(plugins, tmp_path, ca
 
     with pytest.raises(ValueError, match="must not contain '_'"):
         CarTrainersExperiment(trainers=("bc",), curricula=("Cur", "myprefs:Snake"))
+    # two specs of one curriculum (the entry point and module:attr of Reversed, both Anti-Cur) would share cells
+    with pytest.raises(ValueError, match="curricula must have distinct names; 'AntiEP' and 'myprefs:Reversed' are "
+                                         "both 'Anti-Cur'"):
+        CarTrainersExperiment(trainers=("bc",), curricula=("AntiEP", "myprefs:Reversed"))

@@ -18,7 +18,7 @@ from curteach_teaching.commands.sweep_options import (
 # import-free: the parser must not import torch or imitation (the CLI starts for every command)
 from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T
 
-#: The built-in trainer adapters with a car recipe (the registry lists the adapters; the experiment checks both).
+#: The built-in car trainers, the default of --trainers (the experiment looks every name up in CAR_TRAINERS).
 TRAINER_NAMES = ("bc", "dagger", "gail", "airl", "mce-irl")
 #: ``--scale`` -> settings of :class:`~curteach_teaching.experiments.car_trainers.CarTrainersExperiment`.
 SCALES = {
@@ -39,7 +39,8 @@ def add_parser(subparsers) -> None:
         "trainer.",
     )
     parser.add_argument("--trainers", default=",".join(TRAINER_NAMES),
-                        help=f"comma-separated trainers, in figure order (default {','.join(TRAINER_NAMES)})")
+                        help=f"comma-separated trainers, in figure order: built-ins or plug-in recipes (module:attr, "
+                        f"curteach.car_trainers entry points) (default {','.join(TRAINER_NAMES)})")
     parser.add_argument("--curricula", default=",".join((AGN, CUR, CUR_T, CUR_L)),
                         help=f"comma-separated subset of {AGN},{CUR},{CUR_T},{CUR_L}, or plug-in curricula "
                         "(module:attr, curteach.curricula entry points) (default all)")

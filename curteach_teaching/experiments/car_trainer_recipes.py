@@ -1,12 +1,18 @@
 """How each imitation trainer is built on the car and taught by its curriculum adapter (``curteach car-trainers``).
 
-A recipe takes the run's :class:`CarSetup` (road, expert, demonstration pool, the pre-trained BC parameters), a
-curriculum variant and a seed, builds the trainer as a user of imitation would, wraps it in its adapter
-(:data:`~curteach_teaching.registry.TRAINERS`) and returns the learning curve: the **exact** expected reward
-``R_true . rho^{pi_L, D_init}`` (gamma of the MDP) of the learner's policy before teaching and after each of the
-``steps`` curriculum epochs (one BC epoch, one DAgger round, one adversarial round, or one MCE-IRL teaching step).
-``observers`` are given to the adapter's curriculum (the experiment's
-:class:`~curteach_teaching.curriculum.observers.EpochMetricMean` keeps each epoch's mean training loss).
+The recipes are the car trainers of :data:`~curteach_teaching.registry.CAR_TRAINERS` (registered here under their
+names in :data:`RECIPES`); a user's own trainer is a recipe with the same signature, found by ``module:attr`` or a
+``curteach.car_trainers`` entry point (docs/extending.md).
+
+A recipe ``recipe(setup, curriculum, seed_sequence, *, observers=()) -> curve`` takes the run's :class:`CarSetup`
+(road, expert, demonstration pool, the pre-trained BC parameters), a curriculum (a built-in's name, a plug-in's spec
+or a preference object, as the adapters' ``variant=`` takes it) and a seed sequence, builds the trainer as a user of
+imitation would, wraps it in its adapter (:data:`~curteach_teaching.registry.TRAINERS`) and returns the learning
+curve: the **exact** expected reward ``R_true . rho^{pi_L, D_init}`` (gamma of the MDP; :meth:`CarSetup.reward`) of
+the learner's policy before teaching and after each of the ``setup.settings.steps`` curriculum epochs (one BC epoch,
+one DAgger round, one adversarial round, or one MCE-IRL teaching step). ``observers`` are to be given to the
+adapter's curriculum (the experiment's :class:`~curteach_teaching.curriculum.observers.EpochMetricMean` keeps each
+epoch's mean training loss).
 
 * **bc**: imitation's ``BC`` with the paper's :class:`~curteach_teaching.learners.bc.QuadraticSoftmaxPolicy` (car-bc's
   learner: ``make_bc_trainer``, one SGD step of ``learning_rate`` on the summed log-likelihood of 100 pairs), started
@@ -18,8 +24,9 @@ curriculum variant and a seed, builds the trainer as a user of imitation would, 
 * **mce-irl**: imitation's ``MCEIRL`` with a linear reward on the car's 8 features (started at zero), its
   time-dependent policy evaluated exactly by :func:`finite_horizon_return`.
 
-SB3 and torch draw from the global generators; a recipe runs inside :func:`seeded_globals`, which seeds them from
-the run's seed and restores them after.
+SB3 and torch draw from the global generators (network initialisation, PPO's sampling): a recipe that builds SB3 or
+torch objects does so inside :func:`seeded_globals`, which seeds them from the run's seed sequence and restores them
+after, so that a run gives the same numbers in any worker and after any other run.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from curteach_teaching.planning import expected_return
+from curteach_teaching.registry import CAR_TRAINERS
 
 __all__ = ["CarSetup", "RECIPES", "finite_horizon_return", "seeded_globals"]
 
@@ -62,6 +70,27 @@ class CarSetup:
         """The teacher's per-step ``log pi^E(a | s)`` of state-index observations (hard VI, tie-uniform)."""
         log_expert = self.expert.log_policy
         return lambda obs, acts: log_expert[np.asarray(obs, dtype=np.int64).reshape(-1), np.asarray(acts).reshape(-1)]
+
+    def teacher_for(self, curriculum: Any) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+        """What an adapter's ``teacher=`` takes for ``curriculum`` (a name, ``module:attr`` or preference object):
+        :meth:`teacher` when the curriculum reads the teacher difficulty (Cur, Cur-T, most plug-ins), else ``None``."""
+        from curteach_teaching.selection import needs_teacher_difficulty
+
+        return self.teacher() if needs_teacher_difficulty(curriculum) else None
+
+    def reward(self, policy: Any) -> float:
+        """The exact expected reward ``R_true . rho^{pi, D_init}`` (the MDP's gamma) of a stationary policy over
+        state-index observations: an SB3 policy with discrete actions (``get_distribution``; the quadratic BC policy
+        through its own ``log_policy_table``) or an ``(S, A)`` table of action probabilities."""
+        if isinstance(policy, np.ndarray):
+            table = policy
+        elif hasattr(policy, "log_policy_table"):
+            table = np.exp(policy.log_policy_table())
+        else:
+            from curteach_teaching.observability import sb3_log_policy
+
+            table = np.exp(sb3_log_policy(policy, np.arange(self.mdp.n_states)))
+        return float(expected_return(self.mdp, table))
 
 
 @contextlib.contextmanager
@@ -105,10 +134,6 @@ def finite_horizon_return(mdp: Any, pi: np.ndarray, gamma: float | None = None) 
     return total + discount * float(distribution @ reward)
 
 
-def _policy_reward(mdp: Any, policy: Any) -> float:
-    return float(expected_return(mdp, np.exp(policy.log_policy_table())))
-
-
 def _bc_trainer(setup: CarSetup, rng: np.random.Generator):
     from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy
     from curteach_teaching.learners.bc_car import make_bc_trainer
@@ -127,23 +152,16 @@ def _folder_logger(folder: str):
     return imit_logger.configure(folder, format_strs=[])
 
 
-def _teacher_of(setup: CarSetup, variant: str):
-    from curteach_teaching.selection import needs_teacher_difficulty
-
-    return setup.teacher() if needs_teacher_difficulty(variant) else None
-
-
 def run_bc(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, *, observers: Sequence = ()
            ) -> list[float]:
     """The bc recipe (see the module docstring); returns the curve ``(steps + 1,)``."""
     from curteach_teaching.curriculum.bc import CurriculumBC
 
     trainer = _bc_trainer(setup, np.random.default_rng(seed_sequence))
-    curriculum = CurriculumBC(trainer, setup.demonstrations, variant=variant, teacher=_teacher_of(setup, variant),
+    curriculum = CurriculumBC(trainer, setup.demonstrations, variant=variant, teacher=setup.teacher_for(variant),
                               observers=observers)
-    curve = [_policy_reward(setup.mdp, trainer.policy)]
-    curriculum.train(setup.settings.steps, on_epoch_end=lambda _: curve.append(_policy_reward(setup.mdp,
-                                                                                                trainer.policy)))
+    curve = [setup.reward(trainer.policy)]
+    curriculum.train(setup.settings.steps, on_epoch_end=lambda _: curve.append(setup.reward(trainer.policy)))
     return curve
 
 
@@ -183,13 +201,13 @@ def run_dagger(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSeque
                                rng=np.random.default_rng(dagger_seed), bc_trainer=trainer,
                                custom_logger=silent_logger())
         curriculum = CurriculumDAgger(dagger, setup.demonstrations, n_rounds=s.steps, epochs_per_round=1,
-                                      variant=variant, teacher=_teacher_of(setup, variant), observers=observers)
+                                      variant=variant, teacher=setup.teacher_for(variant), observers=observers)
         expert = _expert_policy(setup, np.random.default_rng(expert_seed))
-        curve = [_policy_reward(setup.mdp, trainer.policy)]
+        curve = [setup.reward(trainer.policy)]
         for _ in range(s.steps):
             curriculum.train_round(expert, min_episodes=s.dagger_episodes,
                                    min_timesteps=s.dagger_episodes * setup.mdp.horizon)
-            curve.append(_policy_reward(setup.mdp, trainer.policy))
+            curve.append(setup.reward(trainer.policy))
     return curve
 
 
@@ -220,11 +238,10 @@ def _adversarial(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSeq
                                 venv=venv, gen_algo=generator, reward_net=reward_net, n_disc_updates_per_round=2,
                                 custom_logger=_folder_logger(folder), log_dir=folder)
         curriculum = CurriculumAdversarial(trainer, setup.demonstrations, variant=variant,
-                                           teacher=_teacher_of(setup, variant), observers=observers)
-        curve = [_policy_reward(setup.mdp, generator.policy)]
+                                           teacher=setup.teacher_for(variant), observers=observers)
+        curve = [setup.reward(generator.policy)]
         with contextlib.redirect_stderr(io.StringIO()):  # imitation's per-round progress bar
-            curriculum.train(s.steps, on_epoch_end=lambda _: curve.append(_policy_reward(setup.mdp,
-                                                                                         generator.policy)))
+            curriculum.train(s.steps, on_epoch_end=lambda _: curve.append(setup.reward(generator.policy)))
     return curve
 
 
@@ -262,7 +279,7 @@ def run_mce_irl(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequ
     if setup.init_demonstrations and s.pretrain_iterations:
         CurriculumMCEIRL(trainer, setup.init_demonstrations, variant="Agn", log=False,
                          iterations_per_epoch=s.pretrain_iterations).train(1)
-    curriculum = CurriculumMCEIRL(trainer, setup.demonstrations, variant=variant, teacher=_teacher_of(setup, variant),
+    curriculum = CurriculumMCEIRL(trainer, setup.demonstrations, variant=variant, teacher=setup.teacher_for(variant),
                                   iterations_per_epoch=s.mce_iterations, observers=observers)
     curve = [finite_horizon_return(setup.mdp, trainer.policy.pi)]
     curriculum.train(s.steps, on_epoch_end=lambda _: curve.append(finite_horizon_return(setup.mdp,
@@ -282,3 +299,8 @@ RECIPES: dict[str, Callable[..., list[float]]] = {  # (setup, variant, seed_sequ
     "airl": run_airl,
     "mce-irl": run_mce_irl,
 }
+
+# the built-ins of the registry car-trainers looks its --trainers up in (a reload of this module finds them there)
+for _name, _recipe in RECIPES.items():
+    with contextlib.suppress(ValueError):
+        CAR_TRAINERS.add(_name, lambda recipe=_recipe: recipe)

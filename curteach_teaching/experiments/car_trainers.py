@@ -11,11 +11,14 @@ starts from the same learner on the same demonstrations, and the comparisons bet
 A run of a cell trains the trainer for ``steps`` curriculum epochs with its adapter
 (:mod:`~curteach_teaching.experiments.car_trainer_recipes`) and records the exact expected reward of the learner's
 policy before and after each (curve ``"reward"``, ``steps + 1`` points), and the mean training loss of each epoch
-(curve ``"train:loss"``, NaN at point 0; not for MCE-IRL, which has no loss). The trainers and curricula are looked
-up by name: trainers in :data:`~curteach_teaching.registry.TRAINERS` (an unknown name gets the registry's error listing
-the available ones), curricula as the selection looks them up (:func:`~curteach_teaching.selection.check_variant`: the
-built-ins Agn, Cur, Cur-T, Cur-L, or plug-ins by ``module:attr`` or a ``curteach.curricula`` entry point, whose cells
-are named by the plug-in's ``name``).
+(curve ``"train:loss"``, NaN at point 0; not for MCE-IRL, which has no loss).
+
+The trainers and curricula are looked up by name. Trainers in :data:`~curteach_teaching.registry.CAR_TRAINERS`: the
+built-in recipes, or a user's recipe by ``module:attr`` or a ``curteach.car_trainers`` entry point, whose cells are
+named by its ``name`` (an unknown name gets the registry's error listing the available ones). Curricula as the
+selection looks them up (:func:`~curteach_teaching.selection.check_variant`): the built-ins Agn, Cur, Cur-T, Cur-L,
+or plug-ins by ``module:attr`` or a ``curteach.curricula`` entry point, whose cells are named by the plug-in's
+``name``.
 """
 
 from __future__ import annotations
@@ -67,12 +70,19 @@ def _names(what: str, names, allowed: tuple | None) -> tuple:
     return names
 
 
+def _add_distinct(specs: dict, name: str, spec, what: str) -> None:
+    if name in specs:
+        raise ValueError(f"{what} must have distinct names; {specs[name]!r} and {spec!r} are both {name!r}")
+    specs[name] = spec
+
+
 @dataclass(frozen=True)
 class CarTrainersExperiment:
     """Settings of the car trainers experiment; :meth:`run_cell` performs one run of one cell.
 
     Attributes:
-        trainers: trainer names (registered adapters with a car recipe), in figure order.
+        trainers: car trainers (:data:`~curteach_teaching.registry.CAR_TRAINERS`: bc, dagger, gail, airl, mce-irl, or
+            plug-in recipes by ``module:attr`` or entry point), with distinct names, in figure order.
         curricula: Agn, Cur, Cur-T, Cur-L or plug-in curricula (``module:attr``, entry points), with distinct names
             without ``_``.
         init_types: pre-training task types (``--init T0`` = 1, as car-bc).
@@ -102,20 +112,11 @@ class CarTrainersExperiment:
     pretrain_iterations: int = 20
 
     def __post_init__(self):
-        import curteach_teaching.curriculum  # noqa: F401  (registers the built-in trainer adapters)
-        from curteach_teaching.experiments.car_trainer_recipes import RECIPES
-        from curteach_teaching.registry import TRAINERS
-
         trainers = _names("trainers", self.trainers, None)
-        for name in trainers:
-            TRAINERS.load(name)  # an unknown name: the registry's error, listing the adapters
-            if name not in RECIPES:
-                raise ValueError(f"trainer {name!r} has no car recipe; car-trainers runs {', '.join(RECIPES)}")
-        object.__setattr__(self, "trainers", trainers)
+        self.trainer_specs(trainers)  # an unknown name: the registry's error, listing the trainers
+        object.__setattr__(self, "trainers", trainers)  # a '_' is fine: a cell is split at its last one
         curricula = _names("curricula", self.curricula, None)
         names = list(self.curriculum_specs(curricula))  # a plug-in that does not load fails here
-        if len(set(names)) != len(names):
-            raise ValueError(f"curricula must have distinct names; got {names}")
         if any("_" in name for name in names):
             raise ValueError(f"curriculum names must not contain '_' (cells are named trainer_curriculum); got {names}")
         object.__setattr__(self, "curricula", curricula)
@@ -131,11 +132,35 @@ class CarTrainersExperiment:
             raise ValueError(f"gamma must be in [0, 1]; got {self.gamma}")
 
     @staticmethod
+    def trainer_specs(trainers) -> dict:
+        """``trainer name -> spec`` of ``trainers`` (a built-in by its name; a plug-in by its ``name``, else the
+        attribute's or entry point's name), each checked to load to a callable recipe."""
+        import curteach_teaching.experiments.car_trainer_recipes  # noqa: F401  (registers the built-in recipes)
+        from curteach_teaching.registry import CAR_TRAINERS
+
+        specs = {}
+        for spec in trainers:
+            name, recipe = CAR_TRAINERS.load(spec)
+            if not callable(recipe):
+                raise ValueError(f"car trainer {spec!r} is not callable (got {type(recipe).__name__}); a car trainer "
+                                 "is a recipe(setup, curriculum, seed_sequence, *, observers) -> rewards")
+            _add_distinct(specs, name, spec, "trainers")
+        return specs
+
+    @property
+    def trainer_names(self) -> tuple:
+        """The trainers' names, as in the cells and figures."""
+        return tuple(self.trainer_specs(self.trainers))
+
+    @staticmethod
     def curriculum_specs(curricula) -> dict:
         """``curriculum name -> spec`` of ``curricula`` (the same for the built-ins; a plug-in by its ``name``)."""
         from curteach_teaching.selection import check_variant, variant_name
 
-        return {variant_name(check_variant(spec)): spec for spec in curricula}
+        specs = {}
+        for spec in curricula:
+            _add_distinct(specs, variant_name(check_variant(spec)), spec, "curricula")
+        return specs
 
     @property
     def curriculum_names(self) -> tuple:
@@ -145,7 +170,7 @@ class CarTrainersExperiment:
     @property
     def cells(self) -> tuple:
         """Every ``trainer x curriculum`` cell, trainer-major."""
-        return tuple(cell_name(t, c) for t in self.trainers for c in self.curriculum_names)
+        return tuple(cell_name(t, c) for t in self.trainer_names for c in self.curriculum_names)
 
     def settings(self) -> dict:
         """JSON-serialisable settings (fingerprinted into run files)."""
@@ -171,7 +196,7 @@ class CarTrainersExperiment:
 
     def run_cell(self, cell: str, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
         """Run ``index`` of ``cell`` (see the module docstring)."""
-        from curteach_teaching.experiments.car_trainer_recipes import RECIPES
+        from curteach_teaching.registry import CAR_TRAINERS
 
         if cell not in self.cells:
             raise ValueError(f"unknown cell {cell!r}; cells: {', '.join(self.cells)}")
@@ -187,9 +212,12 @@ class CarTrainersExperiment:
             warnings.filterwarnings("ignore", message="tried to wrap")  # DAgger's collector: state-index observations
             spec = self.curriculum_specs(self.curricula)[curriculum]
             loss = EpochMetricMean("loss")
-            curve = np.asarray(RECIPES[trainer](setup, spec, trainer_seed, observers=[loss]), dtype=np.float64)
+            _, recipe = CAR_TRAINERS.load(self.trainer_specs(self.trainers)[trainer])
+            curve = np.asarray(recipe(setup, spec, trainer_seed, observers=[loss]), dtype=np.float64)
         if curve.shape != (self.steps + 1,):
-            raise RuntimeError(f"the {trainer} recipe returned {curve.shape[0]} points for {self.steps} steps")
+            raise ValueError(f"car trainer {trainer!r} returned a curve of shape {curve.shape}; a recipe returns the "
+                             f"expected reward before teaching and after each of the {self.steps} steps, "
+                             f"({self.steps + 1},)")
         curves = {CURVE: curve}
         if np.isfinite(loss.per_epoch).any():  # a trainer with a training loss (MCE-IRL has none)
             curves[LOSS_CURVE] = np.array([np.nan, *loss.per_epoch], dtype=np.float64)

@@ -56,7 +56,7 @@ class CarTrainersReport(Report):
     def summary_rows(self, sweep) -> list:
         """One row per trainer, curriculum and step (``SUMMARY_COLUMNS``)."""
         rows = []
-        for trainer in self.experiment.trainers:
+        for trainer in self.experiment.trainer_names:
             for curriculum in self.experiment.curriculum_names:
                 stack = self._stack(sweep, trainer, curriculum)
                 if stack.shape[0] == 0:
@@ -90,7 +90,7 @@ class CarTrainersReport(Report):
         """``steps_to_target``: per trainer, each curriculum's steps to the run's target and the paired difference
         to Agn (see the module docstring)."""
         result = {}
-        for trainer in self.experiment.trainers:
+        for trainer in self.experiment.trainer_names:
             stacks = {c: self._stack(sweep, trainer, c) for c in self.experiment.curriculum_names}
             n = min(stack.shape[0] for stack in stacks.values())
             if n == 0:
@@ -117,7 +117,7 @@ class CarTrainersReport(Report):
         from curteach_teaching.plots import plot_learning_curves
 
         names = []
-        for trainer in self.experiment.trainers:
+        for trainer in self.experiment.trainer_names:
             mine = [{**r, "teacher": r["curriculum"], "t": r["step"]} for r in rows if r["trainer"] == trainer]
             if not mine:
                 continue

@@ -1,1 +1,2 @@
-"""mypkg: a teacher, a curriculum and a learner for curteach, written outside the package (docs/extending.md)."""
+"""mypkg: a teacher, a curriculum, a learner and a car trainer for curteach, written outside the package
+(docs/extending.md)."""

@@ -1,0 +1,32 @@
+"""A car trainer plug-in for ``curteach car-trainers``: imitation's BC with a neural network policy.
+
+A car trainer is a recipe ``recipe(setup, curriculum, seed_sequence, *, observers=()) -> rewards``: build the trainer
+on the run's car (``setup``: the MDP, the expert, the demonstration pool), teach it with a curriculum adapter for
+``setup.settings.steps`` epochs, and return the exact expected reward before teaching and after each epoch.
+"""
+
+import gymnasium as gym
+import numpy as np
+from imitation.algorithms.bc import BC
+
+from curteach_teaching.curriculum import CurriculumBC, silent_logger
+from curteach_teaching.experiments.car_trainer_recipes import seeded_globals
+
+
+def mlp_bc(setup, curriculum, seed_sequence, *, observers=()):
+    """imitation's BC with its default policy (two hidden layers of 32 units, Adam), from scratch, batches of 32."""
+    mdp = setup.mdp
+    bc_seed, torch_seed = seed_sequence.spawn(2)
+    # the network's initial weights come from torch's global generator: seed it from the run, restore it after
+    with seeded_globals(int(torch_seed.generate_state(1)[0])):
+        trainer = BC(observation_space=gym.spaces.Discrete(mdp.n_states),  # the car's observations are states
+                     action_space=gym.spaces.Discrete(mdp.n_actions), rng=np.random.default_rng(bc_seed),
+                     batch_size=32, custom_logger=silent_logger())
+        adapter = CurriculumBC(trainer, setup.demonstrations, variant=curriculum,
+                               teacher=setup.teacher_for(curriculum), observers=observers)
+        rewards = [setup.reward(trainer.policy)]
+        adapter.train(setup.settings.steps, on_epoch_end=lambda _: rewards.append(setup.reward(trainer.policy)))
+    return rewards
+
+
+mlp_bc.name = "mlp-bc"  # its name in the cells, summary and figures (no '_': cells are trainer_curriculum)
