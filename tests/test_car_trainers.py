@@ -134,3 +134,25 @@ def test_command_small_scale_all_trainers(tmp_path, capsys):
             assert np.isnan(curves["train:loss"][0]) and np.all(np.isfinite(curves["train:loss"][1:]))
     assert main(args) == 0
     assert "(0 computed, 20 reused)" in capsys.readouterr().out
+
+
+def test_the_adversarial_budget_reaches_the_trainer_and_old_runs_keep_their_fingerprint(tmp_path, monkeypatch):
+    from imitation.algorithms.adversarial.common import AdversarialTrainer
+
+    received = []
+    original = AdversarialTrainer.train_disc
+
+    def counted(self, *args, **kwargs):  # what the GAIL trainer was asked to do, round by round
+        received.append((self.n_disc_updates_per_round, self.gen_train_timesteps))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(AdversarialTrainer, "train_disc", counted)
+    args = ["car-trainers", "--trainers", "gail", "--curricula", "Cur", "--scale", "small", "--steps", "2",
+            "--disc-updates", "3", "--adversarial-timesteps", "60", "--runs", "1", "--backend", "serial",
+            "--no-progress", "--no-figures", "--out", str(tmp_path)]
+    assert main(args) == 0
+    assert received == [(3, 60)] * (2 * 3)  # 2 rounds of 3 discriminator updates, 60 generator steps each
+    # a setting added later is fingerprinted only away from its default: runs saved before it stay valid
+    default = CarTrainersExperiment(trainers=("bc",), curricula=("Agn",)).settings()
+    assert "disc_updates" not in default
+    assert CarTrainersExperiment(trainers=("bc",), curricula=("Agn",), disc_updates=16).settings()["disc_updates"] == 16

@@ -47,6 +47,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--scale", choices=tuple(SCALES), default="default",
                         help="default: 10 curriculum epochs (about 15 min for 10 runs on 2 free cores); small: 3 "
                         "epochs and shorter rounds (about 3 min; tests and CI)")
+    parser.add_argument("--adversarial-timesteps", type=int, default=None,
+                        help="GAIL and AIRL: generator (PPO) time steps per round (default 200; small: 100)")
+    parser.add_argument("--disc-updates", type=int, default=None,
+                        help="GAIL and AIRL: discriminator updates per round (default 2)")
     add_car_arguments(parser, init="T0", steps=10, init_help="(as car-bc) ")
     parser.set_defaults(steps=None)  # the scale's, unless given
     add_sweep_arguments(parser, default_runs=10, default_out="results/car-trainers-INIT-SCALE")
@@ -62,8 +66,9 @@ def run_car_trainers(args: argparse.Namespace) -> int:
     from curteach_teaching.experiments.car_trainers_report import CarTrainersReport
 
     settings = dict(SCALES[args.scale])
-    if args.steps is not None:
-        settings["steps"] = args.steps
+    for name in ("steps", "adversarial_timesteps", "disc_updates"):  # given flags override the scale's
+        if getattr(args, name) is not None:
+            settings[name] = getattr(args, name)
     with named_as_options(args):
         experiment = CarTrainersExperiment(trainers=args.trainers, curricula=args.curricula,
                                            init_types=init_types, **settings)

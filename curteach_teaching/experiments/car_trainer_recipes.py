@@ -20,7 +20,8 @@ epoch's mean training loss).
 * **dagger**: the same BC trainer inside imitation's ``DAggerTrainer`` on the car's seals export (states as
   observations), the pool as initial demonstrations, ``dagger_episodes`` expert-labelled episodes per round.
 * **gail**, **airl**: SB3's PPO with the same quadratic policy as generator (it has no value function: PPO's
-  advantages are discounted returns), imitation's ``BasicRewardNet`` / ``BasicShapedRewardNet`` discriminators.
+  advantages are discounted returns), imitation's ``BasicRewardNet`` / ``BasicShapedRewardNet`` discriminators;
+  each round is ``adversarial_timesteps`` generator steps and ``disc_updates`` discriminator updates.
 * **mce-irl**: imitation's ``MCEIRL`` with a linear reward on the car's 8 features (started at zero), its
   time-dependent policy evaluated exactly by :func:`finite_horizon_return`.
 
@@ -235,8 +236,9 @@ def _adversarial(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSeq
         net_class, trainer_class = (BasicRewardNet, GAIL) if kind == "gail" else (BasicShapedRewardNet, AIRL)
         reward_net = net_class(venv.observation_space, venv.action_space)
         trainer = trainer_class(demonstrations=setup.demonstrations, demo_batch_size=s.n_per_start * s.demo_length,
-                                venv=venv, gen_algo=generator, reward_net=reward_net, n_disc_updates_per_round=2,
-                                custom_logger=_folder_logger(folder), log_dir=folder)
+                                venv=venv, gen_algo=generator, reward_net=reward_net,
+                                n_disc_updates_per_round=s.disc_updates, custom_logger=_folder_logger(folder),
+                                log_dir=folder)
         curriculum = CurriculumAdversarial(trainer, setup.demonstrations, variant=variant,
                                            teacher=setup.teacher_for(variant), observers=observers)
         curve = [setup.reward(generator.policy)]

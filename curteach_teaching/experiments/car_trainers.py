@@ -70,6 +70,10 @@ def _names(what: str, names, allowed: tuple | None) -> tuple:
     return names
 
 
+#: Settings added after runs were saved, with their defaults (left out of the fingerprint at the default).
+_ADDED_LATER = {"disc_updates": 2}
+
+
 def _add_distinct(specs: dict, name: str, spec, what: str) -> None:
     if name in specs:
         raise ValueError(f"{what} must have distinct names; {specs[name]!r} and {spec!r} are both {name!r}")
@@ -90,6 +94,7 @@ class CarTrainersExperiment:
         learning_rate, pretrain_sweeps, n_per_start, demo_length, gamma: car-bc's (the BC learner and the pool).
         dagger_episodes: expert-labelled episodes DAgger collects per round.
         adversarial_timesteps: generator (PPO) time steps per adversarial round.
+        disc_updates: discriminator updates per adversarial round (imitation's ``n_disc_updates_per_round``).
         generator_learning_rate: PPO's Adam step size.
         mce_iterations: MCE-IRL reward steps per teaching step; mce_learning_rate: its Adam step size.
         pretrain_iterations: MCE-IRL reward steps on the pre-training starts before teaching.
@@ -110,6 +115,7 @@ class CarTrainersExperiment:
     mce_iterations: int = 5
     mce_learning_rate: float = 0.05
     pretrain_iterations: int = 20
+    disc_updates: int = 2
 
     def __post_init__(self):
         trainers = _names("trainers", self.trainers, None)
@@ -122,7 +128,8 @@ class CarTrainersExperiment:
         object.__setattr__(self, "curricula", curricula)
         check_int("init_types", self.init_types, 0, N_TASK_TYPES)
         check_int("steps", self.steps, 1, 10_000)
-        for name in ("n_per_start", "demo_length", "dagger_episodes", "adversarial_timesteps", "mce_iterations"):
+        for name in ("n_per_start", "demo_length", "dagger_episodes", "adversarial_timesteps", "mce_iterations",
+                     "disc_updates"):
             check_int(name, getattr(self, name), 1, 1_000_000)
         check_int("pretrain_sweeps", self.pretrain_sweeps, 0)
         check_int("pretrain_iterations", self.pretrain_iterations, 0)
@@ -173,8 +180,12 @@ class CarTrainersExperiment:
         return tuple(cell_name(t, c) for t in self.trainer_names for c in self.curriculum_names)
 
     def settings(self) -> dict:
-        """JSON-serialisable settings (fingerprinted into run files)."""
+        """JSON-serialisable settings (fingerprinted into run files). A setting added after runs were saved is
+        recorded only when it differs from its default, so those runs stay valid."""
         data = asdict(self)
+        for name, default in _ADDED_LATER.items():
+            if data[name] == default:
+                del data[name]
         data["trainers"], data["curricula"] = list(self.trainers), list(self.curricula)
         data["experiment"] = "car-trainers"
         return data
