@@ -307,3 +307,53 @@ def test_dagger_refuses_fixed_scores_and_other_trainers(tmp_path):
         CurriculumDAgger(dagger_trainer(tmp_path), DEMOS, n_rounds=1, teacher=SCORES)
     with pytest.raises(ValueError, match="needs a teacher"):
         CurriculumDAgger(dagger_trainer(tmp_path), DEMOS, n_rounds=1, variant="Cur")
+
+
+def test_adversarial_match_starts_starts_the_generator_where_the_chosen_demonstrations_start(tmp_path):
+    from imitation.algorithms.adversarial.gail import GAIL
+    from seals.base_envs import ExposePOMDPStateWrapper
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from curteach_teaching.curriculum.adversarial import CurriculumAdversarial
+    from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy, action_features
+
+    class Starts(gym.Wrapper):  # what the generator's episodes actually started from
+        seen: list = []
+
+        def reset(self, **kwargs):
+            obs, info = self.env.reset(**kwargs)
+            Starts.seen.append(int(obs))
+            return obs, info
+
+    mdp = layered_mdp()
+    env = mdp.to_seals()
+    own = np.array(env.initial_state_dist)
+    venv = DummyVecEnv([lambda: Starts(ExposePOMDPStateWrapper(env))])
+    venv.seed(0)
+    with th.random.fork_rng(devices=[]):
+        th.manual_seed(0)
+        generator = PPO(QuadraticSoftmaxPolicy, venv, n_steps=30, batch_size=30, n_epochs=1, device="cpu",
+                        policy_kwargs={"action_features": action_features(mdp)})
+        trainer = GAIL(demonstrations=DEMOS, demo_batch_size=3, venv=venv, gen_algo=generator,
+                       reward_net=BasicRewardNet(venv.observation_space, venv.action_space),
+                       custom_logger=silent_logger(tmp_path), log_dir=tmp_path)
+        curriculum = CurriculumAdversarial(trainer, DEMOS, variant="Cur-T", teacher=SCORES,
+                                           pacing=lambda e, n, k: 1, match_starts=True)
+        Starts.seen.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            curriculum.train(2)
+    # Cur-T keeps demo 1 alone (the lowest teacher difficulty), which starts at state 1; the environment starts
+    # at 0 or 1 otherwise. The first reset is the generator's, made before the curriculum's first epoch.
+    assert len(Starts.seen) > 10 and set(Starts.seen[1:]) == {1}
+    np.testing.assert_array_equal(env.initial_state_dist, own)  # put back after each epoch
+    assert curriculum.config()["match_starts"] is True
+    from curteach_teaching.curriculum.rounds import starts_matched, tabular_envs
+
+    with pytest.raises(ValueError, match="match_starts needs a DummyVecEnv of tabular environments"):
+        tabular_envs(DummyVecEnv([lambda: gym.make("CartPole-v1")]))
+    features = Trajectory(obs=np.array([[0.5, 1.0], [1.0, 0.0]]), acts=np.array([0]), infos=None, terminal=True)
+    with pytest.raises(ValueError, match=r"observations are state indices in \[0, 7\)"), \
+            starts_matched(tabular_envs(venv), [features]):
+        pass

@@ -51,6 +51,9 @@ def add_parser(subparsers) -> None:
                         help="GAIL and AIRL: generator (PPO) time steps per round (default 200; small: 100)")
     parser.add_argument("--disc-updates", type=int, default=None,
                         help="GAIL and AIRL: discriminator updates per round (default 2)")
+    parser.add_argument("--match-starts", action="store_true", default=None,
+                        help="GAIL and AIRL: the generator's episodes start where the epoch's demonstrations start "
+                        "(as MCE-IRL's adapter does; default: from the car's own start distribution)")
     add_car_arguments(parser, init="T0", steps=10, init_help="(as car-bc) ")
     parser.set_defaults(steps=None)  # the scale's, unless given
     add_sweep_arguments(parser, default_runs=10, default_out="results/car-trainers-INIT-SCALE")
@@ -66,7 +69,7 @@ def run_car_trainers(args: argparse.Namespace) -> int:
     from curteach_teaching.experiments.car_trainers_report import CarTrainersReport
 
     settings = dict(SCALES[args.scale])
-    for name in ("steps", "adversarial_timesteps", "disc_updates"):  # given flags override the scale's
+    for name in ("steps", "adversarial_timesteps", "disc_updates", "match_starts"):  # given flags override the scale's
         if getattr(args, name) is not None:
             settings[name] = getattr(args, name)
     with named_as_options(args):

@@ -25,6 +25,7 @@ selection, not bit for bit.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,8 @@ from curteach_teaching.curriculum.rounds import (
     check_trainer,
     check_trajectories,
     selected_trajectories,
+    starts_matched,
+    tabular_envs,
 )
 from curteach_teaching.curriculum.scores import (
     TeacherDifficulty,
@@ -66,14 +69,17 @@ class AdversarialStepTrainer(PolicyStepTrainer):
         demonstrations: the N trajectories; transitions: their flattening, laid out as ``index`` says.
         rounds: trainer rounds per curriculum epoch (>= 1).
         chunk_size, min_log_prob: of the learner-difficulty passes.
+        match_starts: while a batch trains, the generator's episodes start where its demonstrations start
+            (:func:`~curteach_teaching.curriculum.rounds.starts_matched`; tabular environments only).
     """
 
     def __init__(self, trainer: AdversarialTrainer, demonstrations: list, transitions: Any,
                  index: DemonstrationIndex, *, rounds: int = 1, chunk_size: int = 8192,
-                 min_log_prob: float = MIN_LOG_PROB):
+                 min_log_prob: float = MIN_LOG_PROB, match_starts: bool = False):
         super().__init__(trainer, transitions, index, chunk_size=chunk_size, min_log_prob=min_log_prob)
         self.demonstrations = demonstrations
         self.rounds = rounds
+        self.start_envs = tabular_envs(trainer.venv) if match_starts else None
         self._disc_stats: list = []
 
     def train_batches(self, batches: Sequence[np.ndarray], after_step: Callable[[], None]) -> None:
@@ -102,9 +108,11 @@ class AdversarialStepTrainer(PolicyStepTrainer):
         trainer.train_disc = recording
         try:
             for batch in batches:
-                trainer.set_demonstrations(selected_trajectories(self.demonstrations, self.index, batch))
+                chosen = selected_trajectories(self.demonstrations, self.index, batch)
+                trainer.set_demonstrations(chosen)
                 self._disc_stats = []
-                trainer.train(total_timesteps=self.rounds * trainer.gen_train_timesteps)
+                with starts_matched(self.start_envs, chosen) if self.start_envs else nullcontext():
+                    trainer.train(total_timesteps=self.rounds * trainer.gen_train_timesteps)
                 after_step()
         finally:
             self._disc_stats = []
@@ -168,6 +176,9 @@ class CurriculumAdversarial(RoundCurriculum):
             ``(obs, acts) -> log pi^E(a | s)`` (:func:`~curteach_teaching.curriculum.scores.teacher_difficulty`).
         pacing: ``(epoch, n_epochs, n_items) -> int``; default ``LinearPacing(0.8, 0.5)``. Agn ignores it.
         rounds_per_epoch: trainer rounds per curriculum epoch (default 1).
+        match_starts: the generator's episodes start where the epoch's demonstrations start (default ``False``:
+            from the environment's own distribution), as :class:`~curteach_teaching.curriculum.mce_irl.CurriculumMCEIRL`
+            does by default; needs a ``DummyVecEnv`` of tabular seals environments observed as state indices.
         min_log_prob: floor of every per-step log-probability.
         hooks, observers: as :class:`~curteach_teaching.curriculum.core.Curriculum` (a hook's step is an epoch).
         log: record each selection in ``trainer.logger`` (default ``True``).
@@ -188,6 +199,7 @@ class CurriculumAdversarial(RoundCurriculum):
         teacher: TeacherDifficulty = None,
         pacing: PacingSchedule | None = None,
         rounds_per_epoch: int = 1,
+        match_starts: bool = False,
         min_log_prob: float = MIN_LOG_PROB,
         hooks: Sequence[Any] = (),
         observers: Sequence[Any] = (),
@@ -209,8 +221,11 @@ class CurriculumAdversarial(RoundCurriculum):
         self.trainer = trainer
         self.demonstrations = demonstrations
         step_trainer = AdversarialStepTrainer(trainer, demonstrations, transitions, index, rounds=rounds_per_epoch,
-                                              chunk_size=chunk, min_log_prob=self.min_log_prob)
+                                              chunk_size=chunk, min_log_prob=self.min_log_prob,
+                                              match_starts=match_starts)
+        config = {"rounds_per_epoch": rounds_per_epoch, "trainer": type(trainer).__name__}
+        if match_starts:  # only when on, so that states saved before the option existed still load
+            config["match_starts"] = True
         super().__init__(step_trainer, index, variant=variant, teacher_scores=scores, pacing=pacing,
                          logger=trainer.logger if log else None, rng=None, hooks=hooks, observers=observers,
-                         state_format=STATE_FORMAT, extra_config={"rounds_per_epoch": rounds_per_epoch,
-                                                                  "trainer": type(trainer).__name__})
+                         state_format=STATE_FORMAT, extra_config=config)

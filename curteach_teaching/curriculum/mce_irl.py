@@ -26,8 +26,8 @@ Saved state: the curriculum's, the reward network and its optimizer, and the tra
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,7 @@ from curteach_teaching.curriculum.rounds import (
     check_trainer,
     check_trajectories,
     selected_trajectories,
+    starts_matched,
 )
 from curteach_teaching.curriculum.scores import TeacherDifficulty, check_min_log_prob, teacher_difficulty
 from curteach_teaching.difficulty import MIN_LOG_PROB, sum_per_demonstration
@@ -102,17 +103,8 @@ class MCEIRLStepTrainer:
         """Nothing to restore: the policy table has no training mode."""
         return nullcontext()
 
-    @contextmanager
-    def _starts_of(self, chosen: list) -> Iterator[None]:
-        env = self.trainer.env
-        saved = env.initial_state_dist
-        if self.match_starts:
-            starts = np.bincount([int(demo.obs[0]) for demo in chosen], minlength=env.state_dim).astype(np.float64)
-            env.initial_state_dist = starts / starts.sum()
-        try:
-            yield
-        finally:
-            env.initial_state_dist = saved
+    def _starts_of(self, chosen: list):
+        return starts_matched([self.trainer.env], chosen) if self.match_starts else nullcontext()
 
     def train_batches(self, batches: Sequence[np.ndarray], after_step: Callable[[], None]) -> None:
         """For each batch: the trainer's demonstrations become its demonstrations, then ``iterations`` steps."""

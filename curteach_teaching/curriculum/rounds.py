@@ -12,7 +12,8 @@ adds one for its trainer's logger), and :func:`check_trajectories` refuses demon
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,8 @@ __all__ = [
     "check_trainer",
     "check_trajectories",
     "selected_trajectories",
+    "starts_matched",
+    "tabular_envs",
 ]
 
 #: The key prefix of what the adapters record in imitation's logger.
@@ -141,6 +144,40 @@ def check_trainer(trainer: Any, expected: type | tuple[type, ...], adapter: str)
     if not isinstance(trainer, expected):
         raise ValueError(f"{adapter} cannot drive a {type(trainer).__name__}; supported trainers: "
                          f"{SUPPORTED_TRAINERS}")
+
+
+def tabular_envs(venv: Any) -> list:
+    """The base environments of ``venv`` whose episodes start from a settable ``initial_state_dist`` (seals'
+    tabular models in a ``DummyVecEnv``), or ``ValueError`` saying what start matching needs."""
+    envs = getattr(venv, "envs", None)
+    bases = [env.unwrapped for env in envs] if envs else []
+    if not bases or not all(hasattr(b, "initial_state_dist") and hasattr(b, "state_dim") for b in bases):
+        raise ValueError("match_starts needs a DummyVecEnv of tabular environments with an initial_state_dist and "
+                         f"state_dim (seals' tabular models, observed as state indices); got {type(venv).__name__}")
+    return bases
+
+
+@contextmanager
+def starts_matched(envs: Sequence[Any], chosen: Sequence[Any]) -> Iterator[None]:
+    """A context in which every env of ``envs`` starts its episodes where the ``chosen`` demonstrations start (the
+    empirical distribution of their first observations, state indices); their own distributions are put back after.
+
+    Raises:
+        ValueError: a first observation that is not a state index of the environments.
+    """
+    n_states = envs[0].state_dim
+    firsts = np.array([np.asarray(demo.obs[0]).reshape(-1)[0] if np.size(demo.obs[0]) == 1 else -1 for demo in chosen])
+    if not np.issubdtype(firsts.dtype, np.integer) or firsts.min() < 0 or firsts.max() >= n_states:
+        raise ValueError(f"match_starts needs demonstrations whose observations are state indices in [0, {n_states})")
+    starts = np.bincount(firsts, minlength=n_states).astype(np.float64)
+    saved = [env.initial_state_dist for env in envs]
+    for env in envs:
+        env.initial_state_dist = starts / starts.sum()
+    try:
+        yield
+    finally:
+        for env, dist in zip(envs, saved, strict=True):
+            env.initial_state_dist = dist
 
 
 class RoundCurriculum(Curriculum):

@@ -21,7 +21,8 @@ epoch's mean training loss).
   observations), the pool as initial demonstrations, ``dagger_episodes`` expert-labelled episodes per round.
 * **gail**, **airl**: SB3's PPO with the same quadratic policy as generator (it has no value function: PPO's
   advantages are discounted returns), imitation's ``BasicRewardNet`` / ``BasicShapedRewardNet`` discriminators;
-  each round is ``adversarial_timesteps`` generator steps and ``disc_updates`` discriminator updates.
+  each round is ``adversarial_timesteps`` generator steps and ``disc_updates`` discriminator updates; with
+  ``match_starts`` the generator's episodes start where the epoch's demonstrations start.
 * **mce-irl**: imitation's ``MCEIRL`` with a linear reward on the car's 8 features (started at zero), its
   time-dependent policy evaluated exactly by :func:`finite_horizon_return`.
 
@@ -240,7 +241,8 @@ def _adversarial(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSeq
                                 n_disc_updates_per_round=s.disc_updates, custom_logger=_folder_logger(folder),
                                 log_dir=folder)
         curriculum = CurriculumAdversarial(trainer, setup.demonstrations, variant=variant,
-                                           teacher=setup.teacher_for(variant), observers=observers)
+                                           teacher=setup.teacher_for(variant), observers=observers,
+                                           match_starts=s.match_starts)
         curve = [setup.reward(generator.policy)]
         with contextlib.redirect_stderr(io.StringIO()):  # imitation's per-round progress bar
             curriculum.train(s.steps, on_epoch_end=lambda _: curve.append(setup.reward(generator.policy)))

@@ -71,7 +71,7 @@ def _names(what: str, names, allowed: tuple | None) -> tuple:
 
 
 #: Settings added after runs were saved, with their defaults (left out of the fingerprint at the default).
-_ADDED_LATER = {"disc_updates": 2}
+_ADDED_LATER = {"disc_updates": 2, "match_starts": False}
 
 
 def _add_distinct(specs: dict, name: str, spec, what: str) -> None:
@@ -95,6 +95,8 @@ class CarTrainersExperiment:
         dagger_episodes: expert-labelled episodes DAgger collects per round.
         adversarial_timesteps: generator (PPO) time steps per adversarial round.
         disc_updates: discriminator updates per adversarial round (imitation's ``n_disc_updates_per_round``).
+        match_starts: GAIL's and AIRL's generator episodes start where the epoch's demonstrations start
+            (:class:`~curteach_teaching.curriculum.adversarial.CurriculumAdversarial`'s ``match_starts``).
         generator_learning_rate: PPO's Adam step size.
         mce_iterations: MCE-IRL reward steps per teaching step; mce_learning_rate: its Adam step size.
         pretrain_iterations: MCE-IRL reward steps on the pre-training starts before teaching.
@@ -116,6 +118,7 @@ class CarTrainersExperiment:
     mce_learning_rate: float = 0.05
     pretrain_iterations: int = 20
     disc_updates: int = 2
+    match_starts: bool = False
 
     def __post_init__(self):
         trainers = _names("trainers", self.trainers, None)
@@ -133,6 +136,8 @@ class CarTrainersExperiment:
             check_int(name, getattr(self, name), 1, 1_000_000)
         check_int("pretrain_sweeps", self.pretrain_sweeps, 0)
         check_int("pretrain_iterations", self.pretrain_iterations, 0)
+        if not isinstance(self.match_starts, bool):
+            raise ValueError(f"match_starts must be True or False; got {self.match_starts!r}")
         for name in ("learning_rate", "generator_learning_rate", "mce_learning_rate"):
             check_positive(name, getattr(self, name))
         if not 0.0 <= self.gamma <= 1.0:
