@@ -147,12 +147,22 @@ def test_the_adversarial_budget_reaches_the_trainer_and_old_runs_keep_their_fing
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(AdversarialTrainer, "train_disc", counted)
+    from curteach_teaching.curriculum import adversarial, rounds
+
+    matched = []
+
+    def recorded(envs, chosen):  # the starts each round's generator episodes were given
+        matched.append(sorted({int(demo.obs[0]) for demo in chosen}))
+        return rounds.starts_matched(envs, chosen)
+
+    monkeypatch.setattr(adversarial, "starts_matched", recorded)
     args = ["car-trainers", "--trainers", "gail", "--curricula", "Cur", "--scale", "small", "--steps", "2",
-            "--disc-updates", "3", "--adversarial-timesteps", "60", "--runs", "1", "--backend", "serial",
-            "--no-progress", "--no-figures", "--out", str(tmp_path)]
+            "--disc-updates", "3", "--adversarial-timesteps", "60", "--match-starts", "--runs", "1", "--backend",
+            "serial", "--no-progress", "--no-figures", "--out", str(tmp_path)]
     assert main(args) == 0
     assert received == [(3, 60)] * (2 * 3)  # 2 rounds of 3 discriminator updates, 60 generator steps each
+    assert len(matched) == 2 and all(matched)  # one start distribution per round, from its demonstrations
     # a setting added later is fingerprinted only away from its default: runs saved before it stay valid
     default = CarTrainersExperiment(trainers=("bc",), curricula=("Agn",)).settings()
-    assert "disc_updates" not in default
+    assert "disc_updates" not in default and "match_starts" not in default
     assert CarTrainersExperiment(trainers=("bc",), curricula=("Agn",), disc_updates=16).settings()["disc_updates"] == 16
