@@ -166,13 +166,14 @@ def starts_matched(envs: Sequence[Any], chosen: Sequence[Any]) -> Iterator[None]
         ValueError: a first observation that is not a state index of the environments.
     """
     n_states = envs[0].state_dim
-    firsts = np.array([np.asarray(demo.obs[0]).reshape(-1)[0] if np.size(demo.obs[0]) == 1 else -1 for demo in chosen])
-    if not np.issubdtype(firsts.dtype, np.integer) or firsts.min() < 0 or firsts.max() >= n_states:
+    firsts = [np.asarray(demo.obs[0]) for demo in chosen]
+    if not all(f.size == 1 and np.issubdtype(f.dtype, np.integer) and 0 <= f.item() < n_states for f in firsts):
         raise ValueError(f"match_starts needs demonstrations whose observations are state indices in [0, {n_states})")
-    starts = np.bincount(firsts, minlength=n_states).astype(np.float64)
+    starts = np.bincount([f.item() for f in firsts], minlength=n_states).astype(np.float64)
+    distribution = starts / starts.sum()
     saved = [env.initial_state_dist for env in envs]
     for env in envs:
-        env.initial_state_dist = starts / starts.sum()
+        env.initial_state_dist = distribution
     try:
         yield
     finally:

@@ -74,12 +74,6 @@ def _names(what: str, names, allowed: tuple | None) -> tuple:
 _ADDED_LATER = {"disc_updates": 2, "match_starts": False}
 
 
-def _add_distinct(specs: dict, name: str, spec, what: str) -> None:
-    if name in specs:
-        raise ValueError(f"{what} must have distinct names; {specs[name]!r} and {spec!r} are both {name!r}")
-    specs[name] = spec
-
-
 @dataclass(frozen=True)
 class CarTrainersExperiment:
     """Settings of the car trainers experiment; :meth:`run_cell` performs one run of one cell.
@@ -122,7 +116,7 @@ class CarTrainersExperiment:
 
     def __post_init__(self):
         trainers = _names("trainers", self.trainers, None)
-        self.trainer_specs(trainers)  # an unknown name: the registry's error, listing the trainers
+        self.trainer_recipes(trainers)  # an unknown or repeated name: the registry's error
         object.__setattr__(self, "trainers", trainers)  # a '_' is fine: a cell is split at its last one
         curricula = _names("curricula", self.curricula, None)
         names = list(self.curriculum_specs(curricula))  # a plug-in that does not load fails here
@@ -144,25 +138,23 @@ class CarTrainersExperiment:
             raise ValueError(f"gamma must be in [0, 1]; got {self.gamma}")
 
     @staticmethod
-    def trainer_specs(trainers) -> dict:
-        """``trainer name -> spec`` of ``trainers`` (a built-in by its name; a plug-in by its ``name``, else the
-        attribute's or entry point's name), each checked to load to a callable recipe."""
+    def trainer_recipes(trainers) -> dict:
+        """``trainer name -> recipe`` of ``trainers`` (a built-in by its name; a plug-in by its ``name``, else the
+        attribute's or entry point's name), each checked to be callable."""
         import curteach_teaching.experiments.car_trainer_recipes  # noqa: F401  (registers the built-in recipes)
         from curteach_teaching.registry import CAR_TRAINERS
 
-        specs = {}
-        for spec in trainers:
-            name, recipe = CAR_TRAINERS.load(spec)
+        loaded = CAR_TRAINERS.load_many(trainers)  # refuses unknown names and repeated display names
+        for spec, (_, recipe) in zip(trainers, loaded, strict=True):
             if not callable(recipe):
                 raise ValueError(f"car trainer {spec!r} is not callable (got {type(recipe).__name__}); a car trainer "
                                  "is a recipe(setup, curriculum, seed_sequence, *, observers) -> rewards")
-            _add_distinct(specs, name, spec, "trainers")
-        return specs
+        return dict(loaded)
 
     @property
     def trainer_names(self) -> tuple:
         """The trainers' names, as in the cells and figures."""
-        return tuple(self.trainer_specs(self.trainers))
+        return tuple(self.trainer_recipes(self.trainers))
 
     @staticmethod
     def curriculum_specs(curricula) -> dict:
@@ -171,7 +163,10 @@ class CarTrainersExperiment:
 
         specs = {}
         for spec in curricula:
-            _add_distinct(specs, variant_name(check_variant(spec)), spec, "curricula")
+            name = variant_name(check_variant(spec))
+            if name in specs:  # two specs of one curriculum would share its cells
+                raise ValueError(f"curricula must have distinct names; {specs[name]!r} and {spec!r} are both {name!r}")
+            specs[name] = spec
         return specs
 
     @property
@@ -212,8 +207,6 @@ class CarTrainersExperiment:
 
     def run_cell(self, cell: str, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
         """Run ``index`` of ``cell`` (see the module docstring)."""
-        from curteach_teaching.registry import CAR_TRAINERS
-
         if cell not in self.cells:
             raise ValueError(f"unknown cell {cell!r}; cells: {', '.join(self.cells)}")
         trainer, curriculum = split_cell(cell)
@@ -228,7 +221,7 @@ class CarTrainersExperiment:
             warnings.filterwarnings("ignore", message="tried to wrap")  # DAgger's collector: state-index observations
             spec = self.curriculum_specs(self.curricula)[curriculum]
             loss = EpochMetricMean("loss")
-            _, recipe = CAR_TRAINERS.load(self.trainer_specs(self.trainers)[trainer])
+            recipe = self.trainer_recipes(self.trainers)[trainer]
             curve = np.asarray(recipe(setup, spec, trainer_seed, observers=[loss]), dtype=np.float64)
         if curve.shape != (self.steps + 1,):
             raise ValueError(f"car trainer {trainer!r} returned a curve of shape {curve.shape}; a recipe returns the "
