@@ -29,4 +29,4 @@ def mlp_bc(setup, curriculum, seed_sequence, *, observers=()):
     return rewards
 
 
-mlp_bc.name = "mlp-bc"  # its name in the cells, summary and figures (no '_': cells are trainer_curriculum)
+mlp_bc.name = "mlp-bc"  # its name in the cells (mlp-bc_Cur), the summary and the figures
