@@ -27,11 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_teaching.experiments.backends import ProcessBackend, SerialBackend
-from curteach_teaching.experiments.car_irl import CarIRLExperiment
-from curteach_teaching.experiments.ray_backend import RayBackend
-from curteach_teaching.experiments.results import RunResult
-from curteach_teaching.experiments.sweep import SingleCellExperiment, run_sweep
+from curteach_teaching.experiments.car.irl import CarIRLExperiment
+from curteach_teaching.sweeps.backends import ProcessBackend, SerialBackend
+from curteach_teaching.sweeps.ray_backend import RayBackend
+from curteach_teaching.sweeps.results import RunResult
+from curteach_teaching.sweeps.sweep import SingleCellExperiment, run_sweep
 
 
 @dataclass(frozen=True)

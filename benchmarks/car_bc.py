@@ -12,9 +12,9 @@ import time
 
 import numpy as np
 
-from curteach_teaching.experiments.car_bc import CarBCExperiment
-from curteach_teaching.experiments.car_irl import parse_init
-from curteach_teaching.experiments.sweep import run_seed_sequence
+from curteach_teaching.experiments.car.bc import CarBCExperiment
+from curteach_teaching.experiments.car.irl import parse_init
+from curteach_teaching.sweeps.sweep import run_seed_sequence
 
 
 def main() -> None:

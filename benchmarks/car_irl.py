@@ -10,8 +10,8 @@ import time
 
 import numpy as np
 
-from curteach_teaching.experiments.car_irl import CarIRLExperiment
-from curteach_teaching.experiments.sweep import run_seed_sequence
+from curteach_teaching.experiments.car.irl import CarIRLExperiment
+from curteach_teaching.sweeps.sweep import run_seed_sequence
 
 
 def main(repeats: int = 3) -> None:

@@ -105,11 +105,11 @@ def main() -> None:
     from curteach_envs.navigation.dataset import save_dataset
     from curteach_envs.navigation.generate import generate_dataset
     from curteach_teaching.evaluation import evaluate_split
-    from curteach_teaching.experiments.backends import run_seed_sequence
-    from curteach_teaching.experiments.nav import NavExperiment
-    from curteach_teaching.experiments.nav_data import file_digest, prepare
-    from curteach_teaching.experiments.nav_run import NavRun
+    from curteach_teaching.experiments.nav.data import file_digest, prepare
+    from curteach_teaching.experiments.nav.experiment import NavExperiment
+    from curteach_teaching.experiments.nav.run import NavRun
     from curteach_teaching.names import AGN
+    from curteach_teaching.sweeps.backends import run_seed_sequence
 
     torch.set_num_threads(args.threads)
     warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")

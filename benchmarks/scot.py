@@ -17,9 +17,9 @@ import time
 
 import numpy as np
 
-from curteach_teaching import scot as S
-from curteach_teaching.experiments.car_irl import CarIRLExperiment, build_setup
-from curteach_teaching.teachers import scot_batch
+from curteach_teaching.experiments.car.irl import CarIRLExperiment, build_setup
+from curteach_teaching.teaching import scot as S
+from curteach_teaching.teaching.teachers import scot_batch
 
 
 def measure(setup, kind: str) -> dict:

@@ -33,8 +33,8 @@ def main() -> None:
     import torch
     from threadpoolctl import threadpool_limits
 
-    from curteach_teaching.experiments.car_trainer_recipes import RECIPES
-    from curteach_teaching.experiments.car_trainers import CarTrainersExperiment
+    from curteach_teaching.experiments.car.recipes import RECIPES
+    from curteach_teaching.experiments.car.trainers import CarTrainersExperiment
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=10)

@@ -1,4 +1,6 @@
-"""curteach teaching layer: planning, difficulty scores, teachers, learners and experiments.
+"""curteach teaching layer: what a user needs at the top (the teaching loop, teachers, learners, curricula and the
+four trainer adapters, the registries, and the planning and demonstrations to start from); helpers stay in their
+modules (docs/api).
 
 The public names below are imported lazily on first use, so that ``import curteach_teaching.planning`` (and the CLI,
 and the experiment workers) do not pay for importing torch and imitation unless they need them.
@@ -9,38 +11,12 @@ from __future__ import annotations
 from curteach_teaching._lazy import lazy_getattr
 
 _EXPORTS = {
-    "curteach_teaching.curriculum": ("CurriculumBC",),
-    "curteach_teaching.selection": ("CurriculumSelection", "EpochRecord", "FullPacing", "LinearPacing"),
-    "curteach_teaching.demonstrations": ("DemonstrationPool", "occupancy_per_start", "sample_demonstrations"),
-    "curteach_teaching.difficulty": (
-        "aggregate",
-        "curriculum_scores",
-        "demonstration_log_likelihoods",
-        "learner_difficulty_scores",
-        "log_likelihood",
-        "log_difficulty",
-        "shortest_path_teacher_difficulty",
-        "teacher_difficulty_scores",
-        "teacher_log_difficulty",
-        "tsp_teacher_difficulty",
+    # Algorithm 1: the teaching loop, its protocols and the registries of teachers and learners
+    "curteach_teaching.teaching.loop": (
+        "LEARNERS", "Learner", "LearnerContext", "Lesson", "LessonBook", "TeacherContext", "teach",
     ),
-    "curteach_teaching.learners.maxent_irl": ("MaxEntIRLLearner",),
-    "curteach_teaching.learners.bc": ("QuadraticSoftmaxPolicy",),
-    "curteach_teaching.learners.bc_car": ("BCCarLearner",),
-    "curteach_teaching.learners.tabular": ("LinearMaxEntIRL", "TabularSoftmaxBC"),
-    "curteach_teaching.observability": ("ProbedPolicyView",),
-    "curteach_teaching.registry": ("CAR_TRAINERS", "CURRICULA", "LEARNERS", "TEACHERS", "TRAINERS"),
-    "curteach_teaching.teach": ("Learner", "LearnerContext", "Lesson", "LessonBook", "TeacherContext", "teach"),
-    "curteach_teaching.planning": (
-        "PlanningResult",
-        "expected_return",
-        "feature_expectations",
-        "hard_value_iteration",
-        "occupancy",
-        "policy_transition_matrix",
-        "soft_value_iteration",
-    ),
-    "curteach_teaching.teachers": (
+    "curteach_teaching.teaching.factories": ("TEACHERS",),
+    "curteach_teaching.teaching.teachers": (
         "AgnosticTeacher",
         "BlackBoxTeacher",
         "CurriculumTeacher",
@@ -53,6 +29,29 @@ _EXPORTS = {
         "Teacher",
         "TeacherDifficultyTeacher",
     ),
+    "curteach_teaching.teaching.observability": ("ProbedPolicyView",),
+    # the learners
+    "curteach_teaching.learners.maxent_irl": ("MaxEntIRLLearner",),
+    "curteach_teaching.learners.bc": ("QuadraticSoftmaxPolicy",),
+    "curteach_teaching.learners.bc_car": ("BCCarLearner",),
+    "curteach_teaching.learners.tabular": ("LinearMaxEntIRL", "TabularSoftmaxBC"),
+    # Algorithm 2: the curriculum core, its registry and the four trainer adapters
+    "curteach_teaching.curriculum.core": ("Curriculum",),
+    "curteach_teaching.curriculum.selection": (
+        "CURRICULA", "CurriculumSelection", "EpochRecord", "FullPacing", "LinearPacing",
+    ),
+    "curteach_teaching.curriculum.adapters.bc": ("CurriculumBC",),
+    "curteach_teaching.curriculum.adapters.dagger": ("CurriculumDAgger",),
+    "curteach_teaching.curriculum.adapters.adversarial": ("CurriculumAdversarial",),
+    "curteach_teaching.curriculum.adapters.mce_irl": ("CurriculumMCEIRL",),
+    # the shared bases a user starts from: an expert, its demonstrations and their difficulty
+    "curteach_teaching.planning": (
+        "PlanningResult", "expected_return", "feature_expectations", "hard_value_iteration", "occupancy",
+        "soft_value_iteration",
+    ),
+    "curteach_teaching.demonstrations": ("DemonstrationPool", "occupancy_per_start", "sample_demonstrations"),
+    "curteach_teaching.difficulty": ("curriculum_scores", "learner_difficulty_scores", "teacher_difficulty_scores"),
+    "curteach_teaching.registry": ("Registry",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_MODULE_OF)

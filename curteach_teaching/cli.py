@@ -13,7 +13,7 @@ import importlib.metadata
 import sys
 from collections.abc import Sequence
 
-from curteach_teaching.interrupts import EXIT_CODE, handle_interrupts
+from curteach_teaching.sweeps.interrupts import EXIT_CODE, handle_interrupts
 
 _COMMAND_MODULES = (
     "curteach_teaching.commands.datasets",
@@ -55,9 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; a ``ValueError`` (bad input) or an ``OSError`` (a full disk, ...) becomes a one-line
-    message and exit code 2, a run lost with its worker (:class:`~curteach_teaching.experiments.backends.LostRun`)
-    a one-line message and exit code 1, Ctrl-C exit code 130 (see :mod:`curteach_teaching.interrupts`)."""
-    from curteach_teaching.experiments.backends import LostRun
+    message and exit code 2, a run lost with its worker (:class:`~curteach_teaching.sweeps.backends.LostRun`)
+    a one-line message and exit code 1, Ctrl-C exit code 130 (see :mod:`curteach_teaching.sweeps.interrupts`)."""
+    from curteach_teaching.sweeps.backends import LostRun
 
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)

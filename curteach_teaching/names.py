@@ -43,7 +43,7 @@ BBOX = "BBox"
 TEACHER_NAMES = (AGN, OMN, SCOT, CUR, CUR_T, CUR_L, BBOX)
 #: The four teachers of the car CrossEnt-BC experiment, in the BC original's order of play.
 BC_TEACHER_NAMES = (AGN, CUR, CUR_T, CUR_L)
-#: The variants of the curriculum over demonstrations (:mod:`curteach_teaching.selection`).
+#: The variants of the curriculum over demonstrations (:mod:`curteach_teaching.curriculum.selection`).
 CURRICULUM_VARIANTS = (CUR, CUR_L, CUR_T, AGN)
 #: The car BC learner's update rules (:class:`~curteach_teaching.learners.bc_car.BCCarLearner`).
 BC_UPDATES = ("batch", "sequential")

@@ -56,7 +56,7 @@ def plot_learning_curves(
 
     Args:
         rows: dicts with ``teacher, t, mean, sem`` (one subset of a summary table,
-            :func:`~curteach_teaching.experiments.reports.summarize`).
+            :func:`~curteach_teaching.sweeps.reports.summarize`).
         path: output image file.
         teachers: which teachers, in legend order (default: all, in order of appearance).
         spacing: markers every ``spacing`` steps (the original plotted every 10th point).
@@ -284,7 +284,7 @@ def plot_against_rate(
 
     Args:
         table: cell -> ``{"rate", "radius", "runs", "final_mean", "final_sem", "flagged_share",
-            "diverged_share"}`` (:class:`~curteach_teaching.experiments.sensitivity.SensitivityReport`).
+            "diverged_share"}`` (:class:`~curteach_teaching.experiments.theory.sensitivity.SensitivityReport`).
         teachers: the teachers, in legend order.
         path: output image file.
         kind: ``"final"`` (final expected reward, mean ± SEM over all runs) or ``"stability"`` (the share of runs
@@ -337,7 +337,7 @@ def plot_steps_to_gap(steps: dict, fractions: Sequence[float], horizon: int, pat
 
     Args:
         steps: teacher -> per run, the steps to each fraction (``None``: never), as
-            :func:`~curteach_teaching.experiments.car_report.steps_to_gap` gives them.
+            :func:`~curteach_teaching.experiments.car.report.steps_to_gap` gives them.
         fractions: the fractions, in the order of each run's list.
         horizon: the run length T (the x-axis ends there).
         path: output image file.

@@ -1,4 +1,7 @@
-"""Plug-ins by name: one registry per kind (teachers, curricula, learners, trainer adapters, car trainers).
+"""Plug-ins by name: the generic :class:`Registry`. Each kind's registry lives beside its protocol:
+:data:`~curteach_teaching.teaching.factories.TEACHERS`, :data:`~curteach_teaching.teaching.loop.LEARNERS`,
+:data:`~curteach_teaching.curriculum.selection.CURRICULA` and
+:data:`~curteach_teaching.experiments.car.recipes.CAR_TRAINERS`.
 
 A name given on the command line or to an experiment is looked up in this order:
 
@@ -6,14 +9,14 @@ A name given on the command line or to an experiment is looked up in this order:
    ``module:EnvId`` form;
 2. a built-in (registered by this package with :meth:`Registry.add` or the :meth:`Registry.register` decorator);
 3. an entry point of the kind's group (``curteach.teachers``, ``curteach.curricula``, ``curteach.learners``,
-   ``curteach.trainers``, ``curteach.car_trainers``), declared by a third-party package in its ``pyproject.toml``::
+   ``curteach.car_trainers``), declared by a third-party package in its ``pyproject.toml``::
 
        [project.entry-points."curteach.teachers"]
        Greedy = "mypkg.teachers:Greedy"
 
 The registry hands back the object it found (a factory, a class or a preference); what a kind's objects must look
-like is that kind's protocol (:mod:`curteach_teaching.teach` for teachers and learners, the curriculum core for
-curricula, the trainer adapters for trainers, :mod:`~curteach_teaching.experiments.car_trainer_recipes` for car
+like is that kind's protocol (:mod:`curteach_teaching.teaching.loop` for teachers and learners, the curriculum core for
+curricula, the trainer adapters for trainers, :mod:`~curteach_teaching.experiments.car.recipes` for car
 trainers). :meth:`Registry.call` calls a factory and names it in the error when it
 raises or returns the wrong type, so a broken plug-in is never mistaken for a bug of the library.
 """
@@ -26,7 +29,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
-__all__ = ["Registry", "display_name", "TEACHERS", "CURRICULA", "LEARNERS", "TRAINERS", "CAR_TRAINERS"]
+__all__ = ["Registry", "display_name"]
 
 
 def display_name(obj: Any, fallback: str) -> str:
@@ -76,6 +79,10 @@ class Registry:
         for entry in metadata.entry_points(group=self.group):
             found.setdefault(entry.name, entry)  # the first distribution on sys.path wins, as importlib's lookup does
         return found
+
+    def is_builtin(self, name: str) -> bool:
+        """Whether ``name`` is a built-in of this registry (not ``module:attr``, not an entry point)."""
+        return name in self._builtins
 
     def names(self) -> tuple[str, ...]:
         """The built-in names in registration order, then the entry points' names (sorted) not shadowing one."""
@@ -169,96 +176,3 @@ class Registry:
                 raise ValueError(f"{self.kind} factory {name!r} returned {type(result).__name__}, which is not a "
                                  f"{self.kind} (see the {self.kind} protocol)")
         return result
-
-
-#: Teacher factories: ``factory(context) -> teacher`` (``teacher.select(view, step) -> start index``).
-TEACHERS = Registry("teacher", "curteach.teachers")
-#: Curricula: preferences over (teacher difficulty, learner difficulty) in log space.
-CURRICULA = Registry("curriculum", "curteach.curricula")
-#: Learner factories for the teacher-centric experiments.
-LEARNERS = Registry("learner", "curteach.learners")
-#: Curriculum adapters of imitation's trainers: the built-ins (bc, dagger, gail, airl, mce-irl) register themselves
-#: when :mod:`curteach_teaching.curriculum` is imported, as Gymnasium's environments do (the registry imports no kind).
-TRAINERS = Registry("trainer", "curteach.trainers")
-#: The trainers ``curteach car-trainers`` runs: car recipes ``recipe(setup, curriculum, seed_sequence, *, observers)
-#: -> (steps + 1,) expected rewards`` (:mod:`~curteach_teaching.experiments.car_trainer_recipes`, which registers the
-#: built-ins bc, dagger, gail, airl and mce-irl when imported).
-CAR_TRAINERS = Registry("car trainer", "curteach.car_trainers")
-
-
-def _builtin_teacher(name: str) -> Callable[[], Any]:
-    def load() -> Any:
-        from curteach_teaching.teacher_factories import BUILTIN_TEACHERS
-
-        return BUILTIN_TEACHERS[name]
-
-    return load
-
-
-for _name in ("Agn", "Omn", "Scot", "Cur", "Cur-T", "Cur-L", "BBox"):  # the IRL original's order of play
-    TEACHERS.add(_name, _builtin_teacher(_name))
-
-
-def _builtin_learner(attr: str) -> Callable[[], Any]:
-    def load() -> Any:
-        from curteach_teaching.learners import tabular
-
-        return getattr(tabular, attr)
-
-    return load
-
-
-LEARNERS.add("maxent-irl", _builtin_learner("maxent_irl_learner"))
-for _name in ("Cur", "Cur-L", "Cur-T", "Agn"):  # the selection's built-in variants go by their names
-    CURRICULA.add(_name, lambda name=_name: name)
-LEARNERS.add("bc", _builtin_learner("bc_learner"))
-
-
-def teacher_specs(specs: Iterable[str], builtin_order: tuple[str, ...]) -> tuple[str, ...]:
-    """The teachers of an experiment in playing order: the built-ins of ``builtin_order`` in that order, then every
-    other spec (``module:attr`` or an entry point) in the order given.
-
-    Raises:
-        ValueError: none given, a spec that does not load (the registry's message), a built-in the experiment does
-            not offer, or two teachers shown under the same name.
-    """
-    specs = [spec.strip() for spec in specs if isinstance(spec, str) and spec.strip()]
-    TEACHERS.load_many(specs)  # refuses unknown names and repeated display names
-    chosen = {spec for spec in specs if spec in TEACHERS._builtins}
-    refused = sorted(spec for spec in chosen if spec not in builtin_order)
-    if refused:
-        raise ValueError(f"this experiment offers the built-in teachers {list(builtin_order)}; got {refused}")
-    return tuple(name for name in builtin_order if name in chosen) + tuple(s for s in specs if s not in chosen)
-
-
-def make_teachers(specs: Iterable[str], context_for: Callable[[str], Any]) -> dict[str, Any]:
-    """``display name -> teacher`` for each spec, built by its factory from ``context_for(spec)`` (a
-    :class:`~curteach_teaching.teach.TeacherContext`).
-
-    Raises:
-        ValueError: a factory raised or returned something without ``select`` (the message names the factory).
-    """
-    teachers = {}
-    for spec in specs:
-        name, factory = TEACHERS.load(spec)
-        teachers[name] = TEACHERS.call(name, factory, context_for(spec), expect=lambda obj: callable(
-            getattr(obj, "select", None)))
-    return teachers
-
-
-def plugin_seed_sequence(seed_sequence: Any, spec: str) -> Any:
-    """The seed of plug-in ``spec`` in a run seeded by ``seed_sequence``: a child keyed by a checksum of the spec,
-    so that a plug-in's draws depend on the run and its own name only (not on which other teachers play) and the
-    built-ins' generators are untouched.
-
-    Raises:
-        ValueError: ``seed_sequence`` is ``None`` (a plug-in needs the run's seed).
-    """
-    import zlib
-
-    import numpy as np
-
-    if seed_sequence is None:
-        raise ValueError(f"plug-in {spec!r} needs the run's seed sequence for its generator")
-    key = (*seed_sequence.spawn_key, (1 << 32) + zlib.crc32(spec.encode()))  # above every spawned child's index
-    return np.random.SeedSequence(seed_sequence.entropy, spawn_key=key)

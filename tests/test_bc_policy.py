@@ -169,7 +169,7 @@ def test_bad_input():
 
 def test_car_learner_home_and_old_import_paths():
     from curteach_teaching import learners
-    from curteach_teaching.experiments import car_bc
+    from curteach_teaching.experiments.car import bc as car_bc
 
     assert car_bc.BCCarLearner is learners.BCCarLearner is BCCarLearner
     assert car_bc.make_bc_trainer is learners.make_bc_trainer is make_bc_trainer

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from curteach_teaching.cli import main
-from curteach_teaching.experiments.car_bc import BCCarLearner, CarBCExperiment, pretraining_starts
-from curteach_teaching.experiments.sweep import run_seed_sequence
+from curteach_teaching.experiments.car.bc import BCCarLearner, CarBCExperiment, pretraining_starts
+from curteach_teaching.sweeps.sweep import run_seed_sequence
 
 pytestmark = pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad")
 
@@ -106,7 +106,7 @@ def test_cli_constants_match_the_experiment():
     import sys
 
     from curteach_teaching.commands import car_bc as command
-    from curteach_teaching.experiments import car_bc as experiment
+    from curteach_teaching.experiments.car import bc as experiment
 
     assert command.BC_TEACHER_NAMES == experiment.BC_TEACHER_NAMES
     assert command.UPDATES == experiment.UPDATES

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from curteach_teaching.cli import main
-from curteach_teaching.experiments.car_irl import CarIRLExperiment, parse_init
-from curteach_teaching.experiments.sweep import run_seed_sequence
-from curteach_teaching.teachers import TEACHER_NAMES
+from curteach_teaching.experiments.car.irl import CarIRLExperiment, parse_init
+from curteach_teaching.sweeps.sweep import run_seed_sequence
+from curteach_teaching.teaching.teachers import TEACHER_NAMES
 
 
 @pytest.fixture(scope="module")

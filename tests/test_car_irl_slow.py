@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from curteach_teaching.experiments.car_irl import CarIRLExperiment
-from curteach_teaching.experiments.car_report import summarize
-from curteach_teaching.experiments.car_result import finished
-from curteach_teaching.experiments.sweep import run_sweep
+from curteach_teaching.experiments.car.irl import CarIRLExperiment
+from curteach_teaching.experiments.car.report import summarize
+from curteach_teaching.experiments.car.result import finished
+from curteach_teaching.sweeps.sweep import run_sweep
 
 
 @pytest.mark.slow

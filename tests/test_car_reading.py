@@ -1,10 +1,10 @@
-"""The reading of make demo's car runs (curteach_teaching.experiments.car_reading, curteach demo-reading)."""
+"""The reading of make demo's car runs (curteach_teaching.experiments.car.reading, curteach demo-reading)."""
 
 import numpy as np
 import pytest
 
 from curteach_teaching.cli import main
-from curteach_teaching.experiments.car_reading import SweepFinals, car_reading, load_sweep_finals, plot_car_reading
+from curteach_teaching.experiments.car.reading import SweepFinals, car_reading, load_sweep_finals, plot_car_reading
 
 
 def _sweep(rate, cur, agn, crashes, pairing="same"):

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("imitation")
 
 from curteach_teaching.cli import main  # noqa: E402
-from curteach_teaching.experiments.car_trainers import CarTrainersExperiment, split_cell  # noqa: E402
+from curteach_teaching.experiments.car.trainers import CarTrainersExperiment, split_cell  # noqa: E402
 
 PLUGIN = '''
 CALLS = []

@@ -12,9 +12,9 @@ pytest.importorskip("imitation")
 
 from curteach_envs.car import car_tabular, sample_road  # noqa: E402
 from curteach_teaching.cli import main  # noqa: E402
-from curteach_teaching.experiments.car_trainer_recipes import finite_horizon_return  # noqa: E402
-from curteach_teaching.experiments.car_trainers import CarTrainersExperiment, split_cell  # noqa: E402
-from curteach_teaching.experiments.car_trainers_report import steps_to_target  # noqa: E402
+from curteach_teaching.experiments.car.recipes import finite_horizon_return  # noqa: E402
+from curteach_teaching.experiments.car.trainers import CarTrainersExperiment, split_cell  # noqa: E402
+from curteach_teaching.experiments.car.trainers_report import steps_to_target  # noqa: E402
 from curteach_teaching.planning import expected_return  # noqa: E402
 
 
@@ -50,7 +50,7 @@ def test_steps_to_target():
 @pytest.fixture
 def one_thread():
     """One torch math thread, as the sweep's backends give every run (many threads crawl on a loaded machine)."""
-    from curteach_teaching.experiments.backends import one_math_thread
+    from curteach_teaching.sweeps.backends import one_math_thread
 
     with one_math_thread():
         yield
@@ -59,7 +59,7 @@ def one_thread():
 @pytest.mark.slow  # about 2 min on a loaded 2-core machine
 def test_bc_path_starts_from_car_bcs_learner_and_steps_as_it_does(one_thread):
     from curteach_teaching.curriculum import CurriculumBC
-    from curteach_teaching.experiments.car_bc import CarBCExperiment
+    from curteach_teaching.experiments.car.bc import CarBCExperiment
     from curteach_teaching.learners.bc_car import BCCarLearner
 
     seed = np.random.SeedSequence([5, 0])
@@ -70,7 +70,7 @@ def test_bc_path_starts_from_car_bcs_learner_and_steps_as_it_does(one_thread):
     assert result.curves["reward"][0] == car_bc.extras["initial_reward"]  # the same road, pool and pre-training
     # one curriculum step on a batch of whole demonstrations is car-bc's step on the same pairs
     setup = experiment.setup(np.random.SeedSequence([5, 0]))
-    from curteach_teaching.experiments.car_trainer_recipes import _bc_trainer
+    from curteach_teaching.experiments.car.recipes import _bc_trainer
 
     trainer = _bc_trainer(setup, np.random.default_rng(0))
     batches = []
@@ -147,7 +147,8 @@ def test_the_adversarial_budget_reaches_the_trainer_and_old_runs_keep_their_fing
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(AdversarialTrainer, "train_disc", counted)
-    from curteach_teaching.curriculum import adversarial, rounds
+    from curteach_teaching.curriculum import rounds
+    from curteach_teaching.curriculum.adapters import adversarial
 
     matched = []
 

@@ -9,10 +9,10 @@ from imitation.algorithms.bc import BC
 from imitation.data.types import Trajectory
 
 from curteach_teaching.curriculum import CurriculumBC, FullPacing, LinearPacing, silent_logger
+from curteach_teaching.curriculum.selection import CurriculumSelection
 from curteach_teaching.demonstrations import sample_demonstrations
 from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy
 from curteach_teaching.planning import hard_value_iteration
-from curteach_teaching.selection import CurriculumSelection
 
 pytestmark = pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad")
 
@@ -258,8 +258,9 @@ def test_zero_probability_steps_are_floored_per_step(car):
 
 def test_the_package_exports_the_selection_and_the_core():
     import curteach_teaching
-    from curteach_teaching import curriculum, names, selection
-    from curteach_teaching.curriculum import bc, core
+    from curteach_teaching import curriculum, names
+    from curteach_teaching.curriculum import core, selection
+    from curteach_teaching.curriculum.adapters import bc
 
     assert curriculum.CurriculumBC is bc.CurriculumBC and issubclass(CurriculumBC, core.Curriculum)
     for name in ("VARIANTS", "LinearPacing", "FullPacing", "EpochRecord", "CurriculumSelection"):

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from curteach_teaching.cli import main
-from curteach_teaching.experiments.backends import LostRun, ProcessBackend, worker_context
-from curteach_teaching.experiments.car_irl import CarIRLExperiment
-from curteach_teaching.experiments.folders import library_files
-from curteach_teaching.experiments.sweep import run_sweep
+from curteach_teaching.experiments.car.irl import CarIRLExperiment
+from curteach_teaching.sweeps.backends import LostRun, ProcessBackend, worker_context
+from curteach_teaching.sweeps.folders import library_files
+from curteach_teaching.sweeps.sweep import run_sweep
 
 SMALL = dict(steps=4, target_steps=10, pretrain_steps=10, teachers=("Agn", "Cur", "Scot"))
 needs_proc = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc to find processes")
@@ -99,8 +99,8 @@ _SLOW_SWEEP = """
 import os, sys, time
 from dataclasses import dataclass
 from pathlib import Path
-from curteach_teaching.experiments.backends import ProcessBackend
-from curteach_teaching.experiments.sweep import run_sweep
+from curteach_teaching.sweeps.backends import ProcessBackend
+from curteach_teaching.sweeps.sweep import run_sweep
 
 @dataclass(frozen=True)
 class Slow:
@@ -204,7 +204,7 @@ def test_nav_show_refuses_a_missing_model_before_writing(tmp_path, capsys):
 
 _REAPED = """
 import os, subprocess, sys, time
-from curteach_teaching.experiments.orphans import Reaper
+from curteach_teaching.sweeps.orphans import Reaper
 
 with Reaper(epitaph="curteach: error: the driver is gone") as reaper:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])

@@ -8,16 +8,16 @@ import pytest
 
 from curteach_teaching.cli import main
 from curteach_teaching.demonstrations import sample_demonstrations
-from curteach_teaching.experiments.car_bc import CarBCExperiment
-from curteach_teaching.experiments.car_irl import CarIRLExperiment
-from curteach_teaching.experiments.car_report import diverged_share
-from curteach_teaching.experiments.car_result import diverged_steps
-from curteach_teaching.experiments.sweep import run_seed_sequence
+from curteach_teaching.experiments.car.bc import CarBCExperiment
+from curteach_teaching.experiments.car.irl import CarIRLExperiment
+from curteach_teaching.experiments.car.report import diverged_share
+from curteach_teaching.experiments.car.result import diverged_steps
 from curteach_teaching.learners import MaxEntIRLLearner
 from curteach_teaching.learners.bc_car import BCCarLearner, step_many
 from curteach_teaching.learners.divergence import LearnerDiverged, all_finite
 from curteach_teaching.planning import hard_value_iteration
-from curteach_teaching.teachers import OmniscientTeacher
+from curteach_teaching.sweeps.sweep import run_seed_sequence
+from curteach_teaching.teaching.teachers import OmniscientTeacher
 
 STATE = ("parameters", "values", "q_values", "log_policy", "policy", "occupancy", "expected_reward")
 

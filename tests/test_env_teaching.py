@@ -13,12 +13,12 @@ import pytest
 
 from curteach_envs import CarTeachEnv, TabularMDP
 from curteach_teaching.demonstrations import occupancy_per_start
-from curteach_teaching.experiments.backends import run_seed_sequence
-from curteach_teaching.experiments.env_teaching import EnvTeachingExperiment, exact_return, teaching_starts
+from curteach_teaching.experiments.tabular.experiment import EnvTeachingExperiment, exact_return, teaching_starts
 from curteach_teaching.learners import MaxEntIRLLearner
 from curteach_teaching.learners.tabular import LinearMaxEntIRL, TabularSoftmaxBC
 from curteach_teaching.planning import expected_return, hard_value_iteration, occupancy, soft_value_iteration
-from curteach_teaching.teach import Lesson
+from curteach_teaching.sweeps.backends import run_seed_sequence
+from curteach_teaching.teaching.loop import Lesson
 
 
 def test_linear_maxent_irl_matches_the_planners_on_a_cyclic_mdp():

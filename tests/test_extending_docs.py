@@ -18,12 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from curteach_teaching.curriculum.selection import CurriculumSelection
 from curteach_teaching.demonstrations import DemonstrationPool
-from curteach_teaching.experiments.env_teaching import EnvTeachingExperiment
-from curteach_teaching.observability import ProbedPolicyView
-from curteach_teaching.registry import LEARNERS, TEACHERS
-from curteach_teaching.selection import CurriculumSelection
-from curteach_teaching.teach import LessonBook, teach
+from curteach_teaching.experiments.tabular.experiment import EnvTeachingExperiment
+from curteach_teaching.teaching.factories import TEACHERS
+from curteach_teaching.teaching.loop import LEARNERS, LessonBook, teach
+from curteach_teaching.teaching.observability import ProbedPolicyView
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGINS = ROOT / "examples" / "plugins"

@@ -170,7 +170,7 @@ def test_cycles_of_a_hand_made_graph():
 def test_no_import_cycle_among_the_project_modules():
     modules = project_modules()
     graph = import_graph()
-    assert "curteach_teaching.experiments.results" in graph and "curteach_envs.navigation.grid" in graph
+    assert "curteach_teaching.sweeps.results" in graph and "curteach_envs.navigation.grid" in graph
     found = cycles(graph)
     assert not found, "import cycles (imports inside functions count):\n" + "\n".join(
         describe(component, graph, modules) for component in found
@@ -212,3 +212,84 @@ def test_removed_modules_stay_removed_and_the_changelog_names_them():
     for name in REMOVED_MODULES:
         assert name not in modules, f"{name} is back; import from its real home instead (CHANGELOG.md)"
         assert f"`{name}`" in removed, f"CHANGELOG.md's Removed section does not name {name}"
+
+
+# ------------------------------------------------------------------------------------------- the layers
+
+#: The layers of the house, lowest first (docs/architecture.md). A module may import its own layer's modules and
+#: those of lower layers, never a higher layer's; within the wing layer, a wing imports no other wing. A module
+#: belongs to the longest prefix that names it.
+LAYERS = (
+    ("environments", ("curteach_envs",)),
+    ("shared bases", ("curteach_teaching._lazy", "curteach_teaching.names", "curteach_teaching.registry",
+                      "curteach_teaching.planning", "curteach_teaching.difficulty", "curteach_teaching.demonstrations",
+                      "curteach_teaching.evaluation", "curteach_teaching.plots")),
+    ("learners", ("curteach_teaching.learners",)),
+    ("wings", ("curteach_teaching.teaching", "curteach_teaching.curriculum", "curteach_teaching.datasets")),
+    ("sweeps", ("curteach_teaching.sweeps",)),
+    ("experiments", ("curteach_teaching.experiments",)),
+    ("commands", ("curteach_teaching.commands", "curteach_teaching.cli", "curteach_teaching")),
+)
+WINGS = dict(LAYERS)["wings"]
+
+
+def layer_of(module: str) -> tuple[int, str]:
+    """``(layer index, prefix)`` of the longest prefix of :data:`LAYERS` naming ``module``."""
+    best = None
+    for rank, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > len(best[1])):
+                best = (rank, prefix)
+    if best is None:
+        raise KeyError(f"{module} is in no layer; add it to LAYERS")
+    return best
+
+
+def layer_violations(graph: dict[str, dict[str, int]]) -> list[str]:
+    """``"A imports B (layer -> higher layer)"`` for every edge that goes up, or across wings."""
+    found = []
+    for source, targets in sorted(graph.items()):
+        rank, prefix = layer_of(source)
+        for target, line in sorted(targets.items()):
+            target_rank, target_prefix = layer_of(target)
+            across = prefix in WINGS and target_prefix in WINGS and prefix != target_prefix
+            if target_rank > rank or across:
+                found.append(f"{source}:{line} imports {target} ({LAYERS[rank][0]} -> {LAYERS[target_rank][0]})")
+    return found
+
+
+def test_layer_reader_on_a_hand_made_graph():
+    graph = {
+        "curteach_teaching.learners.bc": {"curteach_teaching.planning": 1},
+        "curteach_teaching.planning": {"curteach_teaching.learners.bc": 3},
+        "curteach_teaching.curriculum.core": {"curteach_teaching.teaching.loop": 5},
+        "curteach_teaching.sweeps.sweep": {"curteach_envs._util": 2},
+    }
+    assert layer_violations(graph) == [
+        "curteach_teaching.curriculum.core:5 imports curteach_teaching.teaching.loop (wings -> wings)",
+        "curteach_teaching.planning:3 imports curteach_teaching.learners.bc (shared bases -> learners)",
+    ]
+    assert layer_of("curteach_teaching.cli") == (6, "curteach_teaching.cli")
+    assert layer_of("curteach_teaching") == (6, "curteach_teaching")
+
+
+def test_nothing_imports_upward():
+    found = layer_violations(import_graph())
+    assert not found, "imports against the layers (docs/architecture.md):\n" + "\n".join(found)
+
+
+def test_the_sweep_runner_imports_no_experiment_and_no_learner_a_curriculum():
+    graph = import_graph()
+    for source, targets in graph.items():
+        if source.startswith("curteach_teaching.sweeps"):
+            assert not [t for t in targets if t.startswith("curteach_teaching.experiments")], source
+        if source.startswith("curteach_teaching.learners"):
+            assert not [t for t in targets if t.startswith("curteach_teaching.curriculum")], source
+
+
+def test_imitations_private_names_live_in_one_module():
+    private = ("_reward_net", "_disc_opt", "_global_step", "_disc_step", "_demo_dir_path_for_round",
+               "_get_demo_paths")
+    holders = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "curteach_teaching").rglob("*.py")
+                     if any(f".{name}" in path.read_text() for name in private))
+    assert holders == ["curteach_teaching/curriculum/adapters/_imitation_compat.py"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from curteach_teaching.experiments.reports import read_summary
+from curteach_teaching.sweeps.reports import read_summary
 
 
 def _processes_with(token: str) -> list[int]:
@@ -105,7 +105,7 @@ def test_ctrl_c_stops_a_parallel_sweep_and_keeps_finished_runs(tmp_path, presses
 
 
 def test_first_press_raises_and_sigint_stays_ignored_after_an_interruption():
-    from curteach_teaching import interrupts
+    from curteach_teaching.sweeps import interrupts
 
     before = signal.getsignal(signal.SIGINT)
     try:
@@ -126,7 +126,7 @@ def test_first_press_raises_and_sigint_stays_ignored_after_an_interruption():
 
 _SECOND_PRESS = """
 import os, signal, subprocess, sys, time
-from curteach_teaching import interrupts
+from curteach_teaching.sweeps import interrupts
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
 print(child.pid, flush=True)
 with interrupts.handle_interrupts(), interrupts.interruption_message(lambda: "interrupted: 3 of 5 runs saved"):

@@ -5,8 +5,8 @@ import os
 import numpy as np
 import torch as th
 
-from curteach_teaching.experiments.backends import SerialBackend, Unit, one_math_thread
-from curteach_teaching.experiments.results import RunResult
+from curteach_teaching.sweeps.backends import SerialBackend, Unit, one_math_thread
+from curteach_teaching.sweeps.results import RunResult
 
 
 class ThreadProbe:

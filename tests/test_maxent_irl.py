@@ -5,10 +5,10 @@ import pytest
 
 from curteach_envs import CarTeachEnv
 from curteach_teaching.demonstrations import occupancy_per_start, sample_demonstrations
-from curteach_teaching.experiments.car_irl import CarIRLExperiment, original_would_crash
-from curteach_teaching.experiments.sweep import run_seed_sequence
+from curteach_teaching.experiments.car.irl import CarIRLExperiment, original_would_crash
 from curteach_teaching.learners import MaxEntIRLLearner, pretraining_learning_rate
 from curteach_teaching.planning import hard_value_iteration, occupancy, soft_value_iteration
+from curteach_teaching.sweeps.sweep import run_seed_sequence
 
 
 @pytest.fixture(scope="module")

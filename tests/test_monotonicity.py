@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from curteach_teaching.cli import main
-from curteach_teaching.experiments.backends import run_seed_sequence
-from curteach_teaching.experiments.monotonicity import (
+from curteach_teaching.experiments.theory.monotonicity import (
     STATISTICS,
     bc_gradients,
     candidate_statistics,
@@ -18,7 +17,8 @@ from curteach_teaching.experiments.monotonicity import (
     step_size_ratio,
     stored_decrease,
 )
-from curteach_teaching.experiments.monotonicity_experiment import MonotonicityExperiment, build_setup
+from curteach_teaching.experiments.theory.monotonicity_experiment import MonotonicityExperiment, build_setup
+from curteach_teaching.sweeps.backends import run_seed_sequence
 
 SMALL = MonotonicityExperiment(mdp_kind="random", checkpoints=(0, 3), gamma=1.0)
 

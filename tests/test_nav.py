@@ -13,16 +13,16 @@ from curteach_envs.navigation.generate import generate_dataset
 from curteach_teaching.cli import main
 from curteach_teaching.curriculum import CurriculumObserver
 from curteach_teaching.evaluation import evaluate_split
-from curteach_teaching.experiments.backends import run_seed_sequence
-from curteach_teaching.experiments.nav import NavExperiment
-from curteach_teaching.experiments.nav_data import demonstration_features, file_digest, prepare
-from curteach_teaching.experiments.nav_parts import BestModel
-from curteach_teaching.experiments.nav_report import NavReport
-from curteach_teaching.experiments.nav_run import NavRun
-from curteach_teaching.experiments.nav_show import load_policy
-from curteach_teaching.experiments.reports import read_summary
-from curteach_teaching.experiments.sweep import run_sweep
+from curteach_teaching.experiments.nav.data import demonstration_features, file_digest, prepare
+from curteach_teaching.experiments.nav.experiment import NavExperiment
+from curteach_teaching.experiments.nav.parts import BestModel
+from curteach_teaching.experiments.nav.report import NavReport
+from curteach_teaching.experiments.nav.run import NavRun
+from curteach_teaching.experiments.nav.show import load_policy
 from curteach_teaching.learners.networks import NavigationCNNPolicy
+from curteach_teaching.sweeps.backends import run_seed_sequence
+from curteach_teaching.sweeps.reports import read_summary
+from curteach_teaching.sweeps.sweep import run_sweep
 
 SIZES = {"train": 1, "test": 1, "val": 1}
 
@@ -316,7 +316,7 @@ def test_non_finite_logits_at_an_evaluation_count_as_divergence(sp_file):
 def test_a_run_assembled_from_its_parts_is_the_experiments_run(sp_file):
     """A notebook's assembly of public parts (network, trainer, curriculum, evaluator, features) gives the
     experiment's numbers; an observer added to its curriculum sees every batch the run trained on."""
-    from curteach_teaching.experiments.nav_parts import FeatureTracker, nav_curriculum, nav_trainer
+    from curteach_teaching.experiments.nav.parts import FeatureTracker, nav_curriculum, nav_trainer
 
     expected = _experiment(sp_file).run_cell("Cur", 0, run_seed_sequence(0, 0))
     data = prepare(sp_file, file_digest(sp_file))

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from curteach_teaching.experiments.nav import NavExperiment
-from curteach_teaching.experiments.results import fingerprint
+from curteach_teaching.experiments.nav.experiment import NavExperiment
+from curteach_teaching.sweeps.results import fingerprint
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 
@@ -27,7 +27,7 @@ def test_sgd_runs_keep_the_fingerprints_of_the_committed_runs(task):
 def test_adam_is_an_opt_in_setting():
     import torch as th
 
-    from curteach_teaching.experiments.nav_parts import nav_trainer
+    from curteach_teaching.experiments.nav.parts import nav_trainer
     from curteach_teaching.learners.networks import NavigationCNNPolicy
 
     sgd = NavExperiment(dataset="d.npz", dataset_digest="0")

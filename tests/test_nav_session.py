@@ -9,7 +9,7 @@ from curteach_envs.navigation import dataset as dataset_module  # noqa: E402
 from curteach_envs.navigation.dataset import save_dataset  # noqa: E402
 from curteach_envs.navigation.generate import generate_dataset  # noqa: E402
 from curteach_teaching.cli import main  # noqa: E402
-from curteach_teaching.experiments import nav_data  # noqa: E402
+from curteach_teaching.experiments.nav import data as nav_data  # noqa: E402
 
 
 def test_nav_loads_and_hashes_its_dataset_once(tmp_path, monkeypatch):

@@ -5,11 +5,11 @@ import pytest
 
 from curteach_envs import CarTeachEnv
 from curteach_teaching.demonstrations import occupancy_per_start
-from curteach_teaching.experiments.car_irl import CarIRLExperiment
-from curteach_teaching.experiments.sweep import run_seed_sequence
+from curteach_teaching.experiments.car.irl import CarIRLExperiment
 from curteach_teaching.learners import MaxEntIRLLearner
-from curteach_teaching.observability import ProbedPolicyView, parse_observability
 from curteach_teaching.planning import hard_value_iteration
+from curteach_teaching.sweeps.sweep import run_seed_sequence
+from curteach_teaching.teaching.observability import ProbedPolicyView, parse_observability
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import pytest
 import torch as th
 from stable_baselines3.common.policies import ActorCriticPolicy
 
-from curteach_teaching.observability import ProbedPolicyView, sb3_log_policy
+from curteach_teaching.teaching.observability import ProbedPolicyView, sb3_log_policy
 
 
 @pytest.fixture

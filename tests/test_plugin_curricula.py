@@ -8,10 +8,10 @@ import pytest
 from imitation.algorithms.bc import BC
 
 from curteach_teaching.curriculum import CurriculumBC, silent_logger
+from curteach_teaching.curriculum.selection import CurriculumSelection, check_variant, preference
 from curteach_teaching.demonstrations import sample_demonstrations
 from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy
 from curteach_teaching.planning import hard_value_iteration
-from curteach_teaching.selection import CurriculumSelection, check_variant, preference
 
 pytestmark = pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad")
 
@@ -110,7 +110,7 @@ def test_curriculum_bc_trains_on_what_the_plugin_prefers(car_mdp):
 
 
 def test_nav_experiment_cells_are_named_by_the_plugin(plugins):
-    from curteach_teaching.experiments.nav import NavExperiment
+    from curteach_teaching.experiments.nav.experiment import NavExperiment
 
     experiment = NavExperiment(dataset="unused.npz", dataset_digest="0" * 64, curricula=("Cur", "myprefs:Reversed"))
     assert experiment.cells == ("Cur", "Anti-Cur")
@@ -126,7 +126,7 @@ def test_car_trainers_runs_a_plugin_curriculum_by_its_name(plugins, tmp_path, ca
     import csv
 
     from curteach_teaching.cli import main
-    from curteach_teaching.experiments.car_trainers import CarTrainersExperiment
+    from curteach_teaching.experiments.car.trainers import CarTrainersExperiment
 
     args = ["car-trainers", "--trainers", "bc", "--curricula", "Cur,myprefs:Reversed", "--scale", "small",
             "--steps", "2", "--runs", "1", "--backend", "serial", "--no-progress", "--no-figures", "--out",

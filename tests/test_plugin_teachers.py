@@ -10,10 +10,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from curteach_teaching.experiments.backends import run_seed_sequence
-from curteach_teaching.experiments.car_bc import CarBCExperiment
-from curteach_teaching.experiments.car_irl import CarIRLExperiment
-from curteach_teaching.registry import TEACHERS
+from curteach_teaching.experiments.car.bc import CarBCExperiment
+from curteach_teaching.experiments.car.irl import CarIRLExperiment
+from curteach_teaching.sweeps.backends import run_seed_sequence
+from curteach_teaching.teaching.factories import TEACHERS
 
 PLUGIN = textwrap.dedent("""
     import numpy as np

@@ -19,15 +19,15 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from curteach_teaching.cli import main  # noqa: E402
-from curteach_teaching.experiments import ray_backend as ray_backend_module  # noqa: E402
-from curteach_teaching.experiments.backends import ProcessBackend, SerialBackend  # noqa: E402
-from curteach_teaching.experiments.car_bc import CarBCExperiment  # noqa: E402
-from curteach_teaching.experiments.car_irl import CarIRLExperiment  # noqa: E402
-from curteach_teaching.experiments.car_report import CarReport  # noqa: E402
-from curteach_teaching.experiments.orphans import processes_with_token  # noqa: E402
-from curteach_teaching.experiments.ray_backend import RayBackend  # noqa: E402
-from curteach_teaching.experiments.results import RunResult, run_path  # noqa: E402
-from curteach_teaching.experiments.sweep import make_backend, run_sweep  # noqa: E402
+from curteach_teaching.experiments.car.bc import CarBCExperiment  # noqa: E402
+from curteach_teaching.experiments.car.irl import CarIRLExperiment  # noqa: E402
+from curteach_teaching.experiments.car.report import CarReport  # noqa: E402
+from curteach_teaching.sweeps import ray_backend as ray_backend_module  # noqa: E402
+from curteach_teaching.sweeps.backends import ProcessBackend, SerialBackend  # noqa: E402
+from curteach_teaching.sweeps.orphans import processes_with_token  # noqa: E402
+from curteach_teaching.sweeps.ray_backend import RayBackend  # noqa: E402
+from curteach_teaching.sweeps.results import RunResult, run_path  # noqa: E402
+from curteach_teaching.sweeps.sweep import make_backend, run_sweep  # noqa: E402
 
 # The experiments below live in this test module, which Ray's workers cannot import: ship them by value.
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -177,10 +177,10 @@ from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 import ray
-from curteach_teaching.experiments.backends import LostRun
-from curteach_teaching.experiments.ray_backend import RayBackend
-from curteach_teaching.experiments.results import RunResult
-from curteach_teaching.experiments.sweep import run_sweep
+from curteach_teaching.sweeps.backends import LostRun
+from curteach_teaching.sweeps.ray_backend import RayBackend
+from curteach_teaching.sweeps.results import RunResult
+from curteach_teaching.sweeps.sweep import run_sweep
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
@@ -326,9 +326,9 @@ def test_nav_runs_on_ray_without_the_driver_disk(local_ray, tmp_path):
     """The dataset travels with the experiment: the workers never see the driver's file."""
     from curteach_envs.navigation.dataset import save_dataset
     from curteach_envs.navigation.generate import generate_dataset
-    from curteach_teaching.experiments.backends import SerialBackend
-    from curteach_teaching.experiments.nav import NavExperiment
-    from curteach_teaching.experiments.nav_data import file_digest
+    from curteach_teaching.experiments.nav.data import file_digest
+    from curteach_teaching.experiments.nav.experiment import NavExperiment
+    from curteach_teaching.sweeps.backends import SerialBackend
 
     path = tmp_path / "sp.npz"
     save_dataset(generate_dataset("shortest_path", {"train": 1, "test": 1, "val": 1}, seed=3, workers=1,

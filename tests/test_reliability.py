@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from curteach_teaching.cli import main
-from curteach_teaching.experiments.car_irl import CarIRLExperiment
-from curteach_teaching.experiments.folders import LOCK_NAME, RECORD_NAME, folder_lock
-from curteach_teaching.experiments.sweep import run_sweep
+from curteach_teaching.experiments.car.irl import CarIRLExperiment
+from curteach_teaching.sweeps.folders import LOCK_NAME, RECORD_NAME, folder_lock
+from curteach_teaching.sweeps.sweep import run_sweep
 
 SMALL = dict(steps=4, target_steps=10, pretrain_steps=10, teachers=("Agn", "Cur", "Scot"))
 IRL = ["car-irl", "--steps", "4", "--workers", "1", "--no-progress"]
@@ -204,7 +204,7 @@ def test_road_sizes_are_bounded():
 def test_a_full_disk_is_a_one_line_error_and_keeps_the_saved_runs(tmp_path, capsys, monkeypatch):
     import errno
 
-    from curteach_teaching.experiments import sweep as sweep_module
+    from curteach_teaching.sweeps import sweep as sweep_module
 
     real_save = sweep_module.save_run
     saved = []

@@ -5,8 +5,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from curteach_teaching.experiments.car_result import car_run_result, crash_step, diverged_steps, finished
-from curteach_teaching.experiments.results import RunResult, load_run, run_path, save_run
+from curteach_teaching.experiments.car.result import car_run_result, crash_step, diverged_steps, finished
+from curteach_teaching.sweeps.results import RunResult, load_run, run_path, save_run
 
 
 def _result(**changes) -> RunResult:
@@ -64,8 +64,8 @@ def test_the_car_run_layout():
 
 
 def test_report_options_are_keywords_only(tmp_path):
-    from curteach_teaching.experiments.car_report import CarReport
-    from curteach_teaching.experiments.reports import Report, summarize, write_summary
+    from curteach_teaching.experiments.car.report import CarReport
+    from curteach_teaching.sweeps.reports import Report, summarize, write_summary
 
     runs = [_result()]
     with pytest.raises(TypeError):

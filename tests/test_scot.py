@@ -1,4 +1,4 @@
-"""SCOT (curteach_teaching.scot) and the bec variant of the Scot teacher."""
+"""SCOT (curteach_teaching.teaching.scot) and the bec variant of the Scot teacher."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from curteach_envs.tabular import TabularMDP
-from curteach_teaching import scot as S
 from curteach_teaching.demonstrations import DemonstrationPool
 from curteach_teaching.planning import feature_expectations, hard_value_iteration, state_feature_expectations
-from curteach_teaching.teachers import ScotTeacher
+from curteach_teaching.teaching import scot as S
+from curteach_teaching.teaching.teachers import ScotTeacher
 
 GAMMA = 0.9
 TRUE_W = np.array([2.0, 1.0])
@@ -304,7 +304,7 @@ def test_remove_redundant_rejects_bad_input():
 # ------------------------------------------------------------------ the car
 @pytest.fixture(scope="module")
 def car_setup():
-    from curteach_teaching.experiments.car_irl import CarIRLExperiment, build_setup
+    from curteach_teaching.experiments.car.irl import CarIRLExperiment, build_setup
 
     return build_setup(CarIRLExperiment(), seed=0)
 
@@ -317,7 +317,7 @@ def _pool_candidates(pool: DemonstrationPool):
 @pytest.fixture(scope="module")
 def car_roads():
     """The setups of runs 0-4 of a car-irl sweep with seed 0 (five roads)."""
-    from curteach_teaching.experiments.car_irl import CarIRLExperiment, build_setup
+    from curteach_teaching.experiments.car.irl import CarIRLExperiment, build_setup
 
     return [build_setup(CarIRLExperiment(), seed=0, index=i) for i in range(5)]
 
@@ -380,7 +380,7 @@ def test_scot_teacher_bec_batch_and_errors(car_setup):
 
 
 def test_car_irl_with_bec_scot_is_deterministic():
-    from curteach_teaching.experiments.car_irl import CarIRLExperiment
+    from curteach_teaching.experiments.car.irl import CarIRLExperiment
 
     experiment = CarIRLExperiment(steps=30, teachers=("Agn", "Scot"), scot_variant="bec")
     first = experiment.run(0, np.random.SeedSequence(11))
@@ -394,7 +394,7 @@ def test_car_irl_with_bec_scot_is_deterministic():
 
 
 def test_scot_settings_keep_the_original_fingerprint():
-    from curteach_teaching.experiments.car_irl import CarIRLExperiment
+    from curteach_teaching.experiments.car.irl import CarIRLExperiment
 
     default = CarIRLExperiment().settings()
     assert "scot_variant" not in default and "scot_feature_map" not in default

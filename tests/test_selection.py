@@ -6,8 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T, CURRICULUM_VARIANTS
-from curteach_teaching.selection import (
+from curteach_teaching.curriculum.selection import (
     VARIANTS,
     CurriculumSelection,
     EpochSelection,
@@ -20,6 +19,7 @@ from curteach_teaching.selection import (
     preference,
     ranking,
 )
+from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T, CURRICULUM_VARIANTS
 
 LEARNER = np.array([3.0, 1.0, 2.0, 2.0])  # log Psi^L
 TEACHER = np.array([1.0, 0.0, 2.0, -1.0])  # log Psi^E
@@ -141,7 +141,8 @@ def test_bad_input():
 
 def test_selection_needs_neither_torch_nor_imitation():
     code = (
-        "import sys; import curteach_teaching.selection, curteach_teaching.names, curteach_teaching.difficulty; "
+        "import sys; import curteach_teaching.curriculum.selection, curteach_teaching.names, "
+        "curteach_teaching.difficulty; "
         "print(sorted(m for m in ('torch', 'imitation', 'stable_baselines3') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

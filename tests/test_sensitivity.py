@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from curteach_teaching.cli import main
-from curteach_teaching.experiments.backends import run_seed_sequence
-from curteach_teaching.experiments.car_bc import CarBCExperiment
-from curteach_teaching.experiments.car_irl import CarIRLExperiment
-from curteach_teaching.experiments.reports import read_summary
-from curteach_teaching.experiments.sensitivity import SensitivityExperiment, cell_name, parse_values
-from curteach_teaching.experiments.sweep import run_sweep
+from curteach_teaching.experiments.car.bc import CarBCExperiment
+from curteach_teaching.experiments.car.irl import CarIRLExperiment
+from curteach_teaching.experiments.theory.sensitivity import SensitivityExperiment, cell_name, parse_values
+from curteach_teaching.sweeps.backends import run_seed_sequence
+from curteach_teaching.sweeps.reports import read_summary
+from curteach_teaching.sweeps.sweep import run_sweep
 
 SMALL = dict(steps=6, target_steps=10, pretrain_steps=10, teachers=("Agn", "Cur", "Omn"))
 

@@ -7,15 +7,15 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pytest
 
-from curteach_teaching.experiments import results as results_module
-from curteach_teaching.experiments import sweep as sweep_module
-from curteach_teaching.experiments.backends import ProcessBackend, SerialBackend
-from curteach_teaching.experiments.car_irl import CarIRLExperiment
-from curteach_teaching.experiments.car_report import CarReport, flagged_fraction, summarize
-from curteach_teaching.experiments.car_result import car_run_result
-from curteach_teaching.experiments.reports import Report, read_summary
-from curteach_teaching.experiments.results import RunResult, load_run, run_path, save_run
-from curteach_teaching.experiments.sweep import make_backend, run_sweep
+from curteach_teaching.experiments.car.irl import CarIRLExperiment
+from curteach_teaching.experiments.car.report import CarReport, flagged_fraction, summarize
+from curteach_teaching.experiments.car.result import car_run_result
+from curteach_teaching.sweeps import results as results_module
+from curteach_teaching.sweeps import sweep as sweep_module
+from curteach_teaching.sweeps.backends import ProcessBackend, SerialBackend
+from curteach_teaching.sweeps.reports import Report, read_summary
+from curteach_teaching.sweeps.results import RunResult, load_run, run_path, save_run
+from curteach_teaching.sweeps.sweep import make_backend, run_sweep
 
 SMALL = dict(steps=4, target_steps=10, pretrain_steps=10, teachers=("Agn", "Cur", "Scot"))
 
@@ -340,8 +340,8 @@ class CountingExperiment(ShiftExperiment):
 
 
 def test_a_session_claims_the_folder_once_and_fingerprints_once(tmp_path):
-    from curteach_teaching.experiments.folders import LOCK_NAME
-    from curteach_teaching.experiments.sweep import SweepSession
+    from curteach_teaching.sweeps.folders import LOCK_NAME
+    from curteach_teaching.sweeps.sweep import SweepSession
 
     experiment = CountingExperiment()
     session = SweepSession(tmp_path / "out", 2, seed=3, backend=SerialBackend(), progress=False)
@@ -369,7 +369,7 @@ def _lock_elsewhere(out_dir) -> None:
     import subprocess
     import sys
 
-    code = ("import sys\nfrom curteach_teaching.experiments.folders import folder_lock\n"
+    code = ("import sys\nfrom curteach_teaching.sweeps.folders import folder_lock\n"
             "try:\n    folder_lock(sys.argv[1]).__enter__()\nexcept ValueError as e:\n    sys.exit(str(e))\n")
     done = subprocess.run([sys.executable, "-c", code, str(out_dir)], capture_output=True, text=True)
     if done.returncode:

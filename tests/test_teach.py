@@ -8,10 +8,10 @@ from curteach_teaching import hard_value_iteration, sample_demonstrations
 from curteach_teaching.demonstrations import occupancy_per_start
 from curteach_teaching.learners import MaxEntIRLLearner
 from curteach_teaching.learners.divergence import LearnerDiverged
-from curteach_teaching.observability import ProbedPolicyView
 from curteach_teaching.planning import expected_return
-from curteach_teaching.teach import Learner, LessonBook, teach
-from curteach_teaching.teachers import AgnosticTeacher, CurriculumTeacher
+from curteach_teaching.teaching.loop import Learner, LessonBook, teach
+from curteach_teaching.teaching.observability import ProbedPolicyView
+from curteach_teaching.teaching.teachers import AgnosticTeacher, CurriculumTeacher
 
 
 @pytest.fixture(scope="module")

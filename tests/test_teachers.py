@@ -7,7 +7,7 @@ from curteach_envs import CarTeachEnv
 from curteach_teaching import names
 from curteach_teaching.demonstrations import DemonstrationPool, sample_demonstrations
 from curteach_teaching.planning import hard_value_iteration
-from curteach_teaching.teachers import (
+from curteach_teaching.teaching.teachers import (
     TEACHER_NAMES,
     AgnosticTeacher,
     BlackBoxTeacher,

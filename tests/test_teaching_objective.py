@@ -6,8 +6,8 @@ import json
 import numpy as np
 
 from curteach_teaching.cli import main
-from curteach_teaching.experiments.car_report import gap_table, steps_to_gap
-from curteach_teaching.experiments.results import RunResult
+from curteach_teaching.experiments.car.report import gap_table, steps_to_gap
+from curteach_teaching.sweeps.results import RunResult
 
 
 def test_steps_to_gap_by_hand():

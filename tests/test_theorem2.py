@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from curteach_teaching.cli import main
-from curteach_teaching.experiments.backends import run_seed_sequence
-from curteach_teaching.experiments.theorem2 import RealizableExperiment, contraction_rate
+from curteach_teaching.experiments.theory.theorem2 import RealizableExperiment, contraction_rate
 from curteach_teaching.learners.maxent_irl import MaxEntIRLLearner
+from curteach_teaching.sweeps.backends import run_seed_sequence
 
 
 def test_contraction_rate_of_a_geometric_curve():
@@ -54,7 +54,7 @@ def test_theorem2_command(tmp_path, capsys):
 
 
 def test_the_random_layered_mdp():
-    from curteach_teaching.experiments.theorem2 import random_layered_mdp
+    from curteach_teaching.experiments.theory.theorem2 import random_layered_mdp
 
     mdp = random_layered_mdp(np.random.default_rng(0), n_tasks=4, depth=5, width=3)
     assert mdp.n_states == 4 * (1 + 4 * 3) + 1 and mdp.depth == 6 and mdp.horizon == 5

@@ -8,9 +8,9 @@ import types
 import numpy as np
 import pytest
 
-from curteach_teaching.experiments.results import RunResult
-from curteach_teaching.experiments.run_scalars import run_scalars, tag_of_curve, window_shares
-from curteach_teaching.experiments.tracking import RunLogger, check_formats, parse_formats
+from curteach_teaching.sweeps.results import RunResult
+from curteach_teaching.sweeps.run_scalars import run_scalars, tag_of_curve, window_shares
+from curteach_teaching.sweeps.tracking import RunLogger, check_formats, parse_formats
 
 
 def _car_like():

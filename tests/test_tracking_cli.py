@@ -106,7 +106,7 @@ def test_ray_backend_logs_on_the_driver(tmp_path):
 
 def test_the_help_lists_the_formats_of_the_logger():
     from curteach_teaching.commands import log_options
-    from curteach_teaching.experiments import tracking
+    from curteach_teaching.sweeps import tracking
 
     assert log_options._FORMATS == tracking.FORMATS and log_options._DEFAULT_FORMATS == tracking.DEFAULT_FORMATS
 

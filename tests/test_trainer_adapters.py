@@ -20,8 +20,7 @@ from imitation.data.types import Trajectory  # noqa: E402
 from imitation.rewards.reward_nets import BasicRewardNet  # noqa: E402
 from imitation.util import logger as imit_logger  # noqa: E402
 
-from curteach_teaching.curriculum.mce_irl import CurriculumMCEIRL, time_dependent_log_probs  # noqa: E402
-from curteach_teaching.registry import TRAINERS  # noqa: E402
+from curteach_teaching.curriculum.adapters.mce_irl import CurriculumMCEIRL, time_dependent_log_probs  # noqa: E402
 
 
 def keep_two(epoch, n_epochs, n_items):
@@ -57,13 +56,6 @@ SCORES = np.array([3.0, 0.0, 1.0, 2.0])  # Cur-T keeps the lowest log Psi^E firs
 
 def silent_logger(folder):
     return imit_logger.configure(str(folder), format_strs=[])
-
-
-def test_registry_names_every_adapter():
-    assert TRAINERS.names()[:5] == ("bc", "dagger", "gail", "airl", "mce-irl")
-    assert TRAINERS.load("mce-irl")[1] is CurriculumMCEIRL
-    with pytest.raises(ValueError, match="available: bc, dagger, gail, airl, mce-irl"):
-        TRAINERS.load("ppo")
 
 
 # ---------------------------------------------------------------------------------------------------- MCE-IRL
@@ -172,7 +164,7 @@ def test_adversarial_expert_data_is_the_ranked_paced_subset(tmp_path, kind):
     from imitation.rewards.reward_nets import BasicShapedRewardNet
     from stable_baselines3 import PPO
 
-    from curteach_teaching.curriculum.adversarial import CurriculumAdversarial
+    from curteach_teaching.curriculum.adapters.adversarial import CurriculumAdversarial
     from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy, action_features
 
     mdp = layered_mdp()
@@ -221,7 +213,7 @@ def test_adversarial_learner_difficulty_is_the_generators(tmp_path):
     from imitation.algorithms.adversarial.gail import GAIL
     from stable_baselines3 import PPO
 
-    from curteach_teaching.curriculum.adversarial import CurriculumAdversarial
+    from curteach_teaching.curriculum.adapters.adversarial import CurriculumAdversarial
     from curteach_teaching.curriculum.index import DemonstrationIndex
     from curteach_teaching.curriculum.scores import policy_difficulty
     from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy, action_features
@@ -262,7 +254,7 @@ def dagger_trainer(tmp_path):
 
 
 def test_dagger_bc_step_runs_on_the_curriculum_over_aggregated_demonstrations(tmp_path):
-    from curteach_teaching.curriculum.dagger import CurriculumDAgger
+    from curteach_teaching.curriculum.adapters.dagger import CurriculumDAgger
 
     dagger = dagger_trainer(tmp_path)
     bc = dagger.bc_trainer
@@ -299,7 +291,7 @@ def test_dagger_bc_step_runs_on_the_curriculum_over_aggregated_demonstrations(tm
 
 
 def test_dagger_refuses_fixed_scores_and_other_trainers(tmp_path):
-    from curteach_teaching.curriculum.dagger import CurriculumDAgger
+    from curteach_teaching.curriculum.adapters.dagger import CurriculumDAgger
 
     with pytest.raises(ValueError, match="supported trainers"):
         CurriculumDAgger(mce_trainer(tmp_path), n_rounds=1)
@@ -315,7 +307,7 @@ def test_adversarial_match_starts_starts_the_generator_where_the_chosen_demonstr
     from stable_baselines3 import PPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from curteach_teaching.curriculum.adversarial import CurriculumAdversarial
+    from curteach_teaching.curriculum.adapters.adversarial import CurriculumAdversarial
     from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy, action_features
 
     class Starts(gym.Wrapper):  # what the generator's episodes actually started from

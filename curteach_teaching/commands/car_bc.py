@@ -47,8 +47,8 @@ def run_car_bc(args: argparse.Namespace) -> int:
     check_sweep_flags(args)
     out = output_folder(args, f"results/car-bc-{args.init}-{args.update}")
     # every argument is checked (the experiment built) before the folder is claimed
-    from curteach_teaching.experiments.car_bc import CarBCExperiment
-    from curteach_teaching.experiments.car_report import CarReport
+    from curteach_teaching.experiments.car.bc import CarBCExperiment
+    from curteach_teaching.experiments.car.report import CarReport
 
     teachers = teacher_names(args)
     with named_as_options(args):

@@ -14,7 +14,7 @@ from curteach_teaching.commands.sweep_options import (
     run_sweep_command,
     teacher_names,
 )
-from curteach_teaching.teachers import TEACHER_NAMES
+from curteach_teaching.teaching.teachers import TEACHER_NAMES
 
 DEFAULT_OBSERVABILITY = "1:inf,40:inf,1:100,10:100,1:10"
 
@@ -78,7 +78,7 @@ def _experiment_kwargs(args) -> dict:
 
 
 def _sweep(args, experiment, default_out: str, heatmap_teacher, title: str) -> int:
-    from curteach_teaching.experiments.car_report import CarReport
+    from curteach_teaching.experiments.car.report import CarReport
 
     check_sweep_flags(args)
     if heatmap_teacher is not None and heatmap_teacher not in experiment.teacher_names:  # names as in the summary
@@ -89,7 +89,7 @@ def _sweep(args, experiment, default_out: str, heatmap_teacher, title: str) -> i
 
 def run_car_irl(args: argparse.Namespace) -> int:
     """Run (or resume) the seven-teacher car-irl sweep and write its report."""
-    from curteach_teaching.experiments.car_irl import CarIRLExperiment
+    from curteach_teaching.experiments.car.irl import CarIRLExperiment
 
     with named_as_options(args):
         experiment = CarIRLExperiment(
@@ -110,8 +110,8 @@ def run_car_irl(args: argparse.Namespace) -> int:
 
 def run_observability(args: argparse.Namespace) -> int:
     """Run (or resume) the limited-observability sweep and write its report."""
-    from curteach_teaching.experiments.car_irl import CarIRLExperiment
-    from curteach_teaching.observability import parse_observability
+    from curteach_teaching.experiments.car.irl import CarIRLExperiment
+    from curteach_teaching.teaching.observability import parse_observability
 
     settings = tuple(parse_observability(item) for item in args.settings.split(",") if item.strip())
     import math

@@ -20,7 +20,7 @@ from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T
 
 #: The built-in car trainers, the default of --trainers (the experiment looks every name up in CAR_TRAINERS).
 TRAINER_NAMES = ("bc", "dagger", "gail", "airl", "mce-irl")
-#: ``--scale`` -> settings of :class:`~curteach_teaching.experiments.car_trainers.CarTrainersExperiment`.
+#: ``--scale`` -> settings of :class:`~curteach_teaching.experiments.car.trainers.CarTrainersExperiment`.
 SCALES = {
     "default": {"steps": 10},
     "small": {"steps": 3, "adversarial_timesteps": 100, "mce_iterations": 3, "pretrain_iterations": 5},
@@ -65,8 +65,8 @@ def run_car_trainers(args: argparse.Namespace) -> int:
     init_types = car_init(args)
     check_sweep_flags(args)
     out = output_folder(args, f"results/car-trainers-{args.init}-{args.scale}")
-    from curteach_teaching.experiments.car_trainers import CarTrainersExperiment
-    from curteach_teaching.experiments.car_trainers_report import CarTrainersReport
+    from curteach_teaching.experiments.car.trainers import CarTrainersExperiment
+    from curteach_teaching.experiments.car.trainers_report import CarTrainersReport
 
     settings = dict(SCALES[args.scale])
     for name in ("steps", "adversarial_timesteps", "disc_updates", "match_starts"):  # given flags override the scale's

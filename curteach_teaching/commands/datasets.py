@@ -45,7 +45,7 @@ def _check_output_file(out: Path) -> None:
         raise ValueError(f"--out must name a file; got {str(out)!r}")
     if out.exists() and not out.is_file():
         raise ValueError(f"--out {str(out)!r} exists and is not a file")
-    from curteach_teaching.experiments.folders import check_writable
+    from curteach_teaching.sweeps.folders import check_writable
 
     check_writable(out.parent)
 
@@ -57,7 +57,7 @@ def run_make(args: argparse.Namespace) -> int:
 
     from curteach_envs.navigation.dataset import save_dataset
     from curteach_envs.navigation.generate import generate_dataset
-    from curteach_teaching.interrupts import interruption_message
+    from curteach_teaching.sweeps.interrupts import interruption_message
 
     _check_output_file(args.out)
     chunks = args.out.with_name(args.out.name + ".chunks")
@@ -72,7 +72,7 @@ def run_make(args: argparse.Namespace) -> int:
             dataset = generate_dataset(_KIND_NAMES[args.kind], args.split_sizes, seed=args.seed,
                                        workers=args.workers, progress=not args.no_progress, chunk_dir=chunks)
         except KeyboardInterrupt:
-            from curteach_teaching.interrupts import announce
+            from curteach_teaching.sweeps.interrupts import announce
 
             announce()
             raise

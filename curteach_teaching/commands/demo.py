@@ -1,7 +1,7 @@
 """``curteach demo``: build a road, plan the expert, print its value per task type, save a picture of the road.
 
 ``curteach demo-reading``: the reading of ``make demo``'s two car-irl sweeps, the paper's teaching rate against a
-smaller one on the same roads (:mod:`curteach_teaching.experiments.car_reading`).
+smaller one on the same roads (:mod:`curteach_teaching.experiments.car.reading`).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def run_reading(args: argparse.Namespace) -> int:
     """Print the reading of two car-irl sweeps and draw it."""
     import textwrap
 
-    from curteach_teaching.experiments.car_reading import car_reading, load_sweep_finals, plot_car_reading
+    from curteach_teaching.experiments.car.reading import car_reading, load_sweep_finals, plot_car_reading
 
     paper, smaller = load_sweep_finals(args.paper), load_sweep_finals(args.smaller)
     for line in car_reading(paper, smaller):

@@ -1,9 +1,9 @@
 """The logging flags of every sweep command: ``--log-dir DIR`` and ``--log-format stdout,csv,tensorboard[,wandb]``
-(see :mod:`curteach_teaching.experiments.tracking`).
+(see :mod:`curteach_teaching.sweeps.tracking`).
 
 :func:`add_log_arguments` adds them to the sweep group, :func:`check_log_flags` checks them with the other sweep
 flags before anything is written, and :func:`run_logger` builds the driver's
-:class:`~curteach_teaching.experiments.tracking.RunLogger` (``None`` without ``--log-dir``).
+:class:`~curteach_teaching.sweeps.tracking.RunLogger` (``None`` without ``--log-dir``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def check_log_flags(args: argparse.Namespace) -> tuple:
         if log_format is not None:
             raise ValueError("--log-format needs --log-dir")
         return ()
-    from curteach_teaching.experiments.tracking import DEFAULT_FORMATS, check_formats, parse_formats
+    from curteach_teaching.sweeps.tracking import DEFAULT_FORMATS, check_formats, parse_formats
 
     if not str(log_dir).strip():
         raise ValueError("--log-dir must not be empty")
@@ -72,11 +72,11 @@ def check_folder_to_create(path: Path, named: str, what: str, *, writable: bool 
 
 
 def run_logger(args: argparse.Namespace, experiment, out: Path):
-    """The driver's :class:`~curteach_teaching.experiments.tracking.RunLogger` for these flags (``None`` without
+    """The driver's :class:`~curteach_teaching.sweeps.tracking.RunLogger` for these flags (``None`` without
     ``--log-dir``); its W&B group is the output folder's name."""
     formats = check_log_flags(args)
     if not formats:
         return None
-    from curteach_teaching.experiments.tracking import RunLogger
+    from curteach_teaching.sweeps.tracking import RunLogger
 
     return RunLogger(args.log_dir, formats, config=experiment.settings(), group=Path(out).name)

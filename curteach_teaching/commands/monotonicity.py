@@ -56,8 +56,8 @@ def _numbers(text: str, flag: str, kind):
 
 def run_monotonicity(args: argparse.Namespace) -> int:
     """Run (or resume) the monotonicity sweep and write its report."""
-    from curteach_teaching.experiments.monotonicity_experiment import MonotonicityExperiment
-    from curteach_teaching.experiments.monotonicity_report import MonotonicityReport
+    from curteach_teaching.experiments.theory.monotonicity_experiment import MonotonicityExperiment
+    from curteach_teaching.experiments.theory.monotonicity_report import MonotonicityReport
 
     check_sweep_flags(args)
     with named_as_options(args):

@@ -133,7 +133,7 @@ def _check_dataset_source(args) -> None:
 def _checkpoint_dir(args: argparse.Namespace, out: Path) -> str | None:
     """Per-epoch checkpoints under ``out`` (absolute, so Ray workers find it), except on a Ray cluster given by
     address, whose nodes may not share this disk."""
-    from curteach_teaching.experiments.nav import default_checkpoint_dir
+    from curteach_teaching.experiments.nav.experiment import default_checkpoint_dir
 
     if args.backend == "ray" and (args.ray_address or os.environ.get("RAY_ADDRESS")):
         return None
@@ -143,9 +143,9 @@ def _checkpoint_dir(args: argparse.Namespace, out: Path) -> str | None:
 def run_nav(args: argparse.Namespace) -> int:
     """Run (or resume) the navigation sweep and write its report."""
     from curteach_envs._util import check_int
-    from curteach_teaching.experiments.nav import NavExperiment, resolve_device
-    from curteach_teaching.experiments.nav_data import NAV_TASKS, file_digest, hand_over
-    from curteach_teaching.experiments.nav_report import NavReport
+    from curteach_teaching.experiments.nav.data import NAV_TASKS, file_digest, hand_over
+    from curteach_teaching.experiments.nav.experiment import NavExperiment, resolve_device
+    from curteach_teaching.experiments.nav.report import NavReport
 
     check_sweep_flags(args)  # every argument is checked before the folder is claimed or a dataset generated
     kind = NAV_TASKS[args.task]
@@ -167,7 +167,7 @@ def run_nav(args: argparse.Namespace) -> int:
     if not curricula:
         raise ValueError(f"--curricula must name curricula ({','.join(CURRICULA)} or module:attr); got "
                          f"{args.curricula!r}")
-    from curteach_teaching.selection import check_variant
+    from curteach_teaching.curriculum.selection import check_variant
 
     for spec in curricula:  # a plug-in that does not load is refused here, before anything is written
         if spec not in CURRICULA:
@@ -216,8 +216,8 @@ def run_nav(args: argparse.Namespace) -> int:
 def run_nav_show(args: argparse.Namespace) -> int:
     """Draw a trained policy's greedy rollout on one datapoint of a split."""
     from curteach_envs._util import check_int
-    from curteach_teaching.experiments.nav_data import NAV_TASKS
-    from curteach_teaching.experiments.nav_show import draw_rollout, load_policy
+    from curteach_teaching.experiments.nav.data import NAV_TASKS
+    from curteach_teaching.experiments.nav.show import draw_rollout, load_policy
 
     kind = NAV_TASKS[args.task]
     if args.out.suffix.lower() not in (".png", ".gif"):

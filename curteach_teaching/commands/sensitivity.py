@@ -72,8 +72,8 @@ def add_parser(subparsers) -> None:
 
 def run_car_irl_sensitivity(args: argparse.Namespace) -> int:
     """Run (or resume) the MaxEnt-IRL sensitivity sweep and write its report."""
-    from curteach_teaching.experiments.car_irl import CarIRLExperiment
-    from curteach_teaching.experiments.sensitivity import SensitivityExperiment, SensitivityReport, parse_values
+    from curteach_teaching.experiments.car.irl import CarIRLExperiment
+    from curteach_teaching.experiments.theory.sensitivity import SensitivityExperiment, SensitivityReport, parse_values
 
     check_sweep_flags(args)
     rates = parse_values(args.teaching_rates, "--teaching-rates")
@@ -93,8 +93,8 @@ def run_car_bc_sensitivity(args: argparse.Namespace) -> int:
     check_sweep_flags(args)
     init_types = car_init(args)
     out = output_folder(args, f"results/car-bc-sensitivity-{args.init}-{args.update}")
-    from curteach_teaching.experiments.car_bc import CarBCExperiment
-    from curteach_teaching.experiments.sensitivity import SensitivityExperiment, SensitivityReport, parse_values
+    from curteach_teaching.experiments.car.bc import CarBCExperiment
+    from curteach_teaching.experiments.theory.sensitivity import SensitivityExperiment, SensitivityReport, parse_values
 
     rates = parse_values(args.learning_rates, "--learning-rates")
     with named_as_options(args):
@@ -107,7 +107,7 @@ def run_car_bc_sensitivity(args: argparse.Namespace) -> int:
 
 def run_theorem2(args: argparse.Namespace) -> int:
     """Run (or resume) the realizable Theorem-2 sweep and write its report."""
-    from curteach_teaching.experiments.theorem2 import RealizableExperiment, Theorem2Report
+    from curteach_teaching.experiments.theory.theorem2 import RealizableExperiment, Theorem2Report
 
     check_sweep_flags(args)
     with named_as_options(args):

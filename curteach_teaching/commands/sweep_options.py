@@ -8,7 +8,7 @@ commands add their shared ``--init --steps --teachers`` with :func:`add_car_argu
 A command first checks *every* argument without writing anything (:func:`check_sweep_flags` builds the backend
 once, reaches the Ray address, checks the output folder; the command builds its experiment), and only then claims
 the folder and runs the sweep with :func:`run_sweep_command`, so a refused command leaves the folder as it was.
-The sweep is one :class:`~curteach_teaching.experiments.sweep.SweepSession` per command (:func:`sweep_session`):
+The sweep is one :class:`~curteach_teaching.sweeps.sweep.SweepSession` per command (:func:`sweep_session`):
 the checked flags, the backend, the folder's lock and the settings' fingerprint, each made once; a command that
 prepares files in the folder first (nav's cached dataset) enters the session itself and hands it on.
 """
@@ -141,7 +141,7 @@ def check_sweep_flags(args: argparse.Namespace):
     """The backend the flags ask for, built once and kept in ``args.sweep_backend``; ``ValueError`` for a bad
     ``--runs``, ``--seed``, ``--workers``, Ray flags given without ``--backend ray``, or a Ray address that does not
     answer. Writes nothing."""
-    from curteach_teaching.experiments.sweep import check_sweep_arguments, make_backend
+    from curteach_teaching.sweeps.sweep import check_sweep_arguments, make_backend
 
     if getattr(args, "sweep_backend", None) is not None:
         return args.sweep_backend
@@ -155,7 +155,7 @@ def check_sweep_flags(args: argparse.Namespace):
     if args.backend == "ray" and not args.report_only:
         import os
 
-        from curteach_teaching.experiments.ray_backend import check_ray_address
+        from curteach_teaching.sweeps.ray_backend import check_ray_address
 
         address = args.ray_address or os.environ.get("RAY_ADDRESS")
         if address:
@@ -165,10 +165,10 @@ def check_sweep_flags(args: argparse.Namespace):
 
 
 def sweep_session(args: argparse.Namespace, out: Path):
-    """The command's :class:`~curteach_teaching.experiments.sweep.SweepSession` for ``out``, from the flags
+    """The command's :class:`~curteach_teaching.sweeps.sweep.SweepSession` for ``out``, from the flags
     :func:`check_sweep_flags` checked (its backend, built once). Not yet entered: ``with session:`` claims the
     folder (nothing for ``--report-only``, which only reads)."""
-    from curteach_teaching.experiments.sweep import SweepSession
+    from curteach_teaching.sweeps.sweep import SweepSession
 
     backend = check_sweep_flags(args)
     return SweepSession(out, args.runs, seed=args.seed, backend=backend, progress=not args.no_progress,
@@ -180,8 +180,8 @@ def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path, s
 
     Args:
         args: the parsed flags (see :func:`add_sweep_arguments`).
-        experiment: the experiment (cells x runs, see :mod:`curteach_teaching.experiments.sweep`).
-        report: its :class:`~curteach_teaching.experiments.reports.Report`.
+        experiment: the experiment (cells x runs, see :mod:`curteach_teaching.sweeps.sweep`).
+        report: its :class:`~curteach_teaching.sweeps.reports.Report`.
         out: the output folder.
         session: the command's :func:`sweep_session` for ``out``, if it made one already (and may have entered
             it); default: a new one, entered here.

@@ -58,8 +58,8 @@ def _env_kwargs(text: str) -> dict:
 
 def run_teach(args: argparse.Namespace) -> int:
     """Run (or resume) the sweep and write its report."""
-    from curteach_teaching.experiments.env_teaching import EnvTeachingExperiment
-    from curteach_teaching.experiments.reports import Report
+    from curteach_teaching.experiments.tabular.experiment import EnvTeachingExperiment
+    from curteach_teaching.sweeps.reports import Report
 
     check_sweep_flags(args)
     kwargs = _env_kwargs(args.env_kwargs)

@@ -6,7 +6,7 @@
 transitions. At the start of every epoch ``e = 1..E`` it
 
 1. **scores** the learner (:meth:`StepTrainer.learner_difficulty`, only for Cur and Cur-L);
-2. **selects** the epoch's demonstrations with its :class:`~curteach_teaching.selection.CurriculumSelection`
+2. **selects** the epoch's demonstrations with its :class:`~curteach_teaching.curriculum.selection.CurriculumSelection`
    (preference by variant, ranking, pacing);
 3. **plans** the epoch's batches with its batcher (:mod:`~curteach_teaching.curriculum.batches`) and its generator
    (:meth:`Curriculum.plan_epoch`);
@@ -14,9 +14,9 @@ transitions. At the start of every epoch ``e = 1..E`` it
    :attr:`Curriculum.step` (across epochs and ``train`` calls) advances, the observers see the batch
    (:mod:`~curteach_teaching.curriculum.observers`, the public per-step seam) and the hooks due at that step run
    (:mod:`~curteach_teaching.curriculum.hooks`);
-5. **logs** the epoch (:class:`~curteach_teaching.selection.EpochRecord`).
+5. **logs** the epoch (:class:`~curteach_teaching.curriculum.selection.EpochRecord`).
 
-An adapter per imitation trainer (e.g. :class:`~curteach_teaching.curriculum.bc.CurriculumBC`) builds the step
+An adapter per imitation trainer (e.g. :class:`~curteach_teaching.curriculum.adapters.bc.CurriculumBC`) builds the step
 trainer and the batcher; the selection, the plan, the step count, the hooks, the observers and the saved state are
 this class's.
 
@@ -39,8 +39,7 @@ from curteach_teaching.curriculum.batches import Batcher
 from curteach_teaching.curriculum.hooks import StepHook, as_step_hook
 from curteach_teaching.curriculum.index import DemonstrationIndex
 from curteach_teaching.curriculum.observers import BatchInfo, EpochPlan, check_observer
-from curteach_teaching.curriculum.state import curriculum_state, load_curriculum_state
-from curteach_teaching.selection import (
+from curteach_teaching.curriculum.selection import (
     CurriculumSelection,
     EpochRecord,
     EpochSelection,
@@ -48,6 +47,7 @@ from curteach_teaching.selection import (
     check_variant,
     variant_name,
 )
+from curteach_teaching.curriculum.state import curriculum_state, load_curriculum_state
 
 __all__ = ["Curriculum", "StepTrainer"]
 
@@ -76,7 +76,8 @@ class Curriculum:
     Args:
         step_trainer: the trainer's side (:class:`StepTrainer`).
         index: the demonstrations' layout (:class:`~curteach_teaching.curriculum.index.DemonstrationIndex`).
-        selection: the :class:`~curteach_teaching.selection.CurriculumSelection` over the same N demonstrations.
+        selection: the :class:`~curteach_teaching.curriculum.selection.CurriculumSelection` over the same N
+            demonstrations.
         batcher: cuts each epoch's selection into batches (:class:`~curteach_teaching.curriculum.batches.Batcher`).
         rng: the generator of the batches' shuffles.
         hooks: run after optimizer steps: :class:`~curteach_teaching.curriculum.hooks.StepHook` objects,
@@ -166,7 +167,7 @@ class Curriculum:
 
     @property
     def history(self) -> list[EpochRecord]:
-        """The :class:`~curteach_teaching.selection.EpochRecord` of every epoch trained so far."""
+        """The :class:`~curteach_teaching.curriculum.selection.EpochRecord` of every epoch trained so far."""
         return self.selection.history
 
     @history.setter
@@ -183,7 +184,8 @@ class Curriculum:
         return self.selection.preference(learner_difficulty)
 
     def select_epoch(self, epoch: int, n_epochs: int) -> EpochSelection:
-        """The :class:`~curteach_teaching.selection.EpochSelection` of epoch ``epoch`` of ``n_epochs`` (the learner
+        """The :class:`~curteach_teaching.curriculum.selection.EpochSelection` of epoch ``epoch`` of ``n_epochs`` (the
+        learner
         is scored now if the variant reads its difficulty)."""
         learner = self.learner_difficulty() if self.selection.needs_learner_difficulty else None
         return self.selection.select(epoch, n_epochs, learner)
@@ -237,7 +239,7 @@ class Curriculum:
         """Train a plan of :meth:`plan_epoch` made at the current :attr:`step` and log its epoch.
 
         Returns:
-            Its :class:`~curteach_teaching.selection.EpochRecord` (also appended to :attr:`history`).
+            Its :class:`~curteach_teaching.curriculum.selection.EpochRecord` (also appended to :attr:`history`).
 
         Raises:
             ValueError: a plan made at another step.
@@ -311,7 +313,7 @@ class Curriculum:
                 counts what was); ``None``: train the whole epoch.
 
         Returns:
-            Its :class:`~curteach_teaching.selection.EpochRecord` (also appended to :attr:`history`).
+            Its :class:`~curteach_teaching.curriculum.selection.EpochRecord` (also appended to :attr:`history`).
         """
         return self.train_plan(self.plan_epoch(epoch, n_epochs, max_steps=max_steps))
 

@@ -37,7 +37,8 @@ class StepMeanLoss:
         ent_weight, l2_weight: as BC's ``BehaviorCloningLossCalculator``.
 
     Attributes:
-        calls: how many batches it has computed (:class:`~curteach_teaching.curriculum.bc.BCStepTrainer` installs one
+        calls: how many batches it has computed (:class:`~curteach_teaching.curriculum.adapters.bc.BCStepTrainer`
+            installs one
             per batch and checks it is 1).
     """
 

@@ -6,7 +6,7 @@ A :class:`~curteach_teaching.curriculum.core.Curriculum` tells its observers, in
   after any ``max_steps`` cut), before its first step;
 * ``on_batch(batch)``: the :class:`BatchInfo` of the batch the trainer has just taken its optimizer step on (the
   same object as in the plan), after the step and before the hooks due at that step;
-* ``on_epoch_end(record)``: the epoch's :class:`~curteach_teaching.selection.EpochRecord`, once it is
+* ``on_epoch_end(record)``: the epoch's :class:`~curteach_teaching.curriculum.selection.EpochRecord`, once it is
   logged.
 
 An observer is any object with some of these methods (subclass :class:`CurriculumObserver` to get no-op defaults).
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from curteach_teaching.curriculum.index import DemonstrationIndex
-from curteach_teaching.selection import EpochRecord, EpochSelection
+from curteach_teaching.curriculum.selection import EpochRecord, EpochSelection
 
 __all__ = ["OBSERVER_METHODS", "BatchInfo", "CurriculumObserver", "EpochMetricMean", "EpochPlan", "MetricMean",
            "check_observer"]
@@ -77,7 +77,7 @@ class EpochPlan:
 
     Attributes:
         epoch: the epoch (1-based); n_epochs: the length of the pacing schedule it is planned in.
-        selection: the :class:`~curteach_teaching.selection.EpochSelection` (selected demonstrations,
+        selection: the :class:`~curteach_teaching.curriculum.selection.EpochSelection` (selected demonstrations,
             most preferred first, the preference and the learner difficulty they came from).
         batches: the :class:`BatchInfo` of every step to take, in training order (cut at ``max_steps``).
     """

@@ -22,7 +22,7 @@ import numpy as np
 from curteach_teaching.curriculum.core import Curriculum, StepTrainer
 from curteach_teaching.curriculum.index import DemonstrationIndex
 from curteach_teaching.curriculum.observers import CurriculumObserver, EpochPlan
-from curteach_teaching.selection import CurriculumSelection, PacingSchedule, check_pacing, check_variant
+from curteach_teaching.curriculum.selection import CurriculumSelection, PacingSchedule, check_pacing, check_variant
 
 __all__ = [
     "LOG_PREFIX",
@@ -130,8 +130,7 @@ class SelectionLogger(CurriculumObserver):
                            exclude=("stdout", "log"))
 
 
-#: What the trainer adapters accept, for the errors of each (the registry names them in
-#: :data:`curteach_teaching.registry.TRAINERS`).
+#: What the trainer adapters accept, for the errors of each.
 SUPPORTED_TRAINERS = (
     "bc: imitation.algorithms.bc.BC (CurriculumBC); dagger: imitation.algorithms.dagger.DAggerTrainer or "
     "SimpleDAggerTrainer (CurriculumDAgger); gail, airl: imitation.algorithms.adversarial GAIL or AIRL "
@@ -191,7 +190,7 @@ class RoundCurriculum(Curriculum):
     Args:
         step_trainer: the trainer's side (with ``state_dict`` and ``load_state_dict``).
         index: the demonstrations' layout.
-        variant, teacher_scores, pacing: of the :class:`~curteach_teaching.selection.CurriculumSelection`.
+        variant, teacher_scores, pacing: of the :class:`~curteach_teaching.curriculum.selection.CurriculumSelection`.
         logger: the trainer's imitation logger the selection is recorded in (:class:`SelectionLogger`), or ``None``.
         rng: kept for the core (a whole selection draws nothing); default ``default_rng(0)``.
         hooks, observers, state_format, extra_config: as :class:`~curteach_teaching.curriculum.core.Curriculum`.

@@ -5,7 +5,8 @@ The state is plain Python values (``torch.save(..., weights_only=True)`` and JSO
     {"format": tag, "config": {...}, "step": int, "rng": {...}, "history": [{...}, ...], "hooks": [...]}
 
 the curriculum's ``config()`` (what a resumed run must share with the saved one), the global optimizer step, the
-state of the batches' generator, the history (:class:`~curteach_teaching.selection.EpochRecord` fields as a dict
+state of the batches' generator, the history (:class:`~curteach_teaching.curriculum.selection.EpochRecord` fields as a
+dict
 per epoch) and the ``state_dict()`` of each hook that has one (``None`` for the others).
 """
 
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from curteach_envs._util import check_int
-from curteach_teaching.selection import EpochRecord
+from curteach_teaching.curriculum.selection import EpochRecord
 
 __all__ = ["STATE_KEYS", "curriculum_state", "load_curriculum_state"]
 

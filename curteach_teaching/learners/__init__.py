@@ -1,4 +1,4 @@
-"""Learners taught by the teachers of :mod:`curteach_teaching.teachers`.
+"""Learners taught by the teachers of :mod:`curteach_teaching.teaching.teachers`.
 
 ``maxent_irl`` needs only NumPy; ``bc`` (the quadratic softmax policy) and ``bc_car`` (the car's BC learner and its
 trainer) need torch and imitation and are imported on first use of their names.

@@ -1,7 +1,8 @@
 """The CrossEnt-BC learner of the car experiment and its imitation ``BC`` trainer (docs: ``docs/teaching/learners.md``).
 
 :class:`BCCarLearner` holds a :class:`~curteach_teaching.learners.bc.QuadraticSoftmaxPolicy` and offers the
-teachers' :class:`~curteach_teaching.teachers.PolicyView` (its ``(S, A)`` action log-probabilities). It learns from
+teachers' :class:`~curteach_teaching.teaching.teachers.PolicyView` (its ``(S, A)`` action log-probabilities). It learns
+from
 demonstration *sets* (a start's stored trajectories, ``n_pairs`` state-action pairs) by one of two updates:
 
 * ``"batch"`` (the paper's learner model): imitation's ``BC`` (:func:`make_bc_trainer`) takes one plain SGD step on
@@ -19,9 +20,9 @@ import numpy as np
 import torch as th
 from imitation.algorithms.bc import BC
 
-from curteach_teaching.curriculum import silent_logger
 from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy, action_features, quadratic_log_policy, sequential_sgd
 from curteach_teaching.learners.divergence import LearnerDiverged, all_finite
+from curteach_teaching.learners.quiet_logger import silent_logger
 from curteach_teaching.names import BC_UPDATES
 from curteach_teaching.planning import expected_return
 
@@ -57,7 +58,7 @@ def make_bc_trainer(policy: QuadraticSoftmaxPolicy, n_pairs: int, learning_rate:
 
 
 class BCCarLearner:
-    """A CrossEnt-BC learner on the car; offers the teachers' :class:`~curteach_teaching.teachers.PolicyView`.
+    """A CrossEnt-BC learner on the car; offers the teachers' :class:`~curteach_teaching.teaching.teachers.PolicyView`.
 
     Args:
         mdp: the car MDP.
@@ -135,7 +136,7 @@ class BCCarLearner:
         self._check_finite(before)
 
     def learn(self, lesson) -> None:
-        """The :class:`~curteach_teaching.teach.Learner` update: one step on the lesson's demonstration set (its
+        """The :class:`~curteach_teaching.teaching.loop.Learner` update: one step on the lesson's demonstration set (its
         ``(n, L)`` pairs as one set, in order).
 
         Raises:

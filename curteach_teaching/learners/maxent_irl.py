@@ -342,7 +342,8 @@ class MaxEntIRLLearner:
         return g
 
     def learn(self, lesson) -> None:
-        """The :class:`~curteach_teaching.teach.Learner` update: one :meth:`update` on the lesson's exact teacher
+        """The :class:`~curteach_teaching.teaching.loop.Learner` update: one :meth:`update` on the lesson's exact
+        teacher
         occupancy from its start.
 
         Raises:

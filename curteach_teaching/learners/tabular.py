@@ -126,7 +126,7 @@ class LinearMaxEntIRL:
         return self
 
     def learn(self, lesson) -> None:
-        """The :class:`~curteach_teaching.teach.Learner` update: :meth:`step` on the lesson's occupancy."""
+        """The :class:`~curteach_teaching.teaching.loop.Learner` update: :meth:`step` on the lesson's occupancy."""
         if lesson.occupancy is None:
             raise ValueError("the MaxEnt-IRL learner learns from the teacher's occupancy measure; this lesson has none")
         self.step(lesson.occupancy, lesson.start_state)
@@ -169,10 +169,11 @@ class TabularSoftmaxBC:
 
 def maxent_irl_learner(context) -> LinearMaxEntIRL:
     """The ``maxent-irl`` learner factory: :class:`LinearMaxEntIRL` from a
-    :class:`~curteach_teaching.teach.LearnerContext`."""
+    :class:`~curteach_teaching.teaching.loop.LearnerContext`."""
     return LinearMaxEntIRL(context.mdp, start_states=context.start_states, learning_rate=context.learning_rate)
 
 
 def bc_learner(context) -> TabularSoftmaxBC:
-    """The ``bc`` learner factory: :class:`TabularSoftmaxBC` from a :class:`~curteach_teaching.teach.LearnerContext`."""
+    """The ``bc`` learner factory: :class:`TabularSoftmaxBC` from a
+    :class:`~curteach_teaching.teaching.loop.LearnerContext`."""
     return TabularSoftmaxBC(context.mdp.n_states, context.mdp.n_actions, learning_rate=context.learning_rate)

@@ -14,9 +14,9 @@ from mypkg.curricula import TeacherWeighted
 
 from curteach_envs import TabularMDP
 from curteach_teaching.curriculum import CurriculumBC, silent_logger
+from curteach_teaching.curriculum.selection import CurriculumSelection, check_variant
 from curteach_teaching.demonstrations import sample_demonstrations
 from curteach_teaching.planning import hard_value_iteration
-from curteach_teaching.selection import CurriculumSelection, check_variant
 
 warnings.filterwarnings("ignore", message="Converting a tensor")  # from imitation's BC logger
 

@@ -11,11 +11,11 @@ from stable_baselines3.common.policies import ActorCriticPolicy
 
 from curteach_envs import TabularMDP
 from curteach_teaching.demonstrations import sample_demonstrations
-from curteach_teaching.experiments.env_teaching import exact_return, teaching_starts
-from curteach_teaching.observability import ProbedPolicyView
+from curteach_teaching.experiments.tabular.experiment import exact_return, teaching_starts
 from curteach_teaching.planning import hard_value_iteration
-from curteach_teaching.teach import LearnerContext, LessonBook, teach
-from curteach_teaching.teachers import CurriculumTeacher
+from curteach_teaching.teaching.loop import LearnerContext, LessonBook, teach
+from curteach_teaching.teaching.observability import ProbedPolicyView
+from curteach_teaching.teaching.teachers import CurriculumTeacher
 
 mdp = TabularMDP.from_gymnasium(gym.make("FrozenLake-v1"), gamma=0.95)
 S, A = mdp.n_states, mdp.n_actions

@@ -10,10 +10,10 @@ from mypkg.teachers import EpsilonCur
 
 from curteach_envs import TabularMDP
 from curteach_teaching.demonstrations import occupancy_per_start, sample_demonstrations
-from curteach_teaching.experiments.env_teaching import exact_return, teaching_starts
+from curteach_teaching.experiments.tabular.experiment import exact_return, teaching_starts
 from curteach_teaching.planning import hard_value_iteration
-from curteach_teaching.registry import TEACHERS
-from curteach_teaching.teach import LearnerContext, LessonBook, TeacherContext, teach
+from curteach_teaching.teaching.factories import TEACHERS
+from curteach_teaching.teaching.loop import LearnerContext, LessonBook, TeacherContext, teach
 
 seed = np.random.SeedSequence(0)
 pool_seed, agn_seed, eps_seed = seed.spawn(3)

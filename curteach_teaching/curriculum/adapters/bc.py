@@ -1,0 +1,254 @@
+"""The curriculum adapter for imitation's ``BC`` (docs: ``docs/teaching/curriculum.md``).
+
+:class:`CurriculumBC` is a :class:`~curteach_teaching.curriculum.core.Curriculum` whose step trainer is
+:class:`BCStepTrainer`: the learner's difficulty is read from the trainer's policy, and each batch is one optimizer
+step through ``trainer.set_demonstrations`` and ``trainer.train`` (BC's own loss, optimizer step, logging and
+``on_batch_end``). The trainer's policy and optimizer persist across epochs.
+
+Batches (``batch_unit``). imitation's own loader drops a last incomplete batch and refuses data smaller than one
+batch; here the batches are a fixed list of transition indices built before ``set_demonstrations``, so imitation's
+peek at the first element (one extra ``__iter__``) changes nothing.
+
+* ``"transitions"`` (default): batches of ``trainer.batch_size`` shuffled transitions, trained as minibatches of
+  ``trainer.minibatch_size``; a smaller last batch (``remainder="partial"``) is stepped on the mean loss of its
+  transitions.
+* ``"demonstrations"`` (the original navigation code): batches of ``demos_per_batch`` whole demonstrations; one
+  batch is one forward pass and one optimizer step, whatever its number of transitions (``trainer.minibatch_size``
+  is not used).
+
+``trainer.batch_size`` and ``minibatch_size`` are set to the size of a batch that differs from them for its
+``train`` call, and restored.
+
+Loss (``loss``). ``"mean"`` (default) is imitation's BC loss, the mean of ``-log pi(a | s)`` over the batch's
+state-action pairs. ``"original"`` (demonstration batches only) is the original navigation code's, the sum over time
+steps of the mean over the demonstrations still active (:class:`~curteach_teaching.curriculum.loss.StepMeanLoss`),
+installed as BC's ``loss_calculator`` for the one-batch ``train`` call of each batch; BC's entropy and L2 terms keep
+their weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from imitation.algorithms.bc import BC
+from imitation.data import rollout, types
+
+from curteach_envs._util import check_int
+from curteach_teaching.curriculum.adapters._imitation_compat import bc_step_settings
+from curteach_teaching.curriculum.batches import BATCH_UNITS, REMAINDERS, make_batcher
+from curteach_teaching.curriculum.core import Curriculum
+from curteach_teaching.curriculum.index import DemonstrationIndex
+from curteach_teaching.curriculum.loss import MetricsRecorder, StepMeanLoss
+from curteach_teaching.curriculum.policy_steps import PolicyStepTrainer
+from curteach_teaching.curriculum.scores import (
+    TeacherDifficulty,
+    check_min_log_prob,
+    teacher_difficulty,
+)
+from curteach_teaching.curriculum.selection import CurriculumSelection, PacingSchedule, check_pacing, check_variant
+from curteach_teaching.difficulty import MIN_LOG_PROB, index_observations
+from curteach_teaching.names import CUR
+
+__all__ = ["LOSSES", "BCStepTrainer", "CurriculumBC"]
+
+#: ``"mean"``: imitation's per-pair mean; ``"original"``: the sum over time steps of the mean over active demos.
+LOSSES = ("mean", "original")
+#: Version tag of :meth:`CurriculumBC.state_dict`.
+STATE_FORMAT = "curteach.CurriculumBC/1"
+
+
+class BCStepTrainer(PolicyStepTrainer):
+    """The :class:`~curteach_teaching.curriculum.core.StepTrainer` of an imitation ``BC`` trainer (learner difficulty
+    and hook context: :class:`~curteach_teaching.curriculum.policy_steps.PolicyStepTrainer`).
+
+    Args:
+        trainer: the ``BC`` trainer (its policy and optimizer are trained in place).
+        transitions: the flattened demonstrations (``rollout.flatten_trajectories``), laid out as ``index`` says.
+        index: their :class:`~curteach_teaching.curriculum.index.DemonstrationIndex`.
+        full_batch_size: batches of exactly this size go through one ``train`` call as minibatches of
+            ``trainer.minibatch_size`` (transition batches); ``None``: every batch is its own one-minibatch call
+            (demonstration batches).
+        loss: ``"mean"`` or ``"original"`` (:class:`~curteach_teaching.curriculum.loss.StepMeanLoss` per batch).
+        chunk_size, min_log_prob: of the learner-difficulty passes
+            (:func:`~curteach_teaching.curriculum.scores.policy_difficulty`).
+    """
+
+    def __init__(
+        self,
+        trainer: BC,
+        transitions: types.Transitions,
+        index: DemonstrationIndex,
+        *,
+        full_batch_size: int | None = None,
+        loss: str = "mean",
+        chunk_size: int = 8192,
+        min_log_prob: float = MIN_LOG_PROB,
+    ):
+        if loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}; got {loss!r}")
+        super().__init__(trainer, transitions, index, chunk_size=chunk_size, min_log_prob=min_log_prob)
+        self.full_batch_size = full_batch_size
+        self.loss = loss
+        self._recorder: MetricsRecorder | None = None
+
+    def _batch(self, index: np.ndarray) -> dict:
+        return {"obs": index_observations(self.transitions.obs, index), "acts": self.transitions.acts[index]}
+
+    def train_batches(self, batches: Sequence[np.ndarray], after_step: Callable[[], None]) -> None:
+        """One optimizer step per batch, in order, ``after_step()`` after each (see the module docstring)."""
+        if self.full_batch_size is None:
+            for group in batches:
+                loss = None
+                if self.loss == "original":
+                    base = self.trainer.loss_calculator
+                    loss = StepMeanLoss(self.index.time_step[group], ent_weight=base.ent_weight,
+                                        l2_weight=base.l2_weight)
+                self._train_once([self._batch(group)], group.size, group.size, after_step, loss)
+                if loss is not None and loss.calls != 1:
+                    raise RuntimeError(f"the loss of a batch was computed {loss.calls} times instead of once")
+            return
+        batch_size = self.full_batch_size
+        full = [g for g in batches if g.size == batch_size]
+        partial = [g for g in batches if g.size != batch_size]
+        minibatch = self.trainer.minibatch_size
+        if full:
+            minibatches = [self._batch(g[i : i + minibatch]) for g in full for i in range(0, batch_size, minibatch)]
+            self._train_once(minibatches, batch_size, minibatch, after_step)
+        for group in partial:  # the original's smaller last batch: a step on the mean loss of its transitions
+            self._train_once([self._batch(group)], group.size, group.size, after_step)
+
+    def _train_once(self, batches: list, batch_size: int, minibatch_size: int, after_step: Callable[[], None],
+                    loss: Any = None) -> None:
+        trainer = self.trainer
+        self._recorder = MetricsRecorder(loss if loss is not None else trainer.loss_calculator, batch_size)
+        try:
+            with bc_step_settings(trainer, batch_size, minibatch_size, self._recorder):
+                # a list: imitation's peek (get_first_iter_element) iterates it once more without consuming anything
+                trainer.set_demonstrations(batches)
+                trainer.train(n_epochs=1, progress_bar=False, log_interval=10**9, on_batch_end=after_step)
+        finally:
+            self._recorder = None
+
+    def step_metrics(self) -> dict:
+        """``{name: float}``: BC's training metrics of the step just taken (``loss``, ``neglogp``, ``entropy``, ...;
+        see :class:`~curteach_teaching.curriculum.loss.MetricsRecorder`); empty outside a step."""
+        return {} if self._recorder is None else self._recorder.pop()
+
+
+class CurriculumBC(Curriculum):
+    """Train an imitation ``BC`` trainer epoch by epoch on a curriculum over demonstrations.
+
+    Args:
+        trainer: an ``imitation.algorithms.bc.BC`` with any SB3 policy, on any Gymnasium env.
+        demonstrations: the N ``imitation.data.types.Trajectory`` demonstrations (non-empty, each with >= 1 action).
+        variant: ``"Cur"`` (default), ``"Cur-L"``, ``"Cur-T"``, ``"Agn"``, a preference object or a registered
+            curriculum (:func:`~curteach_teaching.curriculum.selection.check_variant`).
+        teacher: the teacher difficulty, needed by Cur and Cur-T: ``(N,)`` per-demonstration scores, an SB3 policy or
+            a callable ``(obs, acts) -> log pi^E(a | s)``
+            (:func:`~curteach_teaching.curriculum.scores.teacher_difficulty`); ``None`` for Cur-L and Agn.
+        pacing: ``(epoch, n_epochs, n_items) -> int``; default ``LinearPacing(0.8, 0.5)``. Agn ignores it.
+        rng: the generator that shuffles each epoch's transitions or demonstrations; default ``trainer.rng``.
+        remainder: ``"partial"`` (default) or ``"drop"``: the last, smaller batch of an epoch is trained or dropped.
+        min_log_prob: floor of every per-step log-probability (teacher policy, teacher callable and learner alike;
+            default :data:`~curteach_teaching.difficulty.MIN_LOG_PROB`). A NaN from an SB3 policy counts as the
+            floor; a NaN from a teacher callable is an error.
+        batch_unit: ``"transitions"`` (default: batches of ``trainer.batch_size`` shuffled transitions) or
+            ``"demonstrations"`` (batches of ``demos_per_batch`` whole demonstrations); see the module docstring.
+        demos_per_batch: demonstrations per batch with ``batch_unit="demonstrations"`` (>= 1; default
+            ``trainer.batch_size``; the original: 32). Only for that unit.
+        loss: ``"mean"`` (default) or ``"original"`` (needs ``batch_unit="demonstrations"`` and a trainer whose
+            ``loss_calculator`` has ``ent_weight`` and ``l2_weight``, as BC's).
+        hooks: run after optimizer steps (:mod:`~curteach_teaching.curriculum.hooks`).
+        observers: see each epoch's plan, each batch and each record (:mod:`~curteach_teaching.curriculum.observers`).
+        difficulty_chunk_size: transitions per no-grad forward pass of the difficulty scores (>= 1; default 8192).
+
+    Attributes:
+        trainer, demonstrations: as given; step_trainer: the :class:`BCStepTrainer`.
+        selection, step, hooks, observers, rng: see :class:`~curteach_teaching.curriculum.core.Curriculum`.
+
+    Raises:
+        ValueError: empty demonstrations, an unknown variant, remainder, batch unit or loss, ``loss="original"``
+            with transition batches, a non-positive ``demos_per_batch`` (or one given with transition batches), a
+            malformed hook or observer, a missing or mis-shaped teacher difficulty, actions outside a discrete
+            action space.
+    """
+
+    def __init__(
+        self,
+        trainer: BC,
+        demonstrations: Sequence[types.Trajectory],
+        *,
+        variant: str = CUR,
+        teacher: TeacherDifficulty = None,
+        pacing: PacingSchedule | None = None,
+        rng: np.random.Generator | None = None,
+        remainder: str = "partial",
+        min_log_prob: float = MIN_LOG_PROB,
+        batch_unit: str = "transitions",
+        demos_per_batch: int | None = None,
+        loss: str = "mean",
+        hooks: Sequence[Any] = (),
+        observers: Sequence[Any] = (),
+        difficulty_chunk_size: int = 8192,
+    ):
+        check_variant(variant)
+        if remainder not in REMAINDERS:
+            raise ValueError(f"remainder must be one of {REMAINDERS}; got {remainder!r}")
+        if batch_unit not in BATCH_UNITS:
+            raise ValueError(f"batch_unit must be one of {BATCH_UNITS}; got {batch_unit!r}")
+        if loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}; got {loss!r}")
+        if loss == "original" and batch_unit != "demonstrations":
+            raise ValueError(
+                "loss='original' (the sum over time steps of the mean over active demonstrations) needs "
+                "batch_unit='demonstrations'"
+            )
+        if batch_unit == "demonstrations":
+            demos_per_batch = check_int(
+                "demos_per_batch", trainer.batch_size if demos_per_batch is None else demos_per_batch, 1
+            )
+        elif demos_per_batch is not None:
+            raise ValueError("demos_per_batch applies to batch_unit='demonstrations' only")
+        if loss == "original" and not all(hasattr(trainer.loss_calculator, a) for a in ("ent_weight", "l2_weight")):
+            raise ValueError("loss='original' needs a trainer whose loss_calculator has ent_weight and l2_weight")
+        check_pacing(pacing)
+        demonstrations = list(demonstrations)
+        if not demonstrations:
+            raise ValueError("demonstrations must hold at least one Trajectory; got an empty list")
+        for i, demo in enumerate(demonstrations):
+            if not isinstance(demo, types.Trajectory):
+                raise ValueError(f"demonstration {i} is a {type(demo).__name__}, not an imitation Trajectory")
+        index = DemonstrationIndex.from_trajectories(demonstrations)
+        if rng is not None and not isinstance(rng, np.random.Generator):
+            raise ValueError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}")
+        self.min_log_prob = check_min_log_prob(min_log_prob)
+        self.difficulty_chunk_size = check_int("difficulty_chunk_size", difficulty_chunk_size, 1)
+        transitions = rollout.flatten_trajectories(demonstrations)
+        space = trainer.action_space
+        acts = transitions.acts
+        if hasattr(space, "n") and acts.size and (acts.min() < 0 or acts.max() >= space.n):
+            raise ValueError(
+                f"demonstrated actions must lie in [0, {space.n - 1}]; got values in [{acts.min()}, {acts.max()}]"
+            )
+        self.trainer = trainer
+        self.demonstrations = demonstrations
+        self.remainder = remainder
+        self.batch_unit = batch_unit
+        self.demos_per_batch = demos_per_batch
+        self.loss = loss
+        unit_size = demos_per_batch if batch_unit == "demonstrations" else trainer.batch_size
+        step_trainer = BCStepTrainer(
+            trainer, transitions, index, full_batch_size=None if batch_unit == "demonstrations" else unit_size,
+            loss=loss, chunk_size=self.difficulty_chunk_size, min_log_prob=self.min_log_prob,
+        )
+        scores = None if teacher is None else teacher_difficulty(
+            teacher, transitions.obs, transitions.acts, index, chunk_size=self.difficulty_chunk_size,
+            min_log_prob=self.min_log_prob,
+        )
+        super().__init__(
+            step_trainer, index, CurriculumSelection(index.n_demonstrations, variant, scores, pacing),
+            make_batcher(batch_unit, unit_size, remainder), rng=rng if rng is not None else trainer.rng, hooks=hooks,
+            observers=observers, state_format=STATE_FORMAT, extra_config={"loss": loss},
+        )

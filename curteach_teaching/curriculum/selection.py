@@ -1,0 +1,391 @@
+"""Which demonstrations an epoch trains on: scores -> preference -> ranking -> pacing, logged per epoch.
+
+The selection half of the paper's Algorithm 2 (docs: ``docs/teaching/curriculum.md``), in plain NumPy, for any
+trainer. As in Syllabus, the scores are computed elsewhere (the learner's and the teacher's difficulty of each
+demonstration, :mod:`curteach_teaching.difficulty`) and this module only transforms them into a selection; the
+adapter that feeds the selection to imitation's ``BC`` is :class:`curteach_teaching.curriculum.CurriculumBC`.
+
+At the start of every epoch ``e = 1..E``, given per-demonstration log-difficulties ``log Psi^L(xi_i)`` of the learner
+and ``log Psi^E(xi_i)`` of the teacher (both ``(N,)``, larger = harder):
+
+1. the :func:`preference` by variant (larger = trained on earlier):
+
+   ======  ===================================  ======================================
+   Cur     ``log Psi^L - log Psi^E``             easy for the teacher, hard for the learner
+   Cur-L   ``log Psi^L``  (``Psi^E`` constant)   hardest for the learner
+   Cur-T   ``-log Psi^E`` (``Psi^L`` constant)   easiest for the teacher
+   Agn     none                                  every demonstration, every epoch
+   ======  ===================================  ======================================
+
+2. the :func:`ranking`, most preferred first, ties to the lower index;
+3. the pacing schedule keeps the ``X_e`` most preferred (:func:`kept_count`): by default the paper's
+   ``X_e = int(b N + min(1, e / (a E)) (1 - b) N)`` (:class:`LinearPacing`, ``a = 0.8``, ``b = 0.5``); any callable
+   ``(epoch, n_epochs, n_items) -> int`` may replace it. Agn keeps all ``N`` and never calls the schedule;
+4. the trainer trains on the selection and reports what it trained; :meth:`CurriculumSelection.log` records the
+   epoch as an :class:`EpochRecord` (selected fraction, indices, score statistics), so that a curriculum can be
+   plotted (:meth:`CurriculumSelection.selection_matrix`).
+
+Only Cur and Cur-L read the learner's difficulty (:func:`needs_learner_difficulty`); only Cur and Cur-T need the
+teacher's (:func:`needs_teacher_difficulty`), so a trainer computes only what its variant uses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from curteach_envs._util import check_positive
+from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T, CURRICULUM_VARIANTS
+from curteach_teaching.registry import Registry
+
+__all__ = [
+    "VARIANTS",
+    "CURRICULA",
+    "PacingSchedule",
+    "LinearPacing",
+    "FullPacing",
+    "EpochRecord",
+    "EpochSelection",
+    "CurriculumSelection",
+    "check_variant",
+    "variant_name",
+    "check_pacing",
+    "needs_learner_difficulty",
+    "needs_teacher_difficulty",
+    "preference",
+    "ranking",
+    "kept_count",
+]
+
+#: The curriculum variants, in this order (``CurriculumBC``'s and the notebooks').
+VARIANTS = CURRICULUM_VARIANTS
+#: Curricula: preferences over (learner difficulty, teacher difficulty) in log space; the built-in variants go by
+#: their names (:func:`check_variant`).
+CURRICULA = Registry("curriculum", "curteach.curricula")
+for _name in VARIANTS:
+    CURRICULA.add(_name, lambda name=_name: name)
+
+#: ``(epoch, n_epochs, n_items) -> X_e``, the number of demonstrations kept in epoch ``epoch`` (1-based) of
+#: ``n_epochs``.
+PacingSchedule = Callable[[int, int, int], int]
+
+
+@dataclass(frozen=True)
+class LinearPacing:
+    """The paper's linear pacing: ``X_e = int(b N + min(1, e / (a E)) (1 - b) N)`` for epoch ``e = 1..E``.
+
+    Args:
+        a: the fraction of the ``E`` epochs after which every demonstration is used, in ``(0, inf)`` (default 0.8).
+        b: the fraction used from the start, in ``[0, 1]`` (default 0.5).
+    """
+
+    a: float = 0.8
+    b: float = 0.5
+
+    def __post_init__(self) -> None:
+        check_positive("pacing a", self.a)
+        if not (np.isfinite(self.b) and 0.0 <= self.b <= 1.0):
+            raise ValueError(f"pacing b must be in [0, 1]; got {self.b!r}")
+
+    def __call__(self, epoch: int, n_epochs: int, n_items: int) -> int:
+        """``X_e`` (at least 1) of ``n_items`` for ``epoch`` in ``1..n_epochs``."""
+        _check_epoch(epoch, n_epochs)
+        growth = min(1.0, epoch / (self.a * n_epochs))
+        return max(1, int(self.b * n_items + growth * (1.0 - self.b) * n_items))
+
+
+@dataclass(frozen=True)
+class FullPacing:
+    """Every demonstration in every epoch (what Agn uses)."""
+
+    def __call__(self, epoch: int, n_epochs: int, n_items: int) -> int:
+        """``n_items`` for every ``epoch`` in ``1..n_epochs``."""
+        _check_epoch(epoch, n_epochs)
+        return n_items
+
+
+def _check_epoch(epoch: int, n_epochs: int) -> None:
+    if not 1 <= epoch <= n_epochs:
+        raise ValueError(f"epoch must be in [1, n_epochs = {n_epochs}]; got {epoch}")
+
+
+@dataclass(frozen=True)
+class EpochRecord:
+    """What one curriculum epoch selected.
+
+    Attributes:
+        epoch: the epoch number (1-based, counted over all ``train`` calls).
+        n_selected: ``X_e``, the number of demonstrations kept.
+        fraction: ``X_e / N``.
+        selected: ``(X_e,)`` indices of the kept demonstrations, most preferred first.
+        n_transitions: transitions trained on in this epoch (after ``remainder``).
+        n_batches: optimizer steps taken.
+        learner_difficulty_mean, learner_difficulty_max: mean / max ``log Psi^L`` of the selection (nats).
+        learner_difficulty_all_mean: mean ``log Psi^L`` over all ``N`` demonstrations.
+        teacher_difficulty_mean: mean ``log Psi^E`` of the selection (NaN when there is no teacher).
+        preference_min: the preference of the last demonstration kept (the cut-off; NaN for Agn).
+    """
+
+    epoch: int
+    n_selected: int
+    fraction: float
+    selected: np.ndarray
+    n_transitions: int
+    n_batches: int
+    learner_difficulty_mean: float
+    learner_difficulty_max: float
+    learner_difficulty_all_mean: float
+    teacher_difficulty_mean: float
+    preference_min: float
+
+
+@dataclass(frozen=True)
+class EpochSelection:
+    """One epoch's selection, before training.
+
+    Attributes:
+        selected: ``(X_e,)`` int indices of the kept demonstrations, most preferred first (``arange(N)`` for Agn).
+        preference: ``(N,)`` the preference of every demonstration, or ``None`` (Agn).
+        learner_difficulty: ``(N,)`` the ``log Psi^L`` it was computed from, or ``None`` (Cur-T, Agn).
+    """
+
+    selected: np.ndarray
+    preference: np.ndarray | None
+    learner_difficulty: np.ndarray | None
+
+
+def check_variant(variant):
+    """The curriculum ``variant`` names or is: a built-in name of :data:`VARIANTS` (returned as it is), a preference
+    object (returned as it is), or the name of a registered curriculum (``module:attr`` or a ``curteach.curricula``
+    entry point, loaded; a class is instantiated without arguments).
+
+    A preference object has ``preference(learner_difficulty, teacher_difficulty) -> (N,) | None`` (log space,
+    larger = trained on earlier; ``None`` keeps every demonstration, as Agn) and may say ``needs_learner`` /
+    ``needs_teacher`` (default ``True``) and ``name``.
+
+    Raises:
+        ValueError: an unknown name (the registry's message lists the names and how to register one), or an object
+            without a ``preference`` method.
+    """
+    if isinstance(variant, str):
+        if variant in VARIANTS:
+            return variant
+        _, variant = CURRICULA.load(variant)
+        if isinstance(variant, str):  # a built-in registered under another name
+            return check_variant(variant)
+        if isinstance(variant, type):
+            variant = variant()
+    if not callable(getattr(variant, "preference", None)):
+        raise ValueError(f"variant must be one of {VARIANTS}, a registered curriculum or an object with "
+                         f"preference(learner_difficulty, teacher_difficulty); got {variant!r}")
+    return variant
+
+
+def variant_name(variant) -> str:
+    """How a variant is named in records and figures: a built-in's name, else the object's ``name`` attribute, else
+    its class name."""
+    if isinstance(variant, str):
+        return variant
+    name = getattr(variant, "name", None)
+    return name if isinstance(name, str) and name else type(variant).__name__
+
+
+def check_pacing(pacing: PacingSchedule | None) -> PacingSchedule | None:
+    """``pacing`` itself if it is ``None`` (the default schedule) or callable, else ``ValueError``."""
+    if pacing is not None and not callable(pacing):
+        raise ValueError(f"pacing must be a callable (epoch, n_epochs, n_items) -> int; got {pacing!r}")
+    return pacing
+
+
+def needs_learner_difficulty(variant) -> bool:
+    """Whether ``variant``'s preference reads the learner's difficulty (Cur, Cur-L; a plug-in unless it says
+    ``needs_learner = False``)."""
+    variant = check_variant(variant)
+    if isinstance(variant, str):
+        return variant in (CUR, CUR_L)
+    return bool(getattr(variant, "needs_learner", True))
+
+
+def needs_teacher_difficulty(variant) -> bool:
+    """Whether ``variant``'s preference reads the teacher's difficulty (Cur, Cur-T; a plug-in unless it says
+    ``needs_teacher = False``)."""
+    variant = check_variant(variant)
+    if isinstance(variant, str):
+        return variant in (CUR, CUR_T)
+    return bool(getattr(variant, "needs_teacher", True))
+
+
+def preference(variant, learner_difficulty: np.ndarray | None, teacher_difficulty: np.ndarray | None
+               ) -> np.ndarray | None:
+    """The preference of every demonstration by variant (larger = trained on earlier); a new array.
+
+    Args:
+        variant: one of :data:`VARIANTS` or a preference object (:func:`check_variant`).
+        learner_difficulty: ``(N,)`` ``log Psi^L`` (read by Cur and Cur-L; may be ``None`` otherwise).
+        teacher_difficulty: ``(N,)`` ``log Psi^E`` (read by Cur and Cur-T; may be ``None`` otherwise).
+
+    Returns:
+        ``(N,)`` ``log Psi^L - log Psi^E`` (Cur), ``log Psi^L`` (Cur-L), ``-log Psi^E`` (Cur-T); ``None`` for Agn;
+        a plug-in's own preference.
+
+    Raises:
+        ValueError: a plug-in's preference is not ``None`` nor a NaN-free array of the difficulties' shape.
+    """
+    variant = check_variant(variant)
+    if not isinstance(variant, str):
+        prefer = variant.preference(learner_difficulty, teacher_difficulty)
+        if prefer is None:
+            return None
+        prefer = np.array(prefer, dtype=np.float64)
+        size = next((np.shape(d) for d in (learner_difficulty, teacher_difficulty) if d is not None), prefer.shape)
+        if prefer.shape != size or prefer.ndim != 1 or np.isnan(prefer).any():
+            raise ValueError(f"curriculum {variant_name(variant)!r} returned a preference of shape {prefer.shape} "
+                             f"(or with NaN); it must be None or ({size[0] if size else 'N'},) without NaN")
+        return prefer
+    if variant == AGN:
+        return None
+    if variant == CUR:
+        return learner_difficulty - teacher_difficulty
+    if variant == CUR_L:
+        return learner_difficulty.copy()
+    return -teacher_difficulty
+
+
+def ranking(preference: np.ndarray) -> np.ndarray:
+    """``(N,)`` int indices, most preferred first; equal preferences keep the lower index first (a stable sort)."""
+    return np.argsort(-preference, kind="stable")
+
+
+def kept_count(pacing: PacingSchedule, epoch: int, n_epochs: int, n_items: int) -> int:
+    """``X_e = pacing(epoch, n_epochs, n_items)``, checked to be an integer in ``[1, n_items]``, else ``ValueError``.
+
+    Args:
+        pacing: the schedule.
+        epoch, n_epochs: the position in it (epoch 1-based).
+        n_items: N.
+    """
+    keep = pacing(epoch, n_epochs, n_items)
+    if isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or not 1 <= keep <= n_items:
+        raise ValueError(f"the pacing schedule must return an integer in [1, {n_items}]; got {keep!r}")
+    return int(keep)
+
+
+class CurriculumSelection:
+    """The curriculum's selection over N demonstrations, epoch by epoch, with its log.
+
+    Args:
+        n_items: N, the number of demonstrations (at least 1).
+        variant: ``"Cur"`` (default), ``"Cur-L"``, ``"Cur-T"``, ``"Agn"``, a preference object or a registered
+            curriculum (:func:`check_variant`).
+        teacher_difficulty: ``(N,)`` ``log Psi^E`` per demonstration (no NaN); required by Cur and Cur-T, kept for
+            the log otherwise (``None`` allowed for Cur-L and Agn).
+        pacing: ``(epoch, n_epochs, n_items) -> int``; default :class:`LinearPacing` ``(0.8, 0.5)``. Agn ignores it.
+
+    Attributes:
+        history: the :class:`EpochRecord` of every epoch logged so far.
+
+    Raises:
+        ValueError: an unknown variant, a pacing that is not callable, a missing or mis-shaped teacher difficulty.
+    """
+
+    def __init__(
+        self,
+        n_items: int,
+        variant: str = CUR,
+        teacher_difficulty: np.ndarray | None = None,
+        pacing: PacingSchedule | None = None,
+    ):
+        variant = check_variant(variant)
+        check_pacing(pacing)
+        if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < 1:
+            raise ValueError(f"n_items must be an integer >= 1; got {n_items!r}")
+        if teacher_difficulty is None:
+            if needs_teacher_difficulty(variant):
+                raise ValueError(f"variant {variant_name(variant)!r} needs a teacher difficulty (scores, a policy or "
+                                 "a callable)")
+        else:
+            teacher_difficulty = np.asarray(teacher_difficulty, dtype=np.float64)
+            if teacher_difficulty.shape != (n_items,) or np.isnan(teacher_difficulty).any():
+                raise ValueError(
+                    f"teacher_difficulty must be an array of shape ({n_items},) without NaN; "
+                    f"got shape {teacher_difficulty.shape}"
+                )
+        self.n_items = int(n_items)
+        self.variant = variant
+        self.teacher_difficulty = teacher_difficulty
+        self.pacing: PacingSchedule = pacing if pacing is not None else LinearPacing()
+        self.history: list[EpochRecord] = []
+
+    @property
+    def needs_learner_difficulty(self) -> bool:
+        """Whether :meth:`select` needs the learner's difficulty (Cur, Cur-L)."""
+        return needs_learner_difficulty(self.variant)
+
+    def preference(self, learner_difficulty: np.ndarray | None) -> np.ndarray | None:
+        """``(N,)`` preference of every demonstration (:func:`preference`); ``None`` for Agn."""
+        return preference(self.variant, learner_difficulty, self.teacher_difficulty)
+
+    def select(self, epoch: int, n_epochs: int, learner_difficulty: np.ndarray | None = None) -> EpochSelection:
+        """The demonstrations of epoch ``epoch`` (1-based) of ``n_epochs``, most preferred first.
+
+        Args:
+            epoch, n_epochs: the position in the pacing schedule.
+            learner_difficulty: ``(N,)`` ``log Psi^L`` under the learner's current policy; needed by Cur and Cur-L
+                (:attr:`needs_learner_difficulty`), ignored by the others.
+
+        Returns:
+            The :class:`EpochSelection`: ``X_e`` indices, the ``(N,)`` preference and the learner difficulty used.
+        """
+        learner = learner_difficulty if self.needs_learner_difficulty else None
+        if learner is None and self.needs_learner_difficulty:
+            raise ValueError(f"variant {variant_name(self.variant)!r} needs the learner's difficulty of the "
+                             f"{self.n_items} items")
+        if learner is not None and np.shape(learner) != (self.n_items,):
+            raise ValueError(f"learner_difficulty must have shape ({self.n_items},); got {np.shape(learner)}")
+        prefer = self.preference(learner)
+        if prefer is None:
+            return EpochSelection(np.arange(self.n_items), None, learner)
+        keep = kept_count(self.pacing, epoch, n_epochs, self.n_items)
+        return EpochSelection(ranking(prefer)[:keep], prefer, learner)
+
+    def log(self, selection: EpochSelection, n_transitions: int, n_batches: int) -> EpochRecord:
+        """Record an epoch the trainer has trained on ``selection``; appended to :attr:`history` and returned.
+
+        Args:
+            selection: what :meth:`select` returned for this epoch.
+            n_transitions: transitions trained on.
+            n_batches: optimizer steps taken.
+        """
+        selected, prefer, learner = selection.selected, selection.preference, selection.learner_difficulty
+        teacher = self.teacher_difficulty
+        nan = float("nan")
+        record = EpochRecord(
+            epoch=len(self.history) + 1,
+            n_selected=int(selected.size),
+            fraction=selected.size / self.n_items,
+            selected=selected,
+            n_transitions=int(n_transitions),
+            n_batches=int(n_batches),
+            learner_difficulty_mean=float(learner[selected].mean()) if learner is not None else nan,
+            learner_difficulty_max=float(learner[selected].max()) if learner is not None else nan,
+            learner_difficulty_all_mean=float(learner.mean()) if learner is not None else nan,
+            teacher_difficulty_mean=float(teacher[selected].mean()) if teacher is not None else nan,
+            preference_min=float(prefer[selected].min()) if prefer is not None else nan,
+        )
+        self.history.append(record)
+        return record
+
+    def selection_matrix(self) -> np.ndarray:
+        """``(epochs so far, N)`` bool: demonstration ``i`` was trained on in epoch ``e`` (for curriculum plots)."""
+        matrix = np.zeros((len(self.history), self.n_items), dtype=bool)
+        for row, record in enumerate(self.history):
+            matrix[row, record.selected] = True
+        return matrix
+
+    def log_table(self) -> dict:
+        """The per-epoch log as columns: ``{"epoch": (E,), "fraction": (E,), ...}`` (every scalar field)."""
+        fields = [f.name for f in dataclasses.fields(EpochRecord) if f.name != "selected"]
+        return {name: np.array([getattr(record, name) for record in self.history]) for name in fields}
