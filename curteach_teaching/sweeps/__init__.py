@@ -1,0 +1,1 @@
+"""The sweep runner: cells × runs, backends, run files, reports and paired statistics."""
