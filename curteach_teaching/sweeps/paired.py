@@ -29,8 +29,8 @@ __all__ = [
     "summary_lines",
 ]
 
-#: the interval of the mean difference: BCa is undefined or erratic at a handful of pairs (docs/statistics.md)
-INTERVAL_METHOD = "percentile"
+# the interval of the mean difference: BCa is undefined for equal differences, erratic at few pairs (see the docs)
+_INTERVAL_METHOD = "percentile"
 # scipy's exact Wilcoxon distribution assumes distinct magnitudes; with ties, all 2^m sign flips are enumerated up to
 # this m (2^13 = 8192 fits within PermutationMethod's default 9999 resamples, so the enumeration is complete).
 _EXACT_WITH_TIES = 13
@@ -194,7 +194,7 @@ def _compare(differences: np.ndarray, higher_is_better: bool, confidence: float,
         note = "a point: every difference is equal"
     else:
         result = stats.bootstrap((differences,), np.mean, n_resamples=n_resamples, vectorized=True,
-                                 confidence_level=confidence, method=INTERVAL_METHOD, rng=rng)
+                                 confidence_level=confidence, method=_INTERVAL_METHOD, rng=rng)
         low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
         note = None
     p_value, method, min_p, nonzero = _wilcoxon(differences)
