@@ -18,15 +18,8 @@ import numpy as np
 from scipy import stats
 
 __all__ = [
-    "PairedDifference",
-    "PairedStatistics",
-    "TargetComparison",
-    "interquartile_mean",
-    "paired_comparison",
-    "paired_difference",
-    "statistics_to_json",
-    "steps_to_target",
-    "summary_lines",
+    "PairedDifference", "PairedStatistics", "TargetComparison", "interquartile_mean", "paired_comparison",
+    "paired_difference", "statistics_to_json", "steps_to_target", "summary_lines",
 ]
 
 # the interval of the mean difference: BCa is undefined for equal differences, erratic at few pairs (see the docs)
@@ -217,11 +210,13 @@ def _wilcoxon(differences: np.ndarray) -> tuple[float | None, str, float | None,
     if not tied and m <= _EXACT_WITHOUT_TIES:
         method, label = "exact", "exact"
     elif tied and m <= _EXACT_WITH_TIES:
-        method, label = stats.PermutationMethod(), "exact, all sign flips (tied magnitudes)"
+        # 2^m resamples make the enumeration complete: the generator is never drawn from (no global state either).
+        method = stats.PermutationMethod(n_resamples=2**m, rng=np.random.default_rng(0))
+        label = "exact, all sign flips (tied magnitudes)"
     else:
         method, label = "asymptotic", "normal approximation"
     p_value = float(stats.wilcoxon(nonzero, zero_method="wilcox", alternative="two-sided", method=method).pvalue)
-    min_p = None if method == "asymptotic" else min(1.0, 2.0 / 2.0**m)
+    min_p = None if label == "normal approximation" else min(1.0, 2.0 / 2.0**m)
     return p_value, label, min_p, m
 
 
@@ -263,6 +258,9 @@ def paired_comparison(final: Mapping[str, object], *, baseline: str = "Agn", cur
                  for cell, array in arrays.items()}
     extra = {name: _cells(f"scalars[{name!r}]", values, baseline, cells=finals, shape=(runs,))
              for name, values in (scalars or {}).items()}
+    unknown = [name for name in scalar_higher_is_better or {} if name not in extra]
+    if unknown:
+        raise ValueError(f"scalar_higher_is_better names {unknown[0]!r}, which is not among the scalars")
     directions = {name: higher_is_better for name in extra} | dict(scalar_higher_is_better or {})
 
     def compare(x: np.ndarray, y: np.ndarray, higher: bool, cell: str, quantity: str) -> PairedDifference:
@@ -272,6 +270,7 @@ def paired_comparison(final: Mapping[str, object], *, baseline: str = "Agn", cur
     for cell, values in finals.items():
         if cell == baseline:
             continue
+        final_difference = compare(values, finals[baseline], higher_is_better, cell, "final")
         target_comparison = None
         if reach is not None:
             mine, theirs = reach[cell], reach[baseline]
@@ -282,7 +281,7 @@ def paired_comparison(final: Mapping[str, object], *, baseline: str = "Agn", cur
                 difference=compare(mine[both], theirs[both], False, cell, "steps_to_target"))
         results[cell] = PairedStatistics(
             cell=cell, baseline=baseline, runs=runs,
-            final=compare(values, finals[baseline], higher_is_better, cell, "final"),
+            final=final_difference,
             iqm=interquartile_mean(values), baseline_iqm=interquartile_mean(finals[baseline]),
             steps_to_target=target_comparison,
             scalars={name: compare(arrays[cell], arrays[baseline], directions[name], cell, f"scalar:{name}")

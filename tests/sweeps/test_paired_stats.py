@@ -151,6 +151,9 @@ def test_same_seed_same_result_and_cells_do_not_disturb_each_other():
     assert alone["Cur"] == first["Cur"]
     by_generator = [paired_comparison(final, n_resamples=FAST, rng=np.random.default_rng(5)) for _ in range(2)]
     assert by_generator[0] == by_generator[1]
+    # a generator is drawn from in order: Cur's final values first, so they match a lone paired_difference
+    lone = paired_difference(final["Cur"], final["Agn"], n_resamples=FAST, rng=np.random.default_rng(5))
+    assert by_generator[0]["Cur"].final == lone
 
 
 # --- steps to target and censoring ----------------------------------------------------------------------------------
@@ -267,6 +270,7 @@ CURVES = {"Agn": np.zeros((3, 2)), "Cur": np.ones((3, 2))}
                                steps=[1, 2], target=1), r"curves\['Cur'\] run 1 checkpoint 1 is inf"),
     (lambda: paired_comparison(GOOD, scalars={"length": {"Agn": [1, 2, 3], "Cur": [1, 2]}}),
      r"scalars\['length'\]\['Cur'\] has shape \(2,\)"),
+    (lambda: paired_comparison(GOOD, scalar_higher_is_better={"length": False}), "'length', which is not among"),
     (lambda: paired_comparison(GOOD, confidence=1.0), "confidence must lie in"),
     (lambda: paired_comparison(GOOD, n_resamples=0), "n_resamples must be a positive integer"),
     (lambda: paired_comparison(GOOD, rng=-1), "non-negative integer seed"),
