@@ -145,7 +145,7 @@ def main() -> None:
                                device=args.device)
     run = NavRun.build(experiment, AGN, 0, run_seed_sequence(args.seed, 0))
     curriculum, policy = run.curriculum, run.policy
-    curriculum.hooks = [hook for hook in curriculum.hooks if hook.fn != run.evaluate]
+    curriculum.callbacks = [c for c in curriculum.callbacks if getattr(c, "fn", None) != run.evaluate]
     skip_cycles = not args.no_skip_cycles
 
     def evaluate(key: str) -> None:

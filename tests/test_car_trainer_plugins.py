@@ -17,24 +17,24 @@ PLUGIN = '''
 CALLS = []
 
 
-def expert_copy(setup, curriculum, seed_sequence, *, observers=()):
+def expert_copy(setup, curriculum, seed_sequence, *, callbacks=()):
     """A trainer that is the expert from the start: the curve is the expert's exact reward at every step."""
-    CALLS.append((setup, curriculum, seed_sequence, list(observers)))
+    CALLS.append((setup, curriculum, seed_sequence, list(callbacks)))
     return [setup.reward(setup.expert.policy)] * (setup.settings.steps + 1)
 
 
 expert_copy.name = "expert-copy"
 
 
-def unnamed(setup, curriculum, seed_sequence, *, observers=()):
+def unnamed(setup, curriculum, seed_sequence, *, callbacks=()):
     return [0.0] * (setup.settings.steps + 1)
 
 
-def too_short(setup, curriculum, seed_sequence, *, observers=()):
+def too_short(setup, curriculum, seed_sequence, *, callbacks=()):
     return [0.0]
 
 
-def with_underscore(setup, curriculum, seed_sequence, *, observers=()):
+def with_underscore(setup, curriculum, seed_sequence, *, callbacks=()):
     return [0.0] * (setup.settings.steps + 1)
 
 
@@ -65,8 +65,8 @@ def test_a_plugin_recipe_gets_the_runs_setup_curriculum_and_seed_and_is_named_by
         "expert-copy_Agn", "expert-copy_Cur", "my_trainer_Agn", "my_trainer_Cur", "unnamed_Agn", "unnamed_Cur"]
     assert split_cell("my_trainer_Cur") == ("my_trainer", "Cur")  # curricula have no '_', so a trainer may
     assert len(carplug.CALLS) == 4  # 2 curricula x 2 runs of the recorded trainer
-    for setup, curriculum, seed_sequence, observers in carplug.CALLS:
-        assert curriculum in ("Agn", "Cur") and len(observers) == 1  # the experiment's loss observer
+    for setup, curriculum, seed_sequence, callbacks in carplug.CALLS:
+        assert curriculum in ("Agn", "Cur") and len(callbacks) == 1  # the experiment's loss callback
         index = seed_sequence.entropy[1]
         run_seed = np.random.SeedSequence([3, index])
         fresh = experiment.setup(run_seed)  # the same road, pool and pre-trained learner

@@ -76,7 +76,7 @@ def test_bc_path_starts_from_car_bcs_learner_and_steps_as_it_does(one_thread):
     batches = []
     curriculum = CurriculumBC(trainer, setup.demonstrations, variant="Agn", batch_unit="demonstrations",
                               demos_per_batch=setup.settings.n_per_start,
-                              observers=[type("Batches", (), {"on_batch": batches.append})()])
+                              callbacks=[type("Batches", (), {"on_batch": batches.append})()])
     curriculum.train(1, max_steps=1)
     demos = [setup.demonstrations[i] for i in batches[0].demonstrations]
     learner = BCCarLearner(setup.mdp, update="batch", learning_rate=experiment.learning_rate,

@@ -12,10 +12,11 @@ from imitation.data.types import Trajectory
 from test_curriculum import count_training_pairs
 
 from curteach_teaching.curriculum import (
+    AtEpochEnd,
     CurriculumBC,
+    EveryNSteps,
     LinearPacing,
-    StepHook,
-    StepLRHook,
+    StepLRSchedule,
     StepMeanLoss,
     silent_logger,
 )
@@ -189,7 +190,7 @@ def test_one_training_step_descends_the_chosen_loss(car, loss, ent_weight, l2_we
 def test_step_lr_hook_values_and_state():
     parameter = th.nn.Parameter(th.zeros(2))
     optimizer = th.optim.SGD([{"params": [parameter], "lr": 0.01}, {"params": [], "lr": 0.2}])
-    hook = StepLRHook(optimizer, period=500)
+    hook = StepLRSchedule(optimizer, period=500)
     assert hook.every == 500
     for step, factor in ((0, 1.0), (499, 1.0), (500, 0.5), (999, 0.5), (1000, 0.25), (5000, 0.5**10)):
         hook(step)
@@ -198,19 +199,19 @@ def test_step_lr_hook_values_and_state():
     assert json.loads(json.dumps(state)) == state
     # a resumed run: the optimizer's LR has already decayed; the hook's base LRs come from the state
     fresh = th.optim.SGD([{"params": [parameter], "lr": 0.01 * 0.5**10}, {"params": [], "lr": 0.2 * 0.5**10}])
-    resumed = StepLRHook(fresh, period=500)
+    resumed = StepLRSchedule(fresh, period=500)
     resumed.load_state_dict(state)
     assert resumed.base_lrs == [0.01, 0.2] and resumed.last_step == 5000
     resumed(5500)
     assert fresh.param_groups[0]["lr"] == 0.01 * 0.5**11
     with pytest.raises(ValueError, match="differs"):
-        StepLRHook(fresh, period=5000).load_state_dict(state)
+        StepLRSchedule(fresh, period=5000).load_state_dict(state)
     with pytest.raises(ValueError, match="period must be"):
-        StepLRHook(optimizer, period=0)
+        StepLRSchedule(optimizer, period=0)
     with pytest.raises(ValueError, match="gamma must be"):
-        StepLRHook(optimizer, gamma=0.0)
+        StepLRSchedule(optimizer, gamma=0.0)
     with pytest.raises(ValueError, match="torch optimizer"):
-        StepLRHook(object())
+        StepLRSchedule(object())
 
 
 def test_lr_schedule_through_training(car):
@@ -219,9 +220,9 @@ def test_lr_schedule_through_training(car):
     trainer = trainer_for(mdp, lr=0.04)
     lrs = {}
     period = 5
-    hook = StepLRHook(trainer.optimizer, period=period)
+    hook = StepLRSchedule(trainer.optimizer, period=period)
     curriculum = CurriculumBC(trainer, cut(demos[:12], [3] * 12), variant="Agn", batch_unit="demonstrations",
-                              demos_per_batch=4, hooks=[hook, StepHook(1, lambda s: lrs.setdefault(
+                              demos_per_batch=4, callbacks=[hook, EveryNSteps(1, lambda s: lrs.setdefault(
                                   s, trainer.optimizer.param_groups[0]["lr"]), at_start=True)])
     curriculum.train(4)  # 3 steps per epoch: 12 steps
     assert curriculum.step == 12
@@ -242,10 +243,11 @@ def test_hooks_run_at_global_steps_across_epochs(car, batch_unit):
         calls.append(("eval", step))
 
     curriculum = CurriculumBC(trainer, demos, variant="Cur-L", batch_unit=batch_unit,
-                              hooks=[StepHook(3, evaluate, at_start=True), (2, lambda s: calls.append(("two", s)))],
+                              callbacks=[EveryNSteps(3, evaluate, at_start=True),
+                                         (2, lambda s: calls.append(("two", s)))],
                               **options)
     every_step = []
-    curriculum.add_hook(1, every_step.append)
+    curriculum.add_callback(EveryNSteps(1, every_step.append))
     records = curriculum.train(3)
     total = sum(r.n_batches for r in records)
     assert curriculum.step == total and every_step == list(range(1, total + 1))
@@ -260,15 +262,15 @@ def test_hooks_run_at_global_steps_across_epochs(car, batch_unit):
 def test_hooks_change_nothing_else_and_max_steps(car):
     mdp, log_expert, demos = car
 
-    def run(hooks=(), max_steps=None, n_epochs=4):
+    def run(callbacks=(), max_steps=None, n_epochs=4):
         trainer = trainer_for(mdp, seed=4, optimizer=th.optim.Adam, lr=0.02)
-        curriculum = CurriculumBC(trainer, demos, teacher=lambda o, a: log_expert[o, a], hooks=hooks)
+        curriculum = CurriculumBC(trainer, demos, teacher=lambda o, a: log_expert[o, a], callbacks=callbacks)
         curriculum.train(n_epochs, max_steps=max_steps)
         return trainer.policy.theta_numpy(), curriculum
 
     plain, _ = run()
     steps = []
-    hooked, _ = run(hooks=[(1, steps.append), StepHook(7, lambda s: None, at_start=True)])
+    hooked, _ = run(callbacks=[(1, steps.append), EveryNSteps(7, lambda s: None, at_start=True)])
     assert np.array_equal(plain, hooked)
     _, stopped = run(max_steps=30)
     assert stopped.step == 30 and sum(r.n_batches for r in stopped.history) == 30
@@ -302,8 +304,8 @@ def test_resume_from_an_epoch_checkpoint_gives_the_same_run(car, batch_unit, los
     def build(seed):
         trainer = trainer_for(mdp, batch_size=16, seed=seed, optimizer=th.optim.Adam, lr=0.05)
         evaluations = []
-        hooks = [StepLRHook(trainer.optimizer, period=7), StepHook(5, evaluations.append, at_start=True)]
-        curriculum = CurriculumBC(trainer, demos, teacher=lambda o, a: log_expert[o, a], hooks=hooks, **options)
+        hooks = [StepLRSchedule(trainer.optimizer, period=7), EveryNSteps(5, evaluations.append, at_start=True)]
+        curriculum = CurriculumBC(trainer, demos, teacher=lambda o, a: log_expert[o, a], callbacks=hooks, **options)
         return trainer, curriculum, evaluations
 
     trainer, straight, straight_evaluations = build(seed=1)
@@ -320,7 +322,8 @@ def test_resume_from_an_epoch_checkpoint_gives_the_same_run(car, batch_unit, los
             raise Interrupted
 
     with pytest.raises(Interrupted):
-        first.train(3, on_epoch_end=checkpoint)
+        first.add_callback(AtEpochEnd(checkpoint))
+        first.train(3)
     assert json.loads(json.dumps(saved["curriculum"])) == saved["curriculum"]
 
     trainer_b, resumed, evaluations_b = build(seed=99)  # fresh objects, another seed: everything comes from the files
@@ -353,9 +356,13 @@ def test_load_state_dict_refuses_other_runs(car):
         other.load_state_dict(state)
     with pytest.raises(ValueError, match="not a CurriculumBC state"):
         other.load_state_dict({"step": 3})
-    with pytest.raises(ValueError, match="hook states"):
-        CurriculumBC(trainer_for(mdp), demos, variant="Agn", batch_unit="demonstrations", demos_per_batch=8,
-                     hooks=[(1, print)]).load_state_dict(state)
+    with pytest.raises(ValueError, match="callback states"):  # a callback with a state the saved run did not have
+        fresh = trainer_for(mdp)
+        CurriculumBC(fresh, demos, variant="Agn", batch_unit="demonstrations", demos_per_batch=8,
+                     callbacks=[StepLRSchedule(fresh.optimizer)]).load_state_dict(state)
+    # a callback without state may be added on resuming
+    CurriculumBC(trainer_for(mdp), demos, variant="Agn", batch_unit="demonstrations", demos_per_batch=8,
+                 callbacks=[(1, print)]).load_state_dict(state)
     with pytest.raises(ValueError, match="history"):
         broken = {**state, "history": [{"epoch": 1}]}
         CurriculumBC(trainer_for(mdp), demos, variant="Agn", batch_unit="demonstrations",
@@ -380,13 +387,13 @@ def test_bad_options(car):
     with pytest.raises(ValueError, match="demos_per_batch applies"):
         CurriculumBC(trainer, demos, variant="Agn", demos_per_batch=32)
     with pytest.raises(ValueError, match="must be callable"):
-        CurriculumBC(trainer, demos, variant="Agn", hooks=[(10, "evaluate")])
+        CurriculumBC(trainer, demos, variant="Agn", callbacks=[(10, "evaluate")])
     with pytest.raises(ValueError, match="every must be an integer >= 1"):
-        CurriculumBC(trainer, demos, variant="Agn", hooks=[(0, print)])
-    with pytest.raises(ValueError, match="a hook must be"):
-        CurriculumBC(trainer, demos, variant="Agn", hooks=[print])
-    with pytest.raises(ValueError, match="hooks must be a sequence"):
-        CurriculumBC(trainer, demos, variant="Agn", hooks=print)
+        CurriculumBC(trainer, demos, variant="Agn", callbacks=[(0, print)])
+    with pytest.raises(ValueError, match="a callback needs at least one of the methods"):
+        CurriculumBC(trainer, demos, variant="Agn", callbacks=[print])
+    with pytest.raises(ValueError, match="callbacks must be a sequence"):
+        CurriculumBC(trainer, demos, variant="Agn", callbacks=print)
     with pytest.raises(ValueError, match="difficulty_chunk_size"):
         CurriculumBC(trainer, demos, variant="Agn", difficulty_chunk_size=0)
     curriculum = CurriculumBC(trainer, demos, variant="Agn")

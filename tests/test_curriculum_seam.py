@@ -14,11 +14,12 @@ from curteach_teaching.curriculum import (
     BatchInfo,
     Curriculum,
     CurriculumBC,
-    CurriculumObserver,
+    CurriculumCallback,
     CurriculumSelection,
     DemonstrationBatches,
     DemonstrationIndex,
     EpochPlan,
+    EveryNSteps,
     LinearPacing,
     TransitionBatches,
     silent_logger,
@@ -54,7 +55,7 @@ def trainer_for(mdp, batch_size=16, minibatch_size=None):
               optimizer_cls=th.optim.SGD, optimizer_kwargs={"lr": 0.05}, custom_logger=silent_logger())
 
 
-class Recorder(CurriculumObserver):
+class Recorder(CurriculumCallback):
     """Every plan, batch and record, with the optimizer steps the trainer had taken when each batch arrived."""
 
     def __init__(self, trainer, events):
@@ -102,8 +103,8 @@ def test_observers_see_exactly_the_batches_the_optimizer_received(car, batch_uni
     received = record_training(trainer, events)
     recorder = Recorder(trainer, events)
     curriculum = CurriculumBC(trainer, demos, variant="Cur", teacher=lambda o, a: log_expert[o, a],
-                              batch_unit=batch_unit, observers=[recorder], **options)
-    curriculum.add_hook(1, lambda step: events.append(("hook", step)))
+                              batch_unit=batch_unit, callbacks=[recorder], **options)
+    curriculum.add_callback(EveryNSteps(1, lambda step: events.append(("hook", step))))
     curriculum.train(3)
 
     flat = rollout.flatten_trajectories(demos)
@@ -191,7 +192,7 @@ def test_the_core_drives_any_step_trainer():
     selection = CurriculumSelection(6, "Cur-L", pacing=LinearPacing(a=1.0, b=0.5))
     seen = []
     curriculum = Curriculum(trainer, index, selection, DemonstrationBatches(2), rng=np.random.default_rng(0),
-                            observers=[type("Watch", (), {"on_batch": lambda self, b: seen.append(b)})()])
+                            callbacks=[type("Watch", (), {"on_batch": lambda self, b: seen.append(b)})()])
     records = curriculum.train(2)
     # epoch 1 keeps int(3 + 0.5 * 3) = 4 of 6, the hardest for the learner first: 0, 2, 4, 3
     np.testing.assert_array_equal(records[0].selected, [0, 2, 4, 3])
@@ -202,8 +203,8 @@ def test_the_core_drives_any_step_trainer():
     assert state["format"] == "curteach.Curriculum/1" and state["config"]["batch_unit"] == "demonstrations"
     with pytest.raises(ValueError, match="selection is over 5 items, the index over 6"):
         Curriculum(trainer, index, CurriculumSelection(5, "Agn"), TransitionBatches(2), rng=np.random.default_rng())
-    with pytest.raises(ValueError, match="an observer needs at least one of the methods"):
-        curriculum.add_observer(object())
+    with pytest.raises(ValueError, match="a callback needs at least one of the methods"):
+        curriculum.add_callback(object())
 
 
 def test_a_trainer_that_skips_steps_is_an_error():
@@ -257,7 +258,7 @@ def test_each_batch_carries_the_loss_its_step_minimised(car, batch_unit, options
     trainer.optimizer.step = step
     recorder = Recorder(trainer, [])
     curriculum = CurriculumBC(trainer, demos, variant="Cur", teacher=lambda o, a: log_expert[o, a],
-                              batch_unit=batch_unit, observers=[recorder], **options)
+                              batch_unit=batch_unit, callbacks=[recorder], **options)
     curriculum.train(2)
 
     flat = rollout.flatten_trajectories(demos)

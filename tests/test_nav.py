@@ -11,7 +11,7 @@ import torch as th
 from curteach_envs.navigation.dataset import save_dataset
 from curteach_envs.navigation.generate import generate_dataset
 from curteach_teaching.cli import main
-from curteach_teaching.curriculum import CurriculumObserver
+from curteach_teaching.curriculum import CurriculumCallback
 from curteach_teaching.evaluation import evaluate_split
 from curteach_teaching.experiments.nav.data import demonstration_features, file_digest, prepare
 from curteach_teaching.experiments.nav.experiment import NavExperiment
@@ -120,7 +120,7 @@ def test_the_best_model_file_reproduces_its_test_return(sp_file, tmp_path):
     assert evaluate_split(load_policy(path), data.test).mean_return == result.extras["best_test"]
 
 
-class StopAfterEpoch(CurriculumObserver):
+class StopAfterEpoch(CurriculumCallback):
     """Interrupts a run at the end of an epoch (after the run itself has saved its checkpoint)."""
 
     def __init__(self, epoch):
@@ -135,7 +135,7 @@ def test_an_interrupted_run_resumes_from_its_checkpoint(sp_file, tmp_path):
     experiment = _experiment(sp_file, epochs=3, checkpoint_dir=str(tmp_path / "ckpt"))
     straight = _experiment(sp_file, epochs=3).run_cell("Cur", 0, run_seed_sequence(0, 0))
     run = NavRun.build(experiment, "Cur", 0, run_seed_sequence(0, 0))
-    run.curriculum.add_observer(StopAfterEpoch(2))
+    run.curriculum.add_callback(StopAfterEpoch(2))
     with pytest.raises(KeyboardInterrupt):
         run.run()
     assert [path.name for path in (tmp_path / "ckpt").glob("Cur_run_00000_*.pt")] == [
@@ -329,11 +329,11 @@ def test_a_run_assembled_from_its_parts_is_the_experiments_run(sp_file):
                  features=FeatureTracker(data.features, data.feature_names), epochs=2, eval_every=4, cell="Cur")
     batches = []
 
-    class Watch(CurriculumObserver):
+    class Watch(CurriculumCallback):
         def on_batch(self, batch):
             batches.append(batch)
 
-    curriculum.add_observer(Watch())
+    curriculum.add_callback(Watch())
     _same(expected, run.run())
     assert [b.step for b in batches] == list(range(1, expected.extras["batches"] + 1))
     assert sum(b.demonstrations.size for b in batches) == run.features.seen

@@ -188,7 +188,7 @@ def test_adversarial_expert_data_is_the_ranked_paced_subset(tmp_path, kind):
         trainer.train_disc = users_own
         watcher = type("Watch", (), {"on_epoch_start": seen.append, "on_batch": metrics.append})
         curriculum = CurriculumAdversarial(trainer, DEMOS, variant="Cur-T", teacher=SCORES, pacing=keep_two,
-                                           observers=[watcher()])
+                                           callbacks=[watcher()])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             curriculum.train(2)
@@ -265,7 +265,7 @@ def test_dagger_bc_step_runs_on_the_curriculum_over_aggregated_demonstrations(tm
     plans = []
     curriculum = CurriculumDAgger(dagger, DEMOS, n_rounds=2, epochs_per_round=1, variant="Cur-T",
                                   teacher=lambda obs, acts: log_expert[obs, acts], pacing=lambda e, n, k: k - 1,
-                                  observers=[type("Plans", (), {"on_epoch_start": plans.append})()])
+                                  callbacks=[type("Plans", (), {"on_epoch_start": plans.append})()])
     with th.random.fork_rng(devices=[]), warnings.catch_warnings():
         th.manual_seed(0)
         warnings.simplefilter("ignore")
@@ -341,7 +341,7 @@ def test_adversarial_match_starts_starts_the_generator_where_the_chosen_demonstr
     assert len(Starts.seen) > 10 and set(Starts.seen[1:]) == {1}
     np.testing.assert_array_equal(env.initial_state_dist, own)  # put back after each epoch
     assert curriculum.config()["match_starts"] is True
-    from curteach_teaching.curriculum.rounds import starts_matched, tabular_envs
+    from curteach_teaching.curriculum.adapters.starts import starts_matched, tabular_envs
 
     with pytest.raises(ValueError, match="match_starts needs a DummyVecEnv of tabular environments"):
         tabular_envs(DummyVecEnv([lambda: gym.make("CartPole-v1")]))

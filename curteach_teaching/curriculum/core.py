@@ -11,17 +11,16 @@ transitions. At the start of every epoch ``e = 1..E`` it
 3. **plans** the epoch's batches with its batcher (:mod:`~curteach_teaching.curriculum.batches`) and its generator
    (:meth:`Curriculum.plan_epoch`);
 4. **trains** them through the step trainer; after every optimizer step the global step counter
-   :attr:`Curriculum.step` (across epochs and ``train`` calls) advances, the observers see the batch
-   (:mod:`~curteach_teaching.curriculum.observers`, the public per-step seam) and the hooks due at that step run
-   (:mod:`~curteach_teaching.curriculum.hooks`);
+   :attr:`Curriculum.step` (across epochs and ``train`` calls) advances and the callbacks hear of it
+   (:mod:`~curteach_teaching.curriculum.callbacks`, the one seam for "tell me during training");
 5. **logs** the epoch (:class:`~curteach_teaching.curriculum.selection.EpochRecord`).
 
 An adapter per imitation trainer (e.g. :class:`~curteach_teaching.curriculum.adapters.bc.CurriculumBC`) builds the step
-trainer and the batcher; the selection, the plan, the step count, the hooks, the observers and the saved state are
-this class's.
+trainer and the batcher; the selection, the plan, the step count, the callbacks and the saved state are this
+class's.
 
 Resuming. :meth:`Curriculum.state_dict` is everything of a run but the trainer's own state (its policy and optimizer,
-which the caller saves with torch): the global step, the history, the generator of the batches and the hooks'
+which the caller saves with torch): the global step, the history, the generator of the batches and the callbacks'
 states. A run checkpointed after epoch ``k`` of ``E`` and resumed with :meth:`~Curriculum.load_state_dict` and
 ``train(E, start_epoch=k + 1)`` on a fresh trainer gives the same result as an uninterrupted one.
 """
@@ -36,9 +35,8 @@ import numpy as np
 
 from curteach_envs._util import check_int
 from curteach_teaching.curriculum.batches import Batcher
-from curteach_teaching.curriculum.hooks import StepHook, as_step_hook
+from curteach_teaching.curriculum.callbacks import BatchInfo, EpochPlan, as_callback, check_callbacks
 from curteach_teaching.curriculum.index import DemonstrationIndex
-from curteach_teaching.curriculum.observers import BatchInfo, EpochPlan, check_observer
 from curteach_teaching.curriculum.selection import (
     CurriculumSelection,
     EpochRecord,
@@ -63,7 +61,7 @@ class StepTrainer(Protocol):
         the optimizer, and call ``after_step()`` right after each step."""
 
     def around_hooks(self) -> AbstractContextManager:
-        """A context the observers and hooks run in, which restores what they may change in the trainer (e.g. the
+        """A context the callbacks run in after a step, which restores what they may change in the trainer (e.g. the
         policy's training mode, which an evaluation leaves in evaluation mode)."""
 
     # Optional: ``step_metrics() -> {name: float}``, the training metrics of the step just taken (e.g. its loss),
@@ -80,19 +78,16 @@ class Curriculum:
             demonstrations.
         batcher: cuts each epoch's selection into batches (:class:`~curteach_teaching.curriculum.batches.Batcher`).
         rng: the generator of the batches' shuffles.
-        hooks: run after optimizer steps: :class:`~curteach_teaching.curriculum.hooks.StepHook` objects,
-            ``(every, fn)`` pairs or callables with an ``every`` attribute.
-        observers: see the epochs and batches (:mod:`~curteach_teaching.curriculum.observers`).
+        callbacks: hear of the epochs, the batches and every N steps (:mod:`~curteach_teaching.curriculum.callbacks`).
         state_format: the version tag of :meth:`state_dict`; extra_config: adapter settings a saved run must share.
 
     Attributes:
         step: optimizer steps taken so far, counted across epochs and ``train`` calls (0 before training).
-        hooks: the :class:`~curteach_teaching.curriculum.hooks.StepHook` list, in call order.
-        observers: the observers, in call order.
+        callbacks: the callbacks, in call order.
 
     Raises:
         ValueError: a selection of another size than the index, a generator that is not a ``numpy.random.Generator``,
-            malformed hooks or observers.
+            malformed callbacks.
     """
 
     def __init__(
@@ -103,8 +98,7 @@ class Curriculum:
         batcher: Batcher,
         *,
         rng: np.random.Generator,
-        hooks: Sequence[Any] = (),
-        observers: Sequence[Any] = (),
+        callbacks: Sequence[Any] = (),
         state_format: str = "curteach.Curriculum/1",
         extra_config: dict | None = None,
     ):
@@ -115,17 +109,13 @@ class Curriculum:
             )
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}")
-        for name, value in (("hooks", hooks), ("observers", observers)):
-            if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-                raise ValueError(f"{name} must be a sequence of {name}; got {value!r}")
         self.step_trainer = step_trainer
         self._step_metrics = getattr(step_trainer, "step_metrics", None)
         self.index = index
         self.selection = selection
         self.batcher = batcher
         self.rng = rng
-        self.hooks: list[StepHook] = [as_step_hook(hook) for hook in hooks]
-        self.observers: list[Any] = [check_observer(observer) for observer in observers]
+        self.callbacks: list[Any] = check_callbacks(callbacks)
         self.step = 0
         self._state_format = state_format
         self._extra_config = dict(extra_config or {})
@@ -213,7 +203,7 @@ class Curriculum:
             max_steps: keep only the batches before the global :attr:`step` reaches it (``None``: all).
 
         Returns:
-            The :class:`~curteach_teaching.curriculum.observers.EpochPlan`; train it with :meth:`train_plan`.
+            The :class:`~curteach_teaching.curriculum.callbacks.EpochPlan`; train it with :meth:`train_plan`.
         """
         chosen = self.select_epoch(epoch, n_epochs)
         groups = self.epoch_batches(chosen.selected)
@@ -228,7 +218,7 @@ class Curriculum:
     # -------------------------------------------------------------------- train
     def train_batches(self, groups: Sequence[np.ndarray]) -> tuple[int, int]:
         """Train one pass over ``groups`` (index arrays from :meth:`epoch_batches`), one optimizer step each, as part
-        of the epoch in progress (``len(history) + 1``); observers and hooks run after each step.
+        of the epoch in progress (``len(history) + 1``); the callbacks run after each step.
 
         Returns:
             ``(transitions trained on, optimizer steps)``.
@@ -273,36 +263,36 @@ class Curriculum:
         self.step += 1
         if self._step_metrics is not None:
             batch.metrics.update(self._step_metrics())
-        self._run_hooks(self.step, batch)
+        self._after(self.step, batch)
 
     def _notify(self, method: str, value: Any) -> None:
-        for observer in self.observers:
-            callback = getattr(observer, method, None)
-            if callback is not None:
-                callback(value)
+        for callback in self.callbacks:
+            call = getattr(callback, method, None)
+            if call is not None:
+                call(value)
 
-    def _run_hooks(self, step: int, batch: BatchInfo | None = None) -> None:
-        due = [h for h in self.hooks if (h.at_start if step == 0 else step % h.every == 0)]
-        watchers = [o.on_batch for o in self.observers if getattr(o, "on_batch", None) is not None]
+    def _after(self, step: int, batch: BatchInfo | None = None) -> None:
+        # two phases: every callback's on_batch, then the on_step of those due (a step's watchers see it before an
+        # evaluation or a schedule changes anything)
+        due = [c.on_step for c in self.callbacks if getattr(c, "every", None) is not None
+               and callable(getattr(c, "on_step", None))
+               and (getattr(c, "at_start", False) if step == 0 else step % c.every == 0)]
+        watchers = [c.on_batch for c in self.callbacks if getattr(c, "on_batch", None) is not None]
         if not due and (batch is None or not watchers):
             return
         with self.step_trainer.around_hooks():
             if batch is not None:
                 for on_batch in watchers:
                     on_batch(batch)
-            for hook in due:
-                hook.fn(step)
+            for on_step in due:
+                on_step(step)
 
-    def add_hook(self, every: int, fn: Callable[[int], Any], *, at_start: bool = False) -> StepHook:
-        """Append a hook ``fn(step)`` run after every ``every``-th optimizer step (and at step 0 if ``at_start``)."""
-        hook = StepHook(every, fn, at_start)
-        self.hooks.append(hook)
-        return hook
-
-    def add_observer(self, observer: Any) -> Any:
-        """Append an observer (:mod:`~curteach_teaching.curriculum.observers`); returns it."""
-        self.observers.append(check_observer(observer))
-        return observer
+    def add_callback(self, callback: Any) -> Any:
+        """Append a callback (:func:`~curteach_teaching.curriculum.callbacks.as_callback`); returns what the
+        curriculum calls."""
+        callback = as_callback(callback)
+        self.callbacks.append(callback)
+        return callback
 
     def train_epoch(self, epoch: int, n_epochs: int, *, max_steps: int | None = None) -> EpochRecord:
         """One curriculum epoch (``epoch`` of ``n_epochs`` of the pacing schedule): score, select, batch, train, log.
@@ -323,18 +313,16 @@ class Curriculum:
         *,
         start_epoch: int = 1,
         max_steps: int | None = None,
-        on_epoch_end: Callable[[EpochRecord], None] | None = None,
     ) -> list[EpochRecord]:
         """Run epochs ``e = start_epoch..n_epochs`` of an ``n_epochs``-epoch pacing schedule.
 
-        Hooks with ``at_start`` run with step 0 first if nothing has been trained yet (:attr:`step` is 0).
+        Callbacks with ``at_start`` get ``on_step(0)`` first if nothing has been trained yet (:attr:`step` is 0).
 
         Args:
             n_epochs: E, at least 1.
             start_epoch: the first epoch to run, in ``[1, E + 1]`` (``E + 1`` runs nothing); to resume a run saved
                 after epoch ``k``, :meth:`load_state_dict` and ``start_epoch = k + 1``.
             max_steps: stop once the global :attr:`step` reaches it (>= 1), mid-epoch if need be; ``None``: no limit.
-            on_epoch_end: called with each epoch's record, after the observers' ``on_epoch_end``.
 
         Returns:
             The records of these epochs (also appended to :attr:`history`).
@@ -344,15 +332,12 @@ class Curriculum:
         if max_steps is not None:
             check_int("max_steps", max_steps, 1)
         if self.step == 0 and start_epoch <= n_epochs:
-            self._run_hooks(0)
+            self._after(0)
         records = []
         for epoch in range(start_epoch, n_epochs + 1):
             if max_steps is not None and self.step >= max_steps:
                 break
-            record = self.train_epoch(epoch, n_epochs, max_steps=max_steps)
-            records.append(record)
-            if on_epoch_end is not None:
-                on_epoch_end(record)
+            records.append(self.train_epoch(epoch, n_epochs, max_steps=max_steps))
         return records
 
     # --------------------------------------------------------------- checkpoints
@@ -378,7 +363,7 @@ class Curriculum:
 
         Raises:
             ValueError: not such a state, a state of another configuration (demonstrations, variant, batches, ...),
-                of another generator, or with hook states that the hooks cannot take.
+                of another generator, or with callback states that the callbacks cannot take.
         """
         load_curriculum_state(self, state, self._state_format)
 

@@ -1,6 +1,6 @@
 """The half of a :class:`~curteach_teaching.curriculum.core.StepTrainer` that every trainer with an SB3 policy at
 ``trainer.policy`` shares (imitation's BC, DAgger's BC, GAIL, AIRL): the learner's difficulty under that policy and
-the restoring of its training mode around observers and hooks.
+the restoring of its training mode around callbacks.
 
 An adapter for another such trainer subclasses :class:`PolicyStepTrainer` and writes only ``train_batches`` (and
 optionally ``step_metrics``).
@@ -58,7 +58,7 @@ class PolicyStepTrainer:
                                  chunk_size=self.chunk_size, min_log_prob=self.min_log_prob)
 
     def around_hooks(self) -> AbstractContextManager:
-        """Restore the policy's training mode after the observers and hooks (an evaluation through SB3's
+        """Restore the policy's training mode after the callbacks (an evaluation through SB3's
         ``predict`` leaves it in evaluation mode, and the next optimizer step must not train with dropout or
         batch-norm statistics frozen)."""
         return training_mode_restored(self.trainer.policy)

@@ -2,12 +2,14 @@
 
 The state is plain Python values (``torch.save(..., weights_only=True)`` and JSON can hold it)::
 
-    {"format": tag, "config": {...}, "step": int, "rng": {...}, "history": [{...}, ...], "hooks": [...]}
+    {"format": tag, "config": {...}, "step": int, "rng": {...}, "history": [{...}, ...], "callbacks": [...]}
 
 the curriculum's ``config()`` (what a resumed run must share with the saved one), the global optimizer step, the
 state of the batches' generator, the history (:class:`~curteach_teaching.curriculum.selection.EpochRecord` fields as a
 dict
-per epoch) and the ``state_dict()`` of each hook that has one (``None`` for the others).
+per epoch) and the ``state_dict()`` of each callback saved with the curriculum, in order
+(:func:`~curteach_teaching.curriculum.callbacks.saved_callbacks`; a callback without state may be added or left out
+on resuming).
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from typing import Any
 import numpy as np
 
 from curteach_envs._util import check_int
+from curteach_teaching.curriculum.callbacks import saved_callbacks
 from curteach_teaching.curriculum.selection import EpochRecord
 
 __all__ = ["STATE_KEYS", "curriculum_state", "load_curriculum_state"]
 
 #: The keys of a saved state.
-STATE_KEYS = ("format", "config", "step", "rng", "history", "hooks")
+STATE_KEYS = ("format", "config", "step", "rng", "history", "callbacks")
 
 
 def curriculum_state(curriculum: Any, state_format: str) -> dict:
@@ -42,18 +45,18 @@ def curriculum_state(curriculum: Any, state_format: str) -> dict:
         "step": curriculum.step,
         "rng": copy.deepcopy(curriculum.rng.bit_generator.state),
         "history": history,
-        "hooks": [hook.fn.state_dict() if hasattr(hook.fn, "state_dict") else None for hook in curriculum.hooks],
+        "callbacks": [callback.state_dict() for callback in _with_state(curriculum.callbacks)],
     }
 
 
 def load_curriculum_state(curriculum: Any, state: dict, state_format: str) -> None:
-    """Restore a :func:`curriculum_state` into ``curriculum``: its step, generator, history and hooks' states.
+    """Restore a :func:`curriculum_state` into ``curriculum``: its step, generator, history and callbacks' states.
 
     Nothing is changed unless the whole state fits.
 
     Raises:
         ValueError: not a state tagged ``state_format``, a state of another configuration, of another generator, or
-            with hook states that the hooks cannot take.
+            with callback states that the callbacks cannot take.
     """
     keys = set(STATE_KEYS)
     if not isinstance(state, dict) or set(state) != keys or state["format"] != state_format:
@@ -67,13 +70,14 @@ def load_curriculum_state(curriculum: Any, state: dict, state_format: str) -> No
     rng_state = state["rng"]
     if not isinstance(rng_state, dict) or rng_state.get("bit_generator") != type(rng.bit_generator).__name__:
         raise ValueError(f"the saved generator state does not fit {type(rng.bit_generator).__name__}")
-    hooks = curriculum.hooks
-    hook_states = state["hooks"]
-    if not isinstance(hook_states, list) or len(hook_states) != len(hooks):
-        raise ValueError(f"the state has {len(hook_states)} hook states for {len(hooks)} hooks")
-    for hook, hook_state in zip(hooks, hook_states, strict=True):
-        if hook_state is not None and not hasattr(hook.fn, "load_state_dict"):
-            raise ValueError(f"the hook {hook.fn!r} cannot load a saved state")
+    callbacks = _with_state(curriculum.callbacks)
+    callback_states = state["callbacks"]
+    if not isinstance(callback_states, list) or len(callback_states) != len(callbacks):
+        raise ValueError(f"the state has {len(callback_states)} callback states for {len(callbacks)} callbacks with "
+                         "a state")
+    for callback in callbacks:
+        if not callable(getattr(callback, "load_state_dict", None)):
+            raise ValueError(f"the callback {callback!r} cannot load a saved state")
     field_names = {f.name for f in dataclasses.fields(EpochRecord)}
     try:
         history = [
@@ -82,9 +86,12 @@ def load_curriculum_state(curriculum: Any, state: dict, state_format: str) -> No
         ]
     except (TypeError, KeyError) as error:
         raise ValueError(f"the saved history is not a list of EpochRecords ({sorted(field_names)})") from error
-    for hook, hook_state in zip(hooks, hook_states, strict=True):
-        if hook_state is not None:
-            hook.fn.load_state_dict(hook_state)
+    for callback, callback_state in zip(callbacks, callback_states, strict=True):
+        callback.load_state_dict(callback_state)
     rng.bit_generator.state = copy.deepcopy(rng_state)
     curriculum.step = step
     curriculum.history = history
+
+
+def _with_state(callbacks: list) -> list:
+    return [callback for callback, saved in zip(callbacks, saved_callbacks(callbacks), strict=True) if saved]

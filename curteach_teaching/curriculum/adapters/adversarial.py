@@ -13,7 +13,7 @@ updates, then discriminator updates); before them the curriculum
 
 So the generator is trained against a discriminator that has seen the demonstrations the curriculum chose; nothing
 of imitation's loop is replaced. The selection is recorded through the trainer's logger
-(:class:`~curteach_teaching.curriculum.rounds.SelectionLogger`) and in :attr:`history`.
+(:class:`~curteach_teaching.curriculum.selection_logger.SelectionLogger`) and in :attr:`history`.
 
 Saved state (:meth:`~curteach_teaching.curriculum.rounds.RoundCurriculum.state_dict`): the curriculum's, plus the
 generator policy and its optimizer, the discriminator's reward network and optimizer and the trainer's step
@@ -39,24 +39,13 @@ from curteach_teaching.curriculum.adapters._imitation_compat import (
     load_adversarial_state,
     recording_train_disc,
 )
+from curteach_teaching.curriculum.adapters.starts import starts_matched, tabular_envs
 from curteach_teaching.curriculum.index import DemonstrationIndex
+from curteach_teaching.curriculum.options import CurriculumOptions, check_demonstrations, check_trainer
 from curteach_teaching.curriculum.policy_steps import PolicyStepTrainer
-from curteach_teaching.curriculum.rounds import (
-    RoundCurriculum,
-    check_trainer,
-    check_trajectories,
-    selected_trajectories,
-    starts_matched,
-    tabular_envs,
-)
-from curteach_teaching.curriculum.scores import (
-    TeacherDifficulty,
-    check_min_log_prob,
-    teacher_difficulty,
-)
-from curteach_teaching.curriculum.selection import PacingSchedule
+from curteach_teaching.curriculum.rounds import RoundCurriculum, selected_trajectories
+from curteach_teaching.curriculum.scores import teacher_difficulty
 from curteach_teaching.difficulty import MIN_LOG_PROB
-from curteach_teaching.names import CUR
 
 __all__ = ["AdversarialStepTrainer", "CurriculumAdversarial"]
 
@@ -76,7 +65,7 @@ class AdversarialStepTrainer(PolicyStepTrainer):
         rounds: trainer rounds per curriculum epoch (>= 1).
         chunk_size, min_log_prob: of the learner-difficulty passes.
         match_starts: while a batch trains, the generator's episodes start where its demonstrations start
-            (:func:`~curteach_teaching.curriculum.rounds.starts_matched`; tabular environments only).
+            (:func:`~curteach_teaching.curriculum.adapters.starts.starts_matched`; tabular environments only).
     """
 
     def __init__(self, trainer: AdversarialTrainer, demonstrations: list, transitions: Any,
@@ -161,19 +150,14 @@ class CurriculumAdversarial(RoundCurriculum):
             as usual (its constructor's demonstrations are replaced at the first epoch).
         demonstrations: the N ``Trajectory`` demonstrations the curriculum chooses from (with actions the
             generator's policy can evaluate).
-        variant: ``"Cur"`` (default), ``"Cur-L"``, ``"Cur-T"`` or ``"Agn"``.
-        teacher: the teacher difficulty for Cur and Cur-T: ``(N,)`` scores, an SB3 policy or a callable
-            ``(obs, acts) -> log pi^E(a | s)`` (:func:`~curteach_teaching.curriculum.scores.teacher_difficulty`).
-        pacing: ``(epoch, n_epochs, n_items) -> int``; default ``LinearPacing(0.8, 0.5)``. Agn ignores it.
+        options: the options every adapter shares
+            (:class:`~curteach_teaching.curriculum.options.CurriculumOptions`; or any of them as a keyword). A
+            callback's step is an epoch.
         rounds_per_epoch: trainer rounds per curriculum epoch (default 1).
         match_starts: the generator's episodes start where the epoch's demonstrations start (default ``False``:
             from the environment's own distribution), as
             :class:`~curteach_teaching.curriculum.adapters.mce_irl.CurriculumMCEIRL`
             does by default; needs a ``DummyVecEnv`` of tabular seals environments observed as state indices.
-        min_log_prob: floor of every per-step log-probability.
-        hooks, observers: as :class:`~curteach_teaching.curriculum.core.Curriculum` (a hook's step is an epoch).
-        log: record each selection in ``trainer.logger`` (default ``True``).
-        difficulty_chunk_size: transitions per no-grad pass of the difficulty scores.
 
     Raises:
         ValueError: a trainer that is not GAIL or AIRL (the message lists the supported trainers), demonstrations
@@ -186,29 +170,25 @@ class CurriculumAdversarial(RoundCurriculum):
         trainer: AdversarialTrainer,
         demonstrations: Sequence[Any],
         *,
-        variant: str = CUR,
-        teacher: TeacherDifficulty = None,
-        pacing: PacingSchedule | None = None,
+        options: CurriculumOptions | None = None,
         rounds_per_epoch: int = 1,
         match_starts: bool = False,
-        min_log_prob: float = MIN_LOG_PROB,
-        hooks: Sequence[Any] = (),
-        observers: Sequence[Any] = (),
-        log: bool = True,
-        difficulty_chunk_size: int = 8192,
+        **shared: Any,
     ):
+        options = CurriculumOptions.of("CurriculumAdversarial", options, shared)
         check_trainer(trainer, AdversarialTrainer, "CurriculumAdversarial")
-        demonstrations = check_trajectories(demonstrations, "GAIL/AIRL")
+        demonstrations = check_demonstrations(demonstrations, "the GAIL/AIRL curriculum")
         check_int("rounds_per_epoch", rounds_per_epoch, 1)
-        self.min_log_prob = check_min_log_prob(min_log_prob)
-        chunk = check_int("difficulty_chunk_size", difficulty_chunk_size, 1)
+        self.min_log_prob = options.min_log_prob
+        chunk = options.difficulty_chunk_size
         index = DemonstrationIndex.from_trajectories(demonstrations)
         if index.n_transitions < trainer.demo_batch_size:
             raise ValueError(f"the {index.n_transitions} demonstrated transitions are fewer than the trainer's "
                              f"demo_batch_size {trainer.demo_batch_size}")
         transitions = rollout.flatten_trajectories(demonstrations)
-        scores = None if teacher is None else teacher_difficulty(
-            teacher, transitions.obs, transitions.acts, index, chunk_size=chunk, min_log_prob=self.min_log_prob)
+        scores = None if options.teacher is None else teacher_difficulty(
+            options.teacher, transitions.obs, transitions.acts, index, chunk_size=chunk,
+            min_log_prob=self.min_log_prob)
         self.trainer = trainer
         self.demonstrations = demonstrations
         step_trainer = AdversarialStepTrainer(trainer, demonstrations, transitions, index, rounds=rounds_per_epoch,
@@ -217,6 +197,5 @@ class CurriculumAdversarial(RoundCurriculum):
         config = {"rounds_per_epoch": rounds_per_epoch, "trainer": type(trainer).__name__}
         if match_starts:  # only when on, so that states saved before the option existed still load
             config["match_starts"] = True
-        super().__init__(step_trainer, index, variant=variant, teacher_scores=scores, pacing=pacing,
-                         logger=trainer.logger if log else None, rng=None, hooks=hooks, observers=observers,
+        super().__init__(step_trainer, index, options=options, teacher_scores=scores, logger=trainer.logger,
                          state_format=STATE_FORMAT, extra_config=config)

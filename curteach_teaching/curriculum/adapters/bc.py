@@ -41,15 +41,14 @@ from curteach_teaching.curriculum.batches import BATCH_UNITS, REMAINDERS, make_b
 from curteach_teaching.curriculum.core import Curriculum
 from curteach_teaching.curriculum.index import DemonstrationIndex
 from curteach_teaching.curriculum.loss import MetricsRecorder, StepMeanLoss
+from curteach_teaching.curriculum.options import CurriculumOptions, check_demonstrations
 from curteach_teaching.curriculum.policy_steps import PolicyStepTrainer
 from curteach_teaching.curriculum.scores import (
-    TeacherDifficulty,
-    check_min_log_prob,
     teacher_difficulty,
 )
-from curteach_teaching.curriculum.selection import CurriculumSelection, PacingSchedule, check_pacing, check_variant
+from curteach_teaching.curriculum.selection import CurriculumSelection
+from curteach_teaching.curriculum.selection_logger import SelectionLogger
 from curteach_teaching.difficulty import MIN_LOG_PROB, index_observations
-from curteach_teaching.names import CUR
 
 __all__ = ["LOSSES", "BCStepTrainer", "CurriculumBC"]
 
@@ -143,36 +142,27 @@ class CurriculumBC(Curriculum):
     Args:
         trainer: an ``imitation.algorithms.bc.BC`` with any SB3 policy, on any Gymnasium env.
         demonstrations: the N ``imitation.data.types.Trajectory`` demonstrations (non-empty, each with >= 1 action).
-        variant: ``"Cur"`` (default), ``"Cur-L"``, ``"Cur-T"``, ``"Agn"``, a preference object or a registered
-            curriculum (:func:`~curteach_teaching.curriculum.selection.check_variant`).
-        teacher: the teacher difficulty, needed by Cur and Cur-T: ``(N,)`` per-demonstration scores, an SB3 policy or
-            a callable ``(obs, acts) -> log pi^E(a | s)``
-            (:func:`~curteach_teaching.curriculum.scores.teacher_difficulty`); ``None`` for Cur-L and Agn.
-        pacing: ``(epoch, n_epochs, n_items) -> int``; default ``LinearPacing(0.8, 0.5)``. Agn ignores it.
-        rng: the generator that shuffles each epoch's transitions or demonstrations; default ``trainer.rng``.
+        options: the options every adapter shares (:class:`~curteach_teaching.curriculum.options.CurriculumOptions`:
+            variant, teacher, pacing, rng, min_log_prob, callbacks, log, difficulty_chunk_size); any of them may be
+            given as a keyword instead (``variant="Cur-T", teacher=scores``). The generator defaults to
+            ``trainer.rng``.
         remainder: ``"partial"`` (default) or ``"drop"``: the last, smaller batch of an epoch is trained or dropped.
-        min_log_prob: floor of every per-step log-probability (teacher policy, teacher callable and learner alike;
-            default :data:`~curteach_teaching.difficulty.MIN_LOG_PROB`). A NaN from an SB3 policy counts as the
-            floor; a NaN from a teacher callable is an error.
         batch_unit: ``"transitions"`` (default: batches of ``trainer.batch_size`` shuffled transitions) or
             ``"demonstrations"`` (batches of ``demos_per_batch`` whole demonstrations); see the module docstring.
         demos_per_batch: demonstrations per batch with ``batch_unit="demonstrations"`` (>= 1; default
             ``trainer.batch_size``; the original: 32). Only for that unit.
         loss: ``"mean"`` (default) or ``"original"`` (needs ``batch_unit="demonstrations"`` and a trainer whose
             ``loss_calculator`` has ``ent_weight`` and ``l2_weight``, as BC's).
-        hooks: run after optimizer steps (:mod:`~curteach_teaching.curriculum.hooks`).
-        observers: see each epoch's plan, each batch and each record (:mod:`~curteach_teaching.curriculum.observers`).
-        difficulty_chunk_size: transitions per no-grad forward pass of the difficulty scores (>= 1; default 8192).
 
     Attributes:
-        trainer, demonstrations: as given; step_trainer: the :class:`BCStepTrainer`.
-        selection, step, hooks, observers, rng: see :class:`~curteach_teaching.curriculum.core.Curriculum`.
+        trainer, demonstrations, options: as given; step_trainer: the :class:`BCStepTrainer`.
+        selection, step, callbacks, rng: see :class:`~curteach_teaching.curriculum.core.Curriculum`.
 
     Raises:
-        ValueError: empty demonstrations, an unknown variant, remainder, batch unit or loss, ``loss="original"``
-            with transition batches, a non-positive ``demos_per_batch`` (or one given with transition batches), a
-            malformed hook or observer, a missing or mis-shaped teacher difficulty, actions outside a discrete
-            action space.
+        ValueError: empty demonstrations, an unknown option, variant, remainder, batch unit or loss,
+            ``loss="original"`` with transition batches, a non-positive ``demos_per_batch`` (or one given with
+            transition batches), a malformed callback, a missing or mis-shaped teacher difficulty, actions outside a
+            discrete action space.
     """
 
     def __init__(
@@ -180,20 +170,14 @@ class CurriculumBC(Curriculum):
         trainer: BC,
         demonstrations: Sequence[types.Trajectory],
         *,
-        variant: str = CUR,
-        teacher: TeacherDifficulty = None,
-        pacing: PacingSchedule | None = None,
-        rng: np.random.Generator | None = None,
+        options: CurriculumOptions | None = None,
         remainder: str = "partial",
-        min_log_prob: float = MIN_LOG_PROB,
         batch_unit: str = "transitions",
         demos_per_batch: int | None = None,
         loss: str = "mean",
-        hooks: Sequence[Any] = (),
-        observers: Sequence[Any] = (),
-        difficulty_chunk_size: int = 8192,
+        **shared: Any,
     ):
-        check_variant(variant)
+        options = CurriculumOptions.of("CurriculumBC", options, shared)
         if remainder not in REMAINDERS:
             raise ValueError(f"remainder must be one of {REMAINDERS}; got {remainder!r}")
         if batch_unit not in BATCH_UNITS:
@@ -213,18 +197,11 @@ class CurriculumBC(Curriculum):
             raise ValueError("demos_per_batch applies to batch_unit='demonstrations' only")
         if loss == "original" and not all(hasattr(trainer.loss_calculator, a) for a in ("ent_weight", "l2_weight")):
             raise ValueError("loss='original' needs a trainer whose loss_calculator has ent_weight and l2_weight")
-        check_pacing(pacing)
-        demonstrations = list(demonstrations)
-        if not demonstrations:
-            raise ValueError("demonstrations must hold at least one Trajectory; got an empty list")
-        for i, demo in enumerate(demonstrations):
-            if not isinstance(demo, types.Trajectory):
-                raise ValueError(f"demonstration {i} is a {type(demo).__name__}, not an imitation Trajectory")
+        demonstrations = check_demonstrations(demonstrations, "CurriculumBC")
         index = DemonstrationIndex.from_trajectories(demonstrations)
-        if rng is not None and not isinstance(rng, np.random.Generator):
-            raise ValueError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}")
-        self.min_log_prob = check_min_log_prob(min_log_prob)
-        self.difficulty_chunk_size = check_int("difficulty_chunk_size", difficulty_chunk_size, 1)
+        self.options = options
+        self.min_log_prob = options.min_log_prob
+        self.difficulty_chunk_size = options.difficulty_chunk_size
         transitions = rollout.flatten_trajectories(demonstrations)
         space = trainer.action_space
         acts = transitions.acts
@@ -243,12 +220,15 @@ class CurriculumBC(Curriculum):
             trainer, transitions, index, full_batch_size=None if batch_unit == "demonstrations" else unit_size,
             loss=loss, chunk_size=self.difficulty_chunk_size, min_log_prob=self.min_log_prob,
         )
-        scores = None if teacher is None else teacher_difficulty(
-            teacher, transitions.obs, transitions.acts, index, chunk_size=self.difficulty_chunk_size,
+        scores = None if options.teacher is None else teacher_difficulty(
+            options.teacher, transitions.obs, transitions.acts, index, chunk_size=self.difficulty_chunk_size,
             min_log_prob=self.min_log_prob,
         )
+        callbacks = list(options.callbacks)
+        if options.log:
+            callbacks.insert(0, SelectionLogger(trainer.logger, index.n_demonstrations, scores))
         super().__init__(
-            step_trainer, index, CurriculumSelection(index.n_demonstrations, variant, scores, pacing),
-            make_batcher(batch_unit, unit_size, remainder), rng=rng if rng is not None else trainer.rng, hooks=hooks,
-            observers=observers, state_format=STATE_FORMAT, extra_config={"loss": loss},
+            step_trainer, index, CurriculumSelection(index.n_demonstrations, options.variant, scores, options.pacing),
+            make_batcher(batch_unit, unit_size, remainder), rng=options.rng if options.rng is not None else trainer.rng,
+            callbacks=callbacks, state_format=STATE_FORMAT, extra_config={"loss": loss},
         )

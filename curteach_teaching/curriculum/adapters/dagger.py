@@ -38,12 +38,14 @@ from imitation.data import rollout, serialize
 from curteach_envs._util import check_int
 from curteach_teaching.curriculum.adapters._imitation_compat import dagger_round_paths
 from curteach_teaching.curriculum.adapters.bc import CurriculumBC
-from curteach_teaching.curriculum.rounds import SelectionLogger, check_trainer, check_trajectories
-from curteach_teaching.curriculum.selection import EpochRecord, PacingSchedule, check_pacing, check_variant
-from curteach_teaching.difficulty import MIN_LOG_PROB
-from curteach_teaching.names import CUR
+from curteach_teaching.curriculum.options import CurriculumOptions, check_demonstrations, check_trainer
+from curteach_teaching.curriculum.selection import EpochRecord
+from curteach_teaching.curriculum.selection_logger import SelectionLogger
 
 __all__ = ["CurriculumDAgger"]
+
+#: The settings of the BC step a DAgger curriculum passes on to every round's CurriculumBC
+BC_SETTINGS = ("remainder", "batch_unit", "demos_per_batch", "loss")
 
 #: Version tag of :meth:`CurriculumDAgger.state_dict`.
 STATE_FORMAT = "curteach.CurriculumDAgger/1"
@@ -58,16 +60,16 @@ class CurriculumDAgger:
             (default none: only the trainer's saved rounds, e.g. ``SimpleDAggerTrainer``'s ``expert_trajs``).
         n_rounds: the rounds the pacing schedule spans (>= 1); ``update`` refuses a round beyond it.
         epochs_per_round: BC curriculum epochs per round (>= 1; DAgger's own default is 4).
-        variant: ``"Cur"`` (default), ``"Cur-L"``, ``"Cur-T"`` or ``"Agn"``.
-        teacher: for Cur and Cur-T, an SB3 policy or a callable ``(obs, acts) -> log pi^E(a | s)``; default the
-            ``expert_policy`` of a ``SimpleDAggerTrainer`` when it has ``evaluate_actions``.
-        pacing: ``(epoch, n_epochs, n_items) -> int`` over the global epochs; default ``LinearPacing(0.8, 0.5)``.
-        rng: the generator of the batches' shuffles; default ``trainer.bc_trainer.rng``.
-        observers: passed to every round's :class:`~curteach_teaching.curriculum.adapters.bc.CurriculumBC`.
-        log: record each epoch's selection in ``trainer.logger`` (default ``True``).
-        min_log_prob: floor of every per-step log-probability.
-        **bc_options: further :class:`~curteach_teaching.curriculum.adapters.bc.CurriculumBC` options (``batch_unit``,
-            ``demos_per_batch``, ``remainder``, ``loss``, ``difficulty_chunk_size``).
+        options: the options every adapter shares (:class:`~curteach_teaching.curriculum.options.CurriculumOptions`;
+            or any of them as a keyword). The teacher is, for Cur and Cur-T, an SB3 policy or a callable
+            ``(obs, acts) -> log pi^E(a | s)`` (default: the ``expert_policy`` of a ``SimpleDAggerTrainer`` when it
+            has ``evaluate_actions``); the pacing runs over the global epochs; the generator defaults to
+            ``trainer.bc_trainer.rng``; the callbacks are given to every round's
+            :class:`~curteach_teaching.curriculum.adapters.bc.CurriculumBC`; ``log`` records each epoch's selection
+            in ``trainer.logger``.
+        **shared_and_bc: the shared options as keywords, and further
+            :class:`~curteach_teaching.curriculum.adapters.bc.CurriculumBC` settings (``batch_unit``,
+            ``demos_per_batch``, ``remainder``, ``loss``).
 
     Attributes:
         history: ``(round, EpochRecord)`` of every epoch trained (the record's ``selected`` index into that round's
@@ -84,22 +86,23 @@ class CurriculumDAgger:
         trainer: DAggerTrainer,
         demonstrations: Sequence[Any] = (),
         *,
+        options: CurriculumOptions | None = None,
         n_rounds: int,
         epochs_per_round: int = DAggerTrainer.DEFAULT_N_EPOCHS,
-        variant: str = CUR,
-        teacher: Any = None,
-        pacing: PacingSchedule | None = None,
-        rng: np.random.Generator | None = None,
-        observers: Sequence[Any] = (),
-        log: bool = True,
-        min_log_prob: float = MIN_LOG_PROB,
-        **bc_options: Any,
+        **shared_and_bc: Any,
     ):
+        shared_names = {f.name for f in dataclasses.fields(CurriculumOptions)}
+        options = CurriculumOptions.of("CurriculumDAgger", options,
+                                       {k: v for k, v in shared_and_bc.items() if k in shared_names})
+        bc_options = {k: v for k, v in shared_and_bc.items() if k not in shared_names}
+        unknown = sorted(set(bc_options) - set(BC_SETTINGS))
+        if unknown:
+            raise ValueError(f"CurriculumDAgger got unknown option(s) {unknown}; the options every adapter shares: "
+                             f"{sorted(shared_names)}, and the BC step's: {list(BC_SETTINGS)}")
         check_trainer(trainer, DAggerTrainer, "CurriculumDAgger")
-        check_variant(variant)
-        check_pacing(pacing)
         self.n_rounds = check_int("n_rounds", n_rounds, 1)
         self.epochs_per_round = check_int("epochs_per_round", epochs_per_round, 1)
+        teacher = options.teacher
         if teacher is None and isinstance(trainer, SimpleDAggerTrainer):
             expert = trainer.expert_policy
             teacher = expert if hasattr(expert, "evaluate_actions") else None
@@ -109,20 +112,21 @@ class CurriculumDAgger:
                 "the teacher as an SB3 policy or a callable (obs, acts) -> log pi^E(a | s); got "
                 f"{type(teacher).__name__}"
             )
-        if teacher is None and variant in ("Cur", "Cur-T"):
-            raise ValueError(f"variant {variant!r} needs a teacher (an SB3 policy or a callable)")
-        if rng is not None and not isinstance(rng, np.random.Generator):
-            raise ValueError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}")
+        if teacher is None and options.variant in ("Cur", "Cur-T"):
+            raise ValueError(f"variant {options.variant!r} needs a teacher (an SB3 policy or a callable)")
         self.trainer = trainer
-        self.demonstrations = check_trajectories(demonstrations, "DAgger") if len(demonstrations) else []
-        self.variant = variant
+        self.demonstrations = (check_demonstrations(demonstrations, "the DAgger curriculum")
+                               if len(demonstrations) else [])
+        # every round's BC curriculum: the shared options with the resolved teacher and generator; the selection is
+        # logged here, once over the rounds, not by each round's adapter
+        self.rng = options.rng if options.rng is not None else trainer.bc_trainer.rng
+        self.options = dataclasses.replace(options, teacher=teacher, rng=self.rng)
+        self.variant = options.variant
         self.teacher = teacher
-        self.pacing = pacing
-        self.rng = rng if rng is not None else trainer.bc_trainer.rng
-        self.observers = list(observers)
-        self.min_log_prob = min_log_prob
-        self.bc_options = dict(bc_options)
-        self.logger = SelectionLogger(trainer.logger, 1) if log else None
+        self.pacing = options.pacing
+        self.min_log_prob = options.min_log_prob
+        self.bc_options = bc_options
+        self.logger = SelectionLogger(trainer.logger, 1) if options.log else None
         self.history: list[tuple[int, EpochRecord]] = []
         self.step = 0
         self.epoch = 0
@@ -176,14 +180,12 @@ class CurriculumDAgger:
         demos = self.aggregated()
         if not demos:
             raise ValueError(f"no demonstrations for round {round_num}: collect some first (collect(expert_policy))")
-        observers = list(self.observers)
-        curriculum = CurriculumBC(self.trainer.bc_trainer, demos, variant=self.variant, teacher=self.teacher,
-                                  pacing=self.pacing, rng=self.rng, min_log_prob=self.min_log_prob,
-                                  observers=observers, **self.bc_options)
+        curriculum = CurriculumBC(self.trainer.bc_trainer, demos, options=dataclasses.replace(self.options, log=False),
+                                  **self.bc_options)
         if self.logger is not None:
             self.logger.n_demonstrations = curriculum.n_demonstrations
             self.logger.teacher_difficulty = curriculum.teacher_difficulty
-            curriculum.add_observer(self.logger)
+            curriculum.add_callback(self.logger)
         total = self.n_rounds * self.epochs_per_round
         for k in range(self.epochs_per_round):
             record = curriculum.train_epoch(round_num * self.epochs_per_round + k + 1, total)

@@ -35,18 +35,12 @@ from imitation.algorithms.mce_irl import MCEIRL
 from imitation.data import rollout
 
 from curteach_envs._util import check_int
+from curteach_teaching.curriculum.adapters.starts import starts_matched
 from curteach_teaching.curriculum.index import DemonstrationIndex
-from curteach_teaching.curriculum.rounds import (
-    RoundCurriculum,
-    check_trainer,
-    check_trajectories,
-    selected_trajectories,
-    starts_matched,
-)
-from curteach_teaching.curriculum.scores import TeacherDifficulty, check_min_log_prob, teacher_difficulty
-from curteach_teaching.curriculum.selection import PacingSchedule
+from curteach_teaching.curriculum.options import CurriculumOptions, check_demonstrations, check_trainer
+from curteach_teaching.curriculum.rounds import RoundCurriculum, selected_trajectories
+from curteach_teaching.curriculum.scores import teacher_difficulty
 from curteach_teaching.difficulty import MIN_LOG_PROB, sum_per_demonstration
-from curteach_teaching.names import CUR
 
 __all__ = ["CurriculumMCEIRL", "MCEIRLStepTrainer", "time_dependent_log_probs"]
 
@@ -139,11 +133,11 @@ class CurriculumMCEIRL(RoundCurriculum):
     Args:
         trainer: an ``imitation.algorithms.mce_irl.MCEIRL`` on a seals ``TabularModelPOMDP``.
         demonstrations: the N ``Trajectory`` demonstrations (observations: state indices in ``[0, S)``).
-        variant, teacher, pacing: as :class:`~curteach_teaching.curriculum.adapters.adversarial.CurriculumAdversarial`
-            (a callable teacher receives ``(T,)`` state indices and actions).
+        options: the options every adapter shares
+            (:class:`~curteach_teaching.curriculum.options.CurriculumOptions`; or any of them as a keyword); a
+            callable teacher receives ``(T,)`` state indices and actions.
         iterations_per_epoch: gradient steps of the reward network per teaching step (default 10).
         match_starts: match the chosen demonstrations from their own starts (default; see the module docstring).
-        min_log_prob, hooks, observers, log: as the other adapters.
 
     Raises:
         ValueError: a trainer that is not ``MCEIRL`` (the message lists the supported trainers), demonstrations
@@ -156,22 +150,18 @@ class CurriculumMCEIRL(RoundCurriculum):
         trainer: MCEIRL,
         demonstrations: Sequence[Any],
         *,
-        variant: str = CUR,
-        teacher: TeacherDifficulty = None,
-        pacing: PacingSchedule | None = None,
+        options: CurriculumOptions | None = None,
         iterations_per_epoch: int = 10,
         match_starts: bool = True,
-        min_log_prob: float = MIN_LOG_PROB,
-        hooks: Sequence[Any] = (),
-        observers: Sequence[Any] = (),
-        log: bool = True,
+        **shared: Any,
     ):
+        options = CurriculumOptions.of("CurriculumMCEIRL", options, shared)
         check_trainer(trainer, MCEIRL, "CurriculumMCEIRL")
-        demonstrations = check_trajectories(demonstrations, "MCE-IRL")
+        demonstrations = check_demonstrations(demonstrations, "the MCE-IRL curriculum")
         check_int("iterations_per_epoch", iterations_per_epoch, 1)
         if not isinstance(match_starts, bool):
             raise ValueError(f"match_starts must be True or False; got {match_starts!r}")
-        self.min_log_prob = check_min_log_prob(min_log_prob)
+        self.min_log_prob = options.min_log_prob
         n_states = trainer.env.state_dim
         for i, demo in enumerate(demonstrations):
             obs = np.asarray(demo.obs)
@@ -183,14 +173,14 @@ class CurriculumMCEIRL(RoundCurriculum):
         index = DemonstrationIndex.from_trajectories(demonstrations)
         transitions = rollout.flatten_trajectories(demonstrations)
         states, actions = np.asarray(transitions.obs, dtype=np.int64), np.asarray(transitions.acts, dtype=np.int64)
-        scores = None if teacher is None else teacher_difficulty(teacher, states, actions, index,
-                                                                  min_log_prob=self.min_log_prob)
+        scores = None if options.teacher is None else teacher_difficulty(
+            options.teacher, states, actions, index, chunk_size=options.difficulty_chunk_size,
+            min_log_prob=self.min_log_prob)
         self.trainer = trainer
         self.demonstrations = demonstrations
         step_trainer = MCEIRLStepTrainer(trainer, demonstrations, states, actions, index,
                                          iterations=iterations_per_epoch, match_starts=match_starts,
                                          min_log_prob=self.min_log_prob)
-        super().__init__(step_trainer, index, variant=variant, teacher_scores=scores, pacing=pacing,
-                         logger=trainer.logger if log else None, rng=None, hooks=hooks, observers=observers,
+        super().__init__(step_trainer, index, options=options, teacher_scores=scores, logger=trainer.logger,
                          state_format=STATE_FORMAT,
                          extra_config={"iterations_per_epoch": iterations_per_epoch, "match_starts": match_starts})

@@ -4,14 +4,14 @@ The recipes are the car trainers of :data:`CAR_TRAINERS` (registered here under 
 names in :data:`RECIPES`); a user's own trainer is a recipe with the same signature, found by ``module:attr`` or a
 ``curteach.car_trainers`` entry point (docs/extending.md).
 
-A recipe ``recipe(setup, curriculum, seed_sequence, *, observers=()) -> curve`` takes the run's :class:`CarSetup`
+A recipe ``recipe(setup, curriculum, seed_sequence, *, callbacks=()) -> curve`` takes the run's :class:`CarSetup`
 (road, expert, demonstration pool, the pre-trained BC parameters), a curriculum (a built-in's name, a plug-in's spec
 or a preference object, as the adapters' ``variant=`` takes it) and a seed sequence, builds the trainer as a user of
 imitation would, wraps it in its adapter (:mod:`curteach_teaching.curriculum.adapters`) and returns the learning
 curve: the **exact** expected reward ``R_true . rho^{pi_L, D_init}`` (gamma of the MDP; :meth:`CarSetup.reward`) of
 the learner's policy before teaching and after each of the ``setup.settings.steps`` curriculum epochs (one BC epoch,
-one DAgger round, one adversarial round, or one MCE-IRL teaching step). ``observers`` are to be given to the
-adapter's curriculum (the experiment's :class:`~curteach_teaching.curriculum.observers.EpochMetricMean` keeps each
+one DAgger round, one adversarial round, or one MCE-IRL teaching step). ``callbacks`` are to be given to the
+adapter's curriculum (the experiment's :class:`~curteach_teaching.curriculum.metrics.EpochMetricMean` keeps each
 epoch's mean training loss).
 
 * **bc**: imitation's ``BC`` with the paper's :class:`~curteach_teaching.learners.bc.QuadraticSoftmaxPolicy` (car-bc's
@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from curteach_teaching.curriculum.callbacks import AtEpochEnd
 from curteach_teaching.planning import expected_return
 from curteach_teaching.registry import Registry
 
@@ -154,16 +155,17 @@ def _folder_logger(folder: str):
     return imit_logger.configure(folder, format_strs=[])
 
 
-def run_bc(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, *, observers: Sequence = ()
+def run_bc(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, *, callbacks: Sequence = ()
            ) -> list[float]:
     """The bc recipe (see the module docstring); returns the curve ``(steps + 1,)``."""
     from curteach_teaching.curriculum.adapters.bc import CurriculumBC
 
     trainer = _bc_trainer(setup, np.random.default_rng(seed_sequence))
     curriculum = CurriculumBC(trainer, setup.demonstrations, variant=variant, teacher=setup.teacher_for(variant),
-                              observers=observers)
+                              callbacks=callbacks)
     curve = [setup.reward(trainer.policy)]
-    curriculum.train(setup.settings.steps, on_epoch_end=lambda _: curve.append(setup.reward(trainer.policy)))
+    curriculum.add_callback(AtEpochEnd(lambda _: curve.append(setup.reward(trainer.policy))))
+    curriculum.train(setup.settings.steps)
     return curve
 
 
@@ -186,7 +188,7 @@ def _expert_policy(setup: CarSetup, rng: np.random.Generator):
     return TabularPolicy(gym.spaces.Discrete(mdp.n_states), gym.spaces.Discrete(mdp.n_actions), pi, rng)
 
 
-def run_dagger(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, *, observers: Sequence = ()
+def run_dagger(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, *, callbacks: Sequence = ()
                ) -> list[float]:
     """The dagger recipe: one curriculum epoch of BC per DAgger round."""
     from imitation.algorithms.dagger import DAggerTrainer
@@ -203,7 +205,7 @@ def run_dagger(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSeque
                                rng=np.random.default_rng(dagger_seed), bc_trainer=trainer,
                                custom_logger=silent_logger())
         curriculum = CurriculumDAgger(dagger, setup.demonstrations, n_rounds=s.steps, epochs_per_round=1,
-                                      variant=variant, teacher=setup.teacher_for(variant), observers=observers)
+                                      variant=variant, teacher=setup.teacher_for(variant), callbacks=callbacks)
         expert = _expert_policy(setup, np.random.default_rng(expert_seed))
         curve = [setup.reward(trainer.policy)]
         for _ in range(s.steps):
@@ -214,7 +216,7 @@ def run_dagger(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSeque
 
 
 def _adversarial(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, kind: str,
-                 observers: Sequence = ()) -> list[float]:
+                 callbacks: Sequence = ()) -> list[float]:
     import torch as th
     from imitation.algorithms.adversarial.airl import AIRL
     from imitation.algorithms.adversarial.gail import GAIL
@@ -241,27 +243,28 @@ def _adversarial(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSeq
                                 n_disc_updates_per_round=s.disc_updates, custom_logger=_folder_logger(folder),
                                 log_dir=folder)
         curriculum = CurriculumAdversarial(trainer, setup.demonstrations, variant=variant,
-                                           teacher=setup.teacher_for(variant), observers=observers,
+                                           teacher=setup.teacher_for(variant), callbacks=callbacks,
                                            match_starts=s.match_starts)
         curve = [setup.reward(generator.policy)]
         with contextlib.redirect_stderr(io.StringIO()):  # imitation's per-round progress bar
-            curriculum.train(s.steps, on_epoch_end=lambda _: curve.append(setup.reward(generator.policy)))
+            curriculum.add_callback(AtEpochEnd(lambda _: curve.append(setup.reward(generator.policy))))
+            curriculum.train(s.steps)
     return curve
 
 
-def run_gail(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, *, observers: Sequence = ()
+def run_gail(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, *, callbacks: Sequence = ()
              ) -> list[float]:
     """The gail recipe: one curriculum epoch per adversarial round."""
-    return _adversarial(setup, variant, seed_sequence, "gail", observers)
+    return _adversarial(setup, variant, seed_sequence, "gail", callbacks)
 
 
-def run_airl(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, *, observers: Sequence = ()
+def run_airl(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, *, callbacks: Sequence = ()
              ) -> list[float]:
     """The airl recipe: one curriculum epoch per adversarial round."""
-    return _adversarial(setup, variant, seed_sequence, "airl", observers)
+    return _adversarial(setup, variant, seed_sequence, "airl", callbacks)
 
 
-def run_mce_irl(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, *, observers: Sequence = ()
+def run_mce_irl(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequence, *, callbacks: Sequence = ()
                 ) -> list[float]:
     """The mce-irl recipe: ``mce_iterations`` reward steps per teaching step, after ``pretrain_iterations`` on the
     pre-training starts' demonstrations."""
@@ -284,10 +287,10 @@ def run_mce_irl(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequ
         CurriculumMCEIRL(trainer, setup.init_demonstrations, variant="Agn", log=False,
                          iterations_per_epoch=s.pretrain_iterations).train(1)
     curriculum = CurriculumMCEIRL(trainer, setup.demonstrations, variant=variant, teacher=setup.teacher_for(variant),
-                                  iterations_per_epoch=s.mce_iterations, observers=observers)
+                                  iterations_per_epoch=s.mce_iterations, callbacks=callbacks)
     curve = [finite_horizon_return(setup.mdp, trainer.policy.pi)]
-    curriculum.train(s.steps, on_epoch_end=lambda _: curve.append(finite_horizon_return(setup.mdp,
-                                                                                          trainer.policy.pi)))
+    curriculum.add_callback(AtEpochEnd(lambda _: curve.append(finite_horizon_return(setup.mdp, trainer.policy.pi))))
+    curriculum.train(s.steps)
     return curve
 
 
@@ -296,7 +299,7 @@ def _int(seed_sequence: np.random.SeedSequence) -> int:
 
 
 #: The car recipe of each built-in trainer adapter (:mod:`curteach_teaching.curriculum.adapters`), by name.
-RECIPES: dict[str, Callable[..., list[float]]] = {  # (setup, variant, seed_sequence, *, observers=()) -> curve
+RECIPES: dict[str, Callable[..., list[float]]] = {  # (setup, variant, seed_sequence, *, callbacks=()) -> curve
     "bc": run_bc,
     "dagger": run_dagger,
     "gail": run_gail,
@@ -304,7 +307,7 @@ RECIPES: dict[str, Callable[..., list[float]]] = {  # (setup, variant, seed_sequ
     "mce-irl": run_mce_irl,
 }
 
-#: The trainers ``curteach car-trainers`` runs: car recipes ``recipe(setup, curriculum, seed_sequence, *, observers)
+#: The trainers ``curteach car-trainers`` runs: car recipes ``recipe(setup, curriculum, seed_sequence, *, callbacks)
 #: -> (steps + 1,) expected rewards``; the built-ins are :data:`RECIPES`.
 CAR_TRAINERS = Registry("car trainer", "curteach.car_trainers")
 for _name, _recipe in RECIPES.items():

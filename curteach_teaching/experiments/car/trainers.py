@@ -32,7 +32,7 @@ import numpy as np
 
 from curteach_envs._util import check_int, check_positive
 from curteach_envs.car import N_TASK_TYPES
-from curteach_teaching.curriculum.observers import EpochMetricMean
+from curteach_teaching.curriculum.metrics import EpochMetricMean
 from curteach_teaching.planning import expected_return
 from curteach_teaching.sweeps.results import RunResult
 
@@ -150,7 +150,7 @@ class CarTrainersExperiment:
         for spec, (_, recipe) in zip(trainers, loaded, strict=True):
             if not callable(recipe):
                 raise ValueError(f"car trainer {spec!r} is not callable (got {type(recipe).__name__}); a car trainer "
-                                 "is a recipe(setup, curriculum, seed_sequence, *, observers) -> rewards")
+                                 "is a recipe(setup, curriculum, seed_sequence, *, callbacks) -> rewards")
         return dict(loaded)
 
     @property
@@ -224,7 +224,7 @@ class CarTrainersExperiment:
             spec = self.curriculum_specs(self.curricula)[curriculum]
             loss = EpochMetricMean("loss")
             recipe = self.trainer_recipes(self.trainers)[trainer]
-            curve = np.asarray(recipe(setup, spec, trainer_seed, observers=[loss]), dtype=np.float64)
+            curve = np.asarray(recipe(setup, spec, trainer_seed, callbacks=[loss]), dtype=np.float64)
         if curve.shape != (self.steps + 1,):
             raise ValueError(f"car trainer {trainer!r} returned a curve of shape {curve.shape}; a recipe returns the "
                              f"expected reward before teaching and after each of the {self.steps} steps, "

@@ -4,7 +4,7 @@
 * :func:`nav_curriculum`: :class:`~curteach_teaching.curriculum.adapters.bc.CurriculumBC` over a prepared dataset's
   training demonstrations, with batches of whole demonstrations, the original loss and the learning-rate schedule;
 * :class:`BestModel`: model selection on the validation split (the best model and its test return);
-* :class:`FeatureTracker`: the moving average of the trained demonstrations' features (an observer of the
+* :class:`FeatureTracker`: the moving average of the trained demonstrations' features (a callback of the
   curriculum's batches);
 * :class:`RunCheckpoint`: one run's checkpoint file.
 
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from curteach_envs._util import atomic_write
-from curteach_teaching.curriculum.observers import BatchInfo, CurriculumObserver
+from curteach_teaching.curriculum.callbacks import BatchInfo, CurriculumCallback
 
 __all__ = ["FEATURE_WINDOW", "BestModel", "FeatureTracker", "RunCheckpoint", "nav_curriculum", "nav_trainer"]
 
@@ -76,7 +76,7 @@ def nav_curriculum(
     lr_period: int = 5000,
 ) -> Any:
     """The navigation experiment's curriculum over ``data.trajectories``, with the original's learning-rate schedule
-    (x0.5 every ``lr_period`` optimizer steps) as its one hook.
+    (x0.5 every ``lr_period`` optimizer steps) as its one callback.
 
     Args:
         trainer: the ``BC`` trainer (:func:`nav_trainer`).
@@ -88,7 +88,7 @@ def nav_curriculum(
             :class:`~curteach_teaching.experiments.nav.experiment.NavExperiment`.
     """
     from curteach_teaching.curriculum.adapters.bc import CurriculumBC
-    from curteach_teaching.curriculum.hooks import StepLRHook
+    from curteach_teaching.curriculum.lr_schedule import StepLRSchedule
     from curteach_teaching.curriculum.selection import LinearPacing, needs_teacher_difficulty
 
     teacher = data.teacher[teacher_difficulty] if needs_teacher_difficulty(variant) else None
@@ -102,13 +102,13 @@ def nav_curriculum(
         batch_unit="demonstrations",
         demos_per_batch=demos_per_batch,
         loss=loss,
-        hooks=[StepLRHook(trainer.optimizer, period=lr_period, gamma=0.5)],
+        callbacks=[StepLRSchedule(trainer.optimizer, period=lr_period, gamma=0.5)],
     )
 
 
-class FeatureTracker(CurriculumObserver):
+class FeatureTracker(CurriculumCallback):
     """The mean features of the demonstrations started in each of the last ``window`` batches, and how many
-    demonstrations have been trained on (an observer of a curriculum's batches).
+    demonstrations have been trained on (a callback of a curriculum's batches).
 
     Args:
         features: ``(N, F)`` the features of the curriculum's N demonstrations.

@@ -1,11 +1,12 @@
 """One run of the navigation experiment, assembled from public parts (:mod:`~curteach_teaching.experiments.nav.parts`).
 
 :class:`NavRun` trains a curriculum (``CurriculumBC`` over the training demonstrations) and watches it through the
-curriculum's public seam: as an observer it checks every step for divergence and feeds the
+curriculum's callbacks: as one it checks every step for divergence and feeds the
 :class:`~curteach_teaching.experiments.nav.parts.FeatureTracker`, and at the end of every epoch it evaluates the
-model (:class:`~curteach_teaching.experiments.nav.parts.BestModel`) and saves its checkpoint; a hook evaluates it
-before training and every ``eval_every`` steps. :meth:`NavRun.build` assembles the experiment's run from its
-settings; a notebook may assemble one from its own parts::
+model (:class:`~curteach_teaching.experiments.nav.parts.BestModel`) and saves its checkpoint; an
+:class:`~curteach_teaching.curriculum.callbacks.EveryNSteps` callback evaluates it before training and every
+``eval_every`` steps. :meth:`NavRun.build` assembles the experiment's run from its settings; a notebook may assemble
+one from its own parts::
 
     policy = NavigationCNNPolicy.for_navigation(seed=0)
     trainer = nav_trainer(policy, learning_rate=0.01, batch_size=32, rng=np.random.default_rng(1), device="cpu")
@@ -25,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from curteach_teaching.curriculum.observers import BatchInfo, CurriculumObserver, MetricMean
+from curteach_teaching.curriculum.callbacks import BatchInfo, CurriculumCallback, EveryNSteps
+from curteach_teaching.curriculum.metrics import MetricMean
 from curteach_teaching.curriculum.selection import EpochRecord
 from curteach_teaching.experiments.nav.parts import (
     BestModel,
@@ -43,7 +45,7 @@ __all__ = ["CHECKPOINT_FORMAT", "NavRun"]
 CHECKPOINT_FORMAT = "curteach-nav-checkpoint-2"
 
 
-class NavRun(CurriculumObserver):
+class NavRun(CurriculumCallback):
     """The state of one navigation run: curriculum (with its trainer and policy), evaluation, features, checkpoint.
 
     Args:
@@ -62,11 +64,13 @@ class NavRun(CurriculumObserver):
     Attributes:
         curve: ``{"batches", "seen", "val", "test", "features", "loss"}`` lists, one entry per evaluation point
             (``loss``: the mean training loss of the steps since the previous point, NaN at the first).
-        loss: the :class:`~curteach_teaching.curriculum.observers.MetricMean` of the step losses, closed at every
+        loss: the :class:`~curteach_teaching.curriculum.metrics.MetricMean` of the step losses, closed at every
             evaluation point.
         per_epoch: ``{"val", "test", "selected_fraction", "batches"}`` lists, one entry per epoch.
         epoch: the last epoch finished; diverged_at: the step training diverged at (``None``).
     """
+
+    save_with_curriculum = False  # its state holds the curriculum's; the checkpoint saves both (state_dict)
 
     def __init__(
         self,
@@ -94,8 +98,8 @@ class NavRun(CurriculumObserver):
         self.epoch = 0
         self.diverged_at: int | None = None
         self.bar = None
-        curriculum.add_observer(self)
-        curriculum.add_hook(eval_every, self.evaluate, at_start=True)
+        curriculum.add_callback(self)
+        curriculum.add_callback(EveryNSteps(eval_every, self.evaluate, at_start=True))
 
     @classmethod
     def build(cls, experiment: Any, cell: str, index: int, seed_sequence: np.random.SeedSequence, *,
@@ -142,7 +146,7 @@ class NavRun(CurriculumObserver):
 
     # -------------------------------------------------------- evaluation, observation
     def evaluate(self, step: int) -> None:
-        """The hook every ``eval_every`` steps: consider the model and record an evaluation point."""
+        """The callback every ``eval_every`` steps: consider the model and record an evaluation point."""
         val = self.evaluator.consider(step)
         self._record(step, val)
         if self.bar is not None:

@@ -1,72 +1,24 @@
-"""Hooks run every N optimizer steps of a curriculum, and the original navigation code's learning-rate schedule.
-
-A hook is called after optimizer step ``s`` (``s = 1, 2, ...``, counted globally across epochs and ``train`` calls)
-when ``s % every == 0``, in the order given, with ``s``: e.g. an evaluation every 100 steps and :class:`StepLRHook`,
-the original's learning-rate schedule (x0.5 every 5,000 steps). A :class:`StepHook` with ``at_start=True`` is also
-called with ``s = 0`` before the first optimizer step (the original evaluates the initial network). A hook with
-``state_dict()`` / ``load_state_dict()`` is saved and restored with the curriculum's state.
-"""
+"""The original navigation code's learning-rate schedule, as a curriculum callback (x0.5 every 5,000 steps)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from curteach_envs._util import check_int, check_positive
+from curteach_teaching.curriculum.callbacks import CurriculumCallback
 
-__all__ = ["StepHook", "StepLRHook", "as_step_hook"]
-
-
-@dataclass(frozen=True)
-class StepHook:
-    """A callable run every ``every`` optimizer steps of a :class:`~curteach_teaching.curriculum.core.Curriculum`.
-
-    Attributes:
-        every: the period in optimizer steps (>= 1): ``fn(s)`` runs after global step ``s`` when ``s % every == 0``.
-        fn: ``(step: int) -> Any``; its return value is ignored. If it has ``state_dict()`` / ``load_state_dict()``,
-            :meth:`~curteach_teaching.curriculum.core.Curriculum.state_dict` saves its state with
-            the run's.
-        at_start: also run ``fn(0)`` before the first optimizer step of a run (e.g. evaluate the initial network).
-    """
-
-    every: int
-    fn: Callable[[int], Any]
-    at_start: bool = False
-
-    def __post_init__(self) -> None:
-        check_int("a hook's every", self.every, 1)
-        if not callable(self.fn):
-            raise ValueError(f"a hook must be callable (step) -> Any; got {self.fn!r}")
-        if not isinstance(self.at_start, (bool, np.bool_)):
-            raise ValueError(f"a hook's at_start must be a bool; got {self.at_start!r}")
+__all__ = ["StepLRSchedule"]
 
 
-def as_step_hook(hook: Any) -> StepHook:
-    """A :class:`StepHook` from a ``StepHook``, an ``(every, fn)`` pair, or a callable with an ``every`` attribute
-    (and optionally ``at_start``), e.g. :class:`StepLRHook`; else ``ValueError``."""
-    if isinstance(hook, StepHook):
-        return hook
-    if isinstance(hook, tuple) and len(hook) == 2:
-        return StepHook(hook[0], hook[1])
-    if callable(hook) and hasattr(hook, "every"):
-        return StepHook(hook.every, hook, bool(getattr(hook, "at_start", False)))
-    raise ValueError(
-        f"a hook must be a StepHook, an (every, callable) pair or a callable with an 'every' attribute; got {hook!r}"
-    )
-
-
-class StepLRHook:
+class StepLRSchedule(CurriculumCallback):
     """Step decay of an optimizer's learning rate by global optimizer step: after step ``s`` every param group's
     LR is ``base_lr * gamma ** (s // period)`` (the original navigation code: ``gamma = 0.5`` every 5,000 batches;
     the paper says 500).
 
-    Use it as a hook of a curriculum (its :attr:`every` is ``period``): ``hooks=[StepLRHook(opt, 5000)]``.
+    Use it as a callback of a curriculum (its :attr:`every` is ``period``): ``callbacks=[StepLRSchedule(opt, 5000)]``.
     The LR is a function of the step, so calling it at other steps too (e.g. every 100, as the original steps its
     scheduler) changes nothing. It is resumable: :meth:`state_dict` holds the base LRs (the optimizer's LRs when the
-    hook was made), which a resumed run must not take from an optimizer whose LR has already decayed.
+    schedule was made), which a resumed run must not take from an optimizer whose LR has already decayed.
 
     Args:
         optimizer: a torch optimizer, e.g. ``trainer.optimizer``.
@@ -90,8 +42,12 @@ class StepLRHook:
 
     @property
     def every(self) -> int:
-        """The hook period, ``period``."""
+        """The callback's period, ``period``."""
         return self.period
+
+    def on_step(self, step: int) -> None:
+        """Set the optimizer's LRs for the steps after ``step``."""
+        self(step)
 
     def lrs_at(self, step: int) -> list[float]:
         """The LR of each param group after ``step`` optimizer steps."""
@@ -116,7 +72,7 @@ class StepLRHook:
             ValueError: a state of another period, gamma or number of param groups.
         """
         if not isinstance(state, dict) or set(state) != {"period", "gamma", "base_lrs", "last_step"}:
-            raise ValueError(f"not a StepLRHook state: {state!r}")
+            raise ValueError(f"not a StepLRSchedule state: {state!r}")
         if state["period"] != self.period or state["gamma"] != self.gamma:
             raise ValueError(
                 f"the saved LR schedule (period {state['period']}, gamma {state['gamma']}) differs from this one "
