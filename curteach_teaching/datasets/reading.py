@@ -155,9 +155,9 @@ def _read_one(data_path: Path) -> EpisodePool:
             seeds.append(None if seed is None else int(seed))
             metadata.append(meta)
             infos.append(dict(episode.infos or {}))
-    except ValueError as error:
-        raise ValueError(f"Minari dataset {name!r}: {_one_line(error)}") from None
     except Exception as error:
+        if type(error) is ValueError:  # values that do not fit the spaces (pyarrow's errors subclass ValueError)
+            raise ValueError(f"Minari dataset {name!r}: {_one_line(error)}") from None
         raise ValueError(f"cannot read Minari dataset {name!r} at {where!r} (damaged?): {type(error).__name__}: "
                          f"{_one_line(error)}") from None
     if len(trajectories) != dataset.total_episodes:

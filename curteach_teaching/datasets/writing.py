@@ -201,7 +201,8 @@ def write_pool(
         raise ValueError("Minari datasets store rewards: give the pool TrajectoryWithRew episodes")
     check_space(pool.observation_space, "observation")
     check_space(pool.action_space, "action")
-    root = Path(root) if root is not None else datasets_root()
+    # absolute: Minari 0.5.4 measures a dataset's size by joining its data path with paths that already include it
+    root = (Path(root) if root is not None else datasets_root()).expanduser().absolute()
     target = root / dataset_id
     if target.exists():
         raise ValueError(f"a dataset already exists at {str(target)!r}; remove it or choose another id")

@@ -39,6 +39,7 @@ def score_fields(pool: EpisodePool) -> tuple:
     names = list(BUILT_IN_SCORES if pool.has_rewards else ("length",))
     if len(pool):
         common = set.intersection(*(set(k for k, v in m.items() if _is_number(v)) for m in pool.metadata))
+        common -= {"id", "seed"}  # Minari's bookkeeping, not a property of the task
         names += sorted(common - set(names))
         infos = set.intersection(*(set(k for k in info if _info_value(info, k) is not None) for info in pool.infos))
         names += sorted(infos - set(names))
