@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
@@ -21,7 +20,7 @@ if TYPE_CHECKING:  # imitation imports torch; only the constructors below touch 
 __all__ = ["EpisodePool"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # eq=False: arrays and trajectories have no single truth value
 class EpisodePool:
     """``N`` demonstrations with their provenance, validated on construction.
 
@@ -83,7 +82,7 @@ class EpisodePool:
         missing = sorted(set(self.groups) - set(specs))
         for group in missing:  # a group without a known environment
             specs[group] = None
-        object.__setattr__(self, "env_specs", MappingProxyType(specs))
+        object.__setattr__(self, "env_specs", specs)  # a plain dict, so that a pool pickles to worker processes
         seen = set()
         for group, episode_id in zip(self.groups, ids.tolist()):
             if (group, episode_id) in seen:

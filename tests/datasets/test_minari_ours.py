@@ -103,3 +103,17 @@ def test_car_pool_of_an_experiment_road_has_no_spec(minari_root):
     back = read_pool("curteach/car/road-v0")
     assert back.env_spec is None
     assert np.array_equal(task_scores(back, "return"), pool.returns)
+
+
+def test_navigation_env_takes_a_layout_as_reset_options():
+    import curteach_envs  # noqa: F401
+    from curteach_envs.navigation import ShortestPathTask
+
+    env = gym.make("ShortestPathTeach-v0")
+    task = ShortestPathTask(start=0, direction=0, goals=(5,), muds=(1,), bombs=())
+    from_object, _ = env.reset(options={"task": task})
+    layout = {"start": 0, "direction": 0, "goals": np.array([5]), "muds": [1], "bombs": np.array([], dtype=float)}
+    from_layout, _ = env.reset(options={"task": layout})  # lists as HDF5 hands them back
+    assert np.array_equal(from_object, from_layout) and env.unwrapped.task == task
+    with pytest.raises(ValueError, match=r"unknown task layout keys \['walls'\]; allowed: start, direction, goals"):
+        env.reset(options={"task": {**layout, "walls": [3]}})

@@ -144,3 +144,13 @@ def test_no_code_path_downloads(monkeypatch, minari_root):
     with pytest.raises(ValueError, match="^no local Minari dataset 'D4RL/door/human-v2' under .*never downloads"):
         read_pool("D4RL/door/human-v2")
     assert not minari_root.exists()  # not even the datasets folder is created
+
+
+def test_a_read_pool_pickles(make_pool):
+    import pickle
+
+    write_pool(make_pool("dict"), "test/pickled-v0")
+    pool = read_pool("test/pickled-v0")
+    again = pickle.loads(pickle.dumps(pool))
+    assert again.groups == pool.groups and again.metadata == pool.metadata
+    assert all(a == b for a, b in zip(pool.trajectories, again.trajectories))
