@@ -72,7 +72,8 @@ def _by_id(dataset_id: str) -> Path:
 
 
 def find_datasets(source: str | os.PathLike) -> list[Path]:
-    """The ``data/`` folders a source names (see the module docstring).
+    """The ``data/`` folders a source names (see the module docstring). A string naming an existing path is a path,
+    else a dataset id; a ``pathlib.Path`` is always a path.
 
     Raises:
         ValueError: nothing exists at the path, no local dataset has the id, or the folder holds no Minari dataset.
