@@ -10,7 +10,7 @@ action sequence in it. See docs/environments/navigation.md.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import gymnasium as gym
 import numpy as np
@@ -177,6 +177,8 @@ class NavigationEnv(gym.Env):
             raise ValueError(f"unknown reset options {sorted(unknown)}; allowed: 'task'")
         if "task" in options:
             task = options["task"]
+            if isinstance(task, Mapping):  # a layout as plain data: a Minari episode's stored reset options
+                task = self._task_from_layout(task)
             if not isinstance(task, self.task_class):
                 raise ValueError(f"options['task'] must be a {self.task_class.__name__}; got {type(task).__name__}")
         else:
@@ -186,6 +188,16 @@ class NavigationEnv(gym.Env):
         self._steps = 0
         self._done = False
         return self._observe(), self._info()
+
+    def _task_from_layout(self, layout: Mapping):
+        """A task from ``{"start": int, "direction": int, "goals": [cells], "muds": [cells], ...}`` (the object
+        fields of ``task_class``; stored files may hand back lists as arrays)."""
+        fields = ("start", "direction") + self.task_class.OBJECT_FIELDS
+        unknown = set(layout) - set(fields)
+        if unknown:
+            raise ValueError(f"unknown task layout keys {sorted(unknown)}; allowed: {', '.join(fields)}")
+        values = {k: (int(v) if k in ("start", "direction") else tuple(int(c) for c in v)) for k, v in layout.items()}
+        return self.task_class(**values)
 
     def step(self, action):
         """Take ``action`` (0 move, 1 turn_left, 2 turn_right); see the class docstring."""

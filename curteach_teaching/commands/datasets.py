@@ -22,7 +22,12 @@ def add_parser(subparsers) -> None:
                       help="'paper': the original's counts; 'small': a quick set (default: paper)")
     make.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     make.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
-    make.add_argument("--out", type=Path, required=True, help="output .npz file")
+    make.add_argument("--out", type=Path, required=True, help="output .npz file (--format minari: a datasets folder)")
+    make.add_argument("--format", choices=["npz", "minari"], default="npz",
+                      help="'npz': one file; 'minari': one Minari dataset per split, curteach/<kind>/<split>-v0 under "
+                      "--out (MINARI_DATASETS_PATH=OUT loads them by id; docs/datasets.md) (default: npz)")
+    make.add_argument("--minari-storage", choices=["hdf5", "arrow"], default="hdf5",
+                      help="Minari's storage format with --format minari (default: hdf5)")
     make.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     make.set_defaults(func=run_make)
 
@@ -59,7 +64,13 @@ def run_make(args: argparse.Namespace) -> int:
     from curteach_envs.navigation.generate import generate_dataset
     from curteach_teaching.sweeps.interrupts import interruption_message
 
-    _check_output_file(args.out)
+    minari = args.format == "minari"
+    if minari:
+        from curteach_teaching.datasets.navigation import check_minari_out
+
+        check_minari_out(args.out, args.kind)
+    else:
+        _check_output_file(args.out)
     chunks = args.out.with_name(args.out.name + ".chunks")
 
     def interrupted() -> str:
@@ -77,7 +88,13 @@ def run_make(args: argparse.Namespace) -> int:
             announce()
             raise
     elapsed = time.perf_counter() - start
-    path = save_dataset(dataset, args.out)
+    if minari:
+        from curteach_teaching.datasets.navigation import write_navigation_dataset
+
+        paths = write_navigation_dataset(dataset, args.out, data_format=args.minari_storage)
+        path = ", ".join(str(p) for p in paths)
+    else:
+        path = save_dataset(dataset, args.out)
     shutil.rmtree(chunks, ignore_errors=True)
     counts = ", ".join(
         f"{name} {split.n_tasks} tasks / {split.n_demos} demos" for name, split in dataset.splits.items()

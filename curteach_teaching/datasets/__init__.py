@@ -1,0 +1,35 @@
+"""Demonstration datasets: Minari in and out, the episode pool, and task scores per demonstration.
+
+* :mod:`~curteach_teaching.datasets.pool`: :class:`EpisodePool`, imitation ``Trajectory``s with each episode's id,
+  seed, task group, metadata and infos, the spaces and the environment specs;
+* :mod:`~curteach_teaching.datasets.reading`: :func:`read_pool`, local Minari datasets by id or folder, never
+  downloading;
+* :mod:`~curteach_teaching.datasets.writing`: :func:`write_pool`, a pool as a Minari dataset in any storage format;
+* :mod:`~curteach_teaching.datasets.scoring`: :func:`task_scores`, ``length``, ``return``, a field or a function;
+* :mod:`~curteach_teaching.datasets.spaces`: the supported spaces and the value conversions;
+* :mod:`~curteach_teaching.datasets.navigation`, :mod:`~curteach_teaching.datasets.car`: our own demonstrations as
+  pools.
+
+The names below are imported on first use (imitation imports torch). See docs/datasets.md.
+"""
+
+from __future__ import annotations
+
+from curteach_teaching._lazy import lazy_getattr
+
+_EXPORTS = {
+    "curteach_teaching.datasets.pool": ("EpisodePool",),
+    "curteach_teaching.datasets.reading": ("datasets_root", "find_datasets", "read_pool"),
+    "curteach_teaching.datasets.writing": ("DATA_FORMATS", "write_pool"),
+    "curteach_teaching.datasets.scoring": ("BUILT_IN_SCORES", "score_fields", "task_scores"),
+    "curteach_teaching.datasets.navigation": ("navigation_dataset_id", "navigation_pool", "write_navigation_dataset"),
+    "curteach_teaching.datasets.car": ("car_episode_pool",),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_MODULE_OF)
+
+__getattr__ = lazy_getattr(__name__, _MODULE_OF, globals())
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

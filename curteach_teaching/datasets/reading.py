@@ -1,0 +1,230 @@
+"""Read local Minari datasets into an :class:`~curteach_teaching.datasets.pool.EpisodePool`; never download.
+
+A source is a dataset id (looked up under ``MINARI_DATASETS_PATH``, default ``~/.minari/datasets``, as
+``<root>/<id>/data``), a dataset's folder (its root or its ``data/`` folder), or a folder holding several datasets
+(every ``data/`` folder with a ``metadata.json`` below it). Several sources become one pool whose task group is each
+dataset's id. Every storage format Minari writes (``hdf5``, ``arrow``, ``parquet``) is read through Minari's own
+storage classes; Minari's download functions are never called.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+
+from curteach_teaching.datasets.pool import EpisodePool
+from curteach_teaching.datasets.spaces import check_space, describe_space, env_space_matches, to_trajectory_values
+
+__all__ = ["read_pool", "datasets_root", "find_datasets"]
+
+#: Minari's dataset id: ``(namespace/)name(-vN)``; the version may be left out here (then the newest local one).
+_ID = re.compile(r"^(?:[-_\w][-_\w/]*[-_\w]+/)?[-_\w]+?(?:-v\d+)?$")
+_VERSION = re.compile(r"-v(\d+)$")
+_METADATA = "metadata.json"
+
+
+def datasets_root() -> Path:
+    """Where dataset ids are looked up: ``MINARI_DATASETS_PATH``, else ``~/.minari/datasets`` (not created)."""
+    root = os.environ.get("MINARI_DATASETS_PATH")
+    return Path(root) if root else Path.home() / ".minari" / "datasets"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _is_data_folder(path: Path) -> bool:
+    return path.name == "data" and (path / _METADATA).is_file()
+
+
+def _datasets_below(top: Path) -> list[Path]:
+    """Every dataset ``data/`` folder below ``top``, sorted; a dataset's own folders are not searched."""
+    found = []
+    for directory, subdirectories, _ in os.walk(top):
+        subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
+        if "data" in subdirectories and _is_data_folder(Path(directory) / "data"):
+            found.append(Path(directory) / "data")
+            subdirectories.clear()  # an episode folder of an Arrow dataset is not a dataset
+    return found
+
+
+def _by_id(dataset_id: str) -> Path:
+    root = datasets_root()
+    path = root / dataset_id / "data"
+    if _VERSION.search(dataset_id) is None:  # no version: the newest local one
+        parent, name = (root / dataset_id).parent, Path(dataset_id).name
+        versions = [] if not parent.is_dir() else [
+            (int(m.group(1)), d) for d in parent.iterdir()
+            if (m := re.fullmatch(re.escape(name) + r"-v(\d+)", d.name)) and _is_data_folder(d / "data")
+        ]
+        if versions:
+            return max(versions)[1] / "data"
+    if not _is_data_folder(path):
+        raise ValueError(f"no local Minari dataset {dataset_id!r} under {str(root)!r} (MINARI_DATASETS_PATH); "
+                         "curteach never downloads: fetch it with `minari download` first")
+    return path
+
+
+def find_datasets(source: str | os.PathLike) -> list[Path]:
+    """The ``data/`` folders a source names (see the module docstring). A string naming an existing path is a path,
+    else a dataset id; a ``pathlib.Path`` is always a path.
+
+    Raises:
+        ValueError: nothing exists at the path, no local dataset has the id, or the folder holds no Minari dataset.
+    """
+    if isinstance(source, str) and not Path(source).expanduser().exists():
+        if _ID.match(source) and not source.startswith(("/", ".", "~")):
+            return [_by_id(source)]
+        raise ValueError(f"no dataset at {source!r}: neither a folder nor a Minari dataset id")
+    path = Path(source).expanduser()
+    if not path.exists():
+        raise ValueError(f"no dataset at {str(path)!r}: the path does not exist")
+    if not path.is_dir():
+        raise ValueError(f"{str(path)!r} is a file, not a Minari dataset folder")
+    if _is_data_folder(path):
+        return [path]
+    if _is_data_folder(path / "data"):
+        return [path / "data"]
+    found = _datasets_below(path)
+    if not found:
+        raise ValueError(f"{str(path)!r} is not a Minari dataset: no data/{_METADATA} in it or below it")
+    return found
+
+
+def _plain(value):
+    """Episode metadata with NumPy values made plain Python (HDF5 hands back arrays and NumPy scalars)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()] if value.dtype == object else value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    return value
+
+
+def _read_one(data_path: Path) -> EpisodePool:
+    """One dataset's episodes (see :func:`read_pool`)."""
+    import minari
+    from imitation.data.types import TrajectoryWithRew
+
+    where = str(data_path.parent)
+    try:
+        with open(data_path / _METADATA) as file:
+            raw = json.load(file)
+        if not isinstance(raw, dict) or "data_format" not in raw:
+            raise ValueError(f"{_METADATA} is not a Minari dataset's metadata")
+        dataset = minari.MinariDataset(data_path)
+    except Exception as error:  # JSON, HDF5, Arrow and Minari's own checks fail each in their own way: all alike
+        raise ValueError(f"cannot read Minari dataset at {where!r} (damaged?): {type(error).__name__}: "
+                         f"{_one_line(error)}") from None
+    name = dataset.id
+    try:
+        check_space(dataset.observation_space, "observation")
+        check_space(dataset.action_space, "action")
+    except ValueError as error:
+        raise ValueError(f"Minari dataset {name!r}: {error}") from None
+    if dataset.total_episodes == 0:
+        raise ValueError(f"Minari dataset {name!r} at {where!r} holds no episodes")
+    trajectories, seeds, metadata, infos = [], [], [], []
+    try:
+        metas = [_plain(m) for m in dataset.storage.get_episode_metadata(dataset.episode_indices.tolist())]
+        for episode, meta in zip(dataset.iterate_episodes(), metas):
+            n = len(episode.rewards)
+            what = f"episode {episode.id}"
+            if int(meta.get("total_steps", n)) != n:
+                raise ValueError(f"{what} holds {n} steps; its metadata says {meta.get('total_steps')}")
+            rewards = np.asarray(episode.rewards)
+            obs_space, act_space = dataset.observation_space, dataset.action_space
+            trajectories.append(TrajectoryWithRew(
+                obs=to_trajectory_values(obs_space, episode.observations, n + 1, f"{what} observations"),
+                acts=to_trajectory_values(act_space, episode.actions, n, f"{what} actions"),
+                infos=None,
+                terminal=bool(np.asarray(episode.terminations)[-1]) if n else False,
+                rews=rewards if rewards.dtype.kind == "f" else rewards.astype(np.float64),
+            ))
+            seed = meta.get("seed")
+            seeds.append(None if seed is None else int(seed))
+            metadata.append(meta)
+            infos.append(dict(episode.infos or {}))
+    except Exception as error:
+        if type(error) is ValueError:  # values that do not fit the spaces (pyarrow's errors subclass ValueError)
+            raise ValueError(f"Minari dataset {name!r}: {_one_line(error)}") from None
+        raise ValueError(f"cannot read Minari dataset {name!r} at {where!r} (damaged?): {type(error).__name__}: "
+                         f"{_one_line(error)}") from None
+    if len(trajectories) != dataset.total_episodes:
+        raise ValueError(f"cannot read Minari dataset {name!r} at {where!r} (damaged?): {len(trajectories)} of "
+                         f"{dataset.total_episodes} episodes found")
+    return EpisodePool(
+        trajectories=tuple(trajectories),
+        episode_ids=dataset.episode_indices.astype(np.int64),
+        seeds=tuple(seeds),
+        groups=(name,) * len(trajectories),
+        metadata=tuple(metadata),
+        infos=tuple(infos),
+        observation_space=dataset.observation_space,
+        action_space=dataset.action_space,
+        env_specs={name: dataset.env_spec},
+    )
+
+
+def _use_env(pool: EpisodePool, env_id: str) -> EpisodePool:
+    """The pool with ``env_id``'s spec for every group, after checking the env's spaces against the dataset's."""
+    try:
+        env = gym.make(env_id)
+    except Exception as error:
+        raise ValueError(f"cannot make environment {env_id!r}: {type(error).__name__}: {_one_line(error)}") from None
+    try:
+        for kind in ("observation", "action"):
+            ours, theirs = getattr(pool, f"{kind}_space"), getattr(env, f"{kind}_space")
+            if not env_space_matches(ours, theirs):
+                raise ValueError(f"the {kind} space of environment {env_id!r}, {describe_space(theirs)}, does not "
+                                 f"match the dataset's ({', '.join(pool.group_names)}), {describe_space(ours)}")
+        spec = env.spec
+    finally:
+        env.close()
+    return EpisodePool(
+        trajectories=pool.trajectories, episode_ids=pool.episode_ids, seeds=pool.seeds, groups=pool.groups,
+        metadata=pool.metadata, infos=pool.infos, observation_space=pool.observation_space,
+        action_space=pool.action_space, env_specs={group: spec for group in pool.group_names},
+    )
+
+
+def read_pool(
+    source: str | os.PathLike | Sequence[str | os.PathLike], *, env_id: str | None = None
+) -> EpisodePool:
+    """Read one or several local Minari datasets as one :class:`EpisodePool`.
+
+    Args:
+        source: a dataset id, a dataset folder (root or ``data/``), a folder holding several datasets, or a list of
+            those. Ids are looked up under ``MINARI_DATASETS_PATH`` only; nothing is ever downloaded.
+        env_id: the environment to evaluate in, instead of the one recovered from each dataset's spec; its
+            observation and action spaces must match the datasets' (a dataset ``Text`` matches a string space such as
+            Minigrid's ``MissionSpace``).
+
+    Returns:
+        The pool: datasets in the order given (found folders sorted), episodes in id order; each episode's group is
+        its dataset's id, its seed and metadata come from ``dataset.storage.get_episode_metadata``. Episode ``i`` of
+        ``L_i`` steps has ``obs (L_i + 1, ...)``, ``acts (L_i, ...)`` and ``rews (L_i,)``; see :class:`EpisodePool`.
+
+    Raises:
+        ValueError (one line, nothing written): a missing dataset (id or path), a folder that is not a Minari
+        dataset, a damaged data file, an empty dataset, an unsupported space, datasets whose spaces differ, or
+        ``env_id``'s spaces not matching.
+    """
+    sources = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    if not sources:
+        raise ValueError("no dataset given")
+    folders = [folder for item in sources for folder in find_datasets(item)]
+    pools = [_read_one(folder) for folder in folders]
+    pool = EpisodePool.concatenate(pools)
+    return pool if env_id is None else _use_env(pool, env_id)
