@@ -38,6 +38,7 @@ _EXPORTS = {
         "REMAINDERS",
         "Batcher",
         "DemonstrationBatches",
+        "FixedStepBatches",
         "TransitionBatches",
         "make_batcher",
     ),

@@ -26,7 +26,8 @@ import numpy as np
 from curteach_envs._util import check_int
 from curteach_teaching.curriculum.index import DemonstrationIndex
 
-__all__ = ["BATCH_UNITS", "REMAINDERS", "Batcher", "DemonstrationBatches", "TransitionBatches", "make_batcher"]
+__all__ = ["BATCH_UNITS", "REMAINDERS", "Batcher", "DemonstrationBatches", "FixedStepBatches", "TransitionBatches",
+           "make_batcher"]
 
 #: What happens to an epoch's last, smaller batch: trained (``"partial"``) or dropped (``"drop"``).
 REMAINDERS = ("partial", "drop")
@@ -108,6 +109,37 @@ class DemonstrationBatches:
     def config(self) -> dict:
         """``{"batch_unit": "demonstrations", "demos_per_batch": ..., "remainder": ...}``."""
         return {"batch_unit": "demonstrations", "demos_per_batch": self.demos_per_batch, "remainder": self.remainder}
+
+
+@dataclass(frozen=True)
+class FixedStepBatches:
+    """Exactly ``steps`` batches of ``batch_size`` shuffled transitions per epoch, whatever the selection's size: an
+    equal budget of gradient steps for every curriculum (pacing decides *which* transitions, not how many steps).
+
+    The selected transitions are shuffled and laid end to end, shuffled anew each time they run out, until the
+    epoch's ``steps * batch_size`` are drawn: a small selection is seen several times in an epoch, a large one at
+    most once per pass.
+    """
+
+    batch_size: int
+    steps: int
+
+    def __post_init__(self) -> None:
+        check_int("batch_size", self.batch_size, 1)
+        check_int("steps", self.steps, 1)
+
+    def plan(self, index: DemonstrationIndex, selected: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]:
+        """``steps`` arrays of ``(batch_size,)`` transition indices from the selected demonstrations."""
+        transitions = index.transitions(selected)
+        need = self.steps * self.batch_size
+        passes = -(-need // transitions.size)
+        drawn = np.concatenate([transitions[rng.permutation(transitions.size)] for _ in range(passes)])[:need]
+        return np.split(drawn, self.steps)
+
+    def config(self) -> dict:
+        """``{"batch_unit": "transitions", "demos_per_batch": None, "remainder": None, "steps_per_epoch": ...}``."""
+        return {"batch_unit": "transitions", "demos_per_batch": None, "remainder": None,
+                "steps_per_epoch": self.steps}
 
 
 def make_batcher(batch_unit: str, size: int, remainder: str = "partial") -> TransitionBatches | DemonstrationBatches:

@@ -37,7 +37,7 @@ from imitation.data import rollout, types
 
 from curteach_envs._util import check_int
 from curteach_teaching.curriculum.adapters._imitation_compat import bc_step_settings
-from curteach_teaching.curriculum.batches import BATCH_UNITS, REMAINDERS, make_batcher
+from curteach_teaching.curriculum.batches import BATCH_UNITS, REMAINDERS, FixedStepBatches, make_batcher
 from curteach_teaching.curriculum.core import Curriculum
 from curteach_teaching.curriculum.index import DemonstrationIndex
 from curteach_teaching.curriculum.loss import MetricsRecorder, StepMeanLoss
@@ -153,6 +153,10 @@ class CurriculumBC(Curriculum):
             ``trainer.batch_size``; the original: 32). Only for that unit.
         loss: ``"mean"`` (default) or ``"original"`` (needs ``batch_unit="demonstrations"`` and a trainer whose
             ``loss_calculator`` has ``ent_weight`` and ``l2_weight``, as BC's).
+        steps_per_epoch: every epoch takes exactly this many optimizer steps on batches of ``trainer.batch_size``
+            transitions drawn from its selection (:class:`~curteach_teaching.curriculum.batches.FixedStepBatches`:
+            an equal budget for every curriculum); ``None`` (default): one pass over the selection. Transition
+            batches only.
 
     Attributes:
         trainer, demonstrations, options: as given; step_trainer: the :class:`BCStepTrainer`.
@@ -175,6 +179,7 @@ class CurriculumBC(Curriculum):
         batch_unit: str = "transitions",
         demos_per_batch: int | None = None,
         loss: str = "mean",
+        steps_per_epoch: int | None = None,
         **shared: Any,
     ):
         options = CurriculumOptions.of("CurriculumBC", options, shared)
@@ -195,6 +200,10 @@ class CurriculumBC(Curriculum):
             )
         elif demos_per_batch is not None:
             raise ValueError("demos_per_batch applies to batch_unit='demonstrations' only")
+        if steps_per_epoch is not None:
+            if batch_unit != "transitions":
+                raise ValueError("steps_per_epoch applies to batch_unit='transitions' only")
+            steps_per_epoch = check_int("steps_per_epoch", steps_per_epoch, 1)
         if loss == "original" and not all(hasattr(trainer.loss_calculator, a) for a in ("ent_weight", "l2_weight")):
             raise ValueError("loss='original' needs a trainer whose loss_calculator has ent_weight and l2_weight")
         demonstrations = check_demonstrations(demonstrations, "CurriculumBC")
@@ -215,6 +224,7 @@ class CurriculumBC(Curriculum):
         self.batch_unit = batch_unit
         self.demos_per_batch = demos_per_batch
         self.loss = loss
+        self.steps_per_epoch = steps_per_epoch
         unit_size = demos_per_batch if batch_unit == "demonstrations" else trainer.batch_size
         step_trainer = BCStepTrainer(
             trainer, transitions, index, full_batch_size=None if batch_unit == "demonstrations" else unit_size,
@@ -227,8 +237,10 @@ class CurriculumBC(Curriculum):
         callbacks = list(options.callbacks)
         if options.log:
             callbacks.insert(0, SelectionLogger(trainer.logger, index.n_demonstrations, scores))
+        batcher = (make_batcher(batch_unit, unit_size, remainder) if steps_per_epoch is None
+                   else FixedStepBatches(unit_size, steps_per_epoch))
         super().__init__(
             step_trainer, index, CurriculumSelection(index.n_demonstrations, options.variant, scores, options.pacing),
-            make_batcher(batch_unit, unit_size, remainder), rng=options.rng if options.rng is not None else trainer.rng,
-            callbacks=callbacks, state_format=STATE_FORMAT, extra_config={"loss": loss},
+            batcher, rng=options.rng if options.rng is not None else trainer.rng, callbacks=callbacks,
+            state_format=STATE_FORMAT, extra_config={"loss": loss},
         )
