@@ -7,6 +7,8 @@ import json
 import time
 from pathlib import Path
 
+from curteach_teaching.commands import babyai_dataset
+
 _KIND_NAMES = {"shortest-path": "shortest_path", "tsp": "tsp"}
 
 
@@ -17,13 +19,14 @@ def add_parser(subparsers) -> None:
         help="generate a shortest-path or TSP dataset (train/test/val) into one compressed file",
         description="Generate a navigation dataset with the original's procedure (seeded, in parallel).",
     )
-    make.add_argument("kind", choices=sorted(_KIND_NAMES), help="task family")
+    make.add_argument("kind", choices=sorted([*_KIND_NAMES, "babyai"]), help="task family")
     make.add_argument("--split-sizes", default="paper", choices=["paper", "small"],
                       help="'paper': the original's counts; 'small': a quick set (default: paper)")
     make.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     make.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
-    make.add_argument("--out", type=Path, required=True, help="output .npz file")
+    make.add_argument("--out", type=Path, required=True, help="output .npz file (babyai: a folder)")
     make.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    babyai_dataset.add_arguments(make)
     make.set_defaults(func=run_make)
 
     info = subparsers.add_parser(
@@ -59,6 +62,9 @@ def run_make(args: argparse.Namespace) -> int:
     from curteach_envs.navigation.generate import generate_dataset
     from curteach_teaching.interrupts import interruption_message
 
+    if args.kind == "babyai":
+        return babyai_dataset.run(args)
+    babyai_dataset.check_unused(args)
     _check_output_file(args.out)
     chunks = args.out.with_name(args.out.name + ".chunks")
 
