@@ -30,6 +30,7 @@ _LAZY = {
     "load_babyai_dataset": "curteach_teaching.experiments.dataset_bc.babyai_minari",
     "replay_episode": "curteach_teaching.experiments.dataset_bc.babyai_minari",
     "write_babyai_datasets": "curteach_teaching.experiments.dataset_bc.babyai_minari",
+    "write_level_dataset": "curteach_teaching.experiments.dataset_bc.babyai_minari",
     "RolloutResults": "curteach_teaching.experiments.dataset_bc.rollouts",
     "evaluate_policy": "curteach_teaching.experiments.dataset_bc.rollouts",
     "evaluate_policy_serial": "curteach_teaching.experiments.dataset_bc.rollouts",

@@ -47,6 +47,7 @@ __all__ = [
     "load_babyai_dataset",
     "replay_episode",
     "write_babyai_datasets",
+    "write_level_dataset",
 ]
 
 #: Minari storage formats accepted by :func:`write_babyai_datasets` (the first is the default).
@@ -106,12 +107,17 @@ def _minari_root(root: Path):
             os.environ["MINARI_DATASETS_PATH"] = previous
 
 
-def _write_level(level: str, episodes: list[BotEpisode], root: Path, data_format: str, seed: int, noise: float):
+def write_level_dataset(level: str, episodes: list[BotEpisode], root: str | os.PathLike, *,
+                        data_format: str = DATA_FORMATS[0], seed: int | None = None, noise: float = 0.0) -> Path:
+    """Write one level's generated episodes as the Minari dataset ``root/babyai-<Level>-v0`` (which must not exist);
+    ``seed`` and ``noise`` only go into its description. Returns the dataset's folder."""
     import importlib.metadata
 
     import gymnasium as gym
     import minari
 
+    if data_format not in DATA_FORMATS:
+        raise ValueError(f"data_format must be one of {', '.join(DATA_FORMATS)}; got {data_format!r}")
     babyai_level_ids()  # registers the levels
     spec = gym.spec(level)
     description = (f"BabyAIBot (minigrid.utils.baby_ai_bot) demonstrations on {level}: {len(episodes)} episodes, "
@@ -128,6 +134,7 @@ def _write_level(level: str, episodes: list[BotEpisode], root: Path, data_format
         )
         dataset.storage.update_episode_metadata([episode.metadata() for episode in episodes],
                                                 [episode.plan.index for episode in episodes])
+    return Path(root) / dataset_id(level)
 
 
 def write_babyai_datasets(
@@ -177,7 +184,8 @@ def write_babyai_datasets(
     shutil.rmtree(staging, ignore_errors=True)
     try:
         for level in level_ids:
-            _write_level(level, [e for e in generated if e.plan.level == level], staging, data_format, seed, noise)
+            write_level_dataset(level, [e for e in generated if e.plan.level == level], staging,
+                                data_format=data_format, seed=seed, noise=noise)
         for level, target in targets.items():
             if target.exists():
                 shutil.rmtree(target)
