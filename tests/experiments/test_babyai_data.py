@@ -173,3 +173,19 @@ def test_the_evaluator_is_generic_and_counts_a_positive_terminal_reward_as_succe
     sampled = evaluate_policy(logits, make, range(6), deterministic=False, generator=0)
     again = evaluate_policy_serial(logits, make, range(6), deterministic=False, generator=0)
     assert np.array_equal(sampled.returns, again.returns) and np.array_equal(sampled.successes, sampled.returns > 0)
+
+
+def test_the_command_writes_datasets_and_names_a_bad_level_in_one_line(tmp_path, capsys):
+    from curteach_teaching.cli import main
+
+    out = tmp_path / "babyai"
+    assert main(["make-dataset", "babyai", "--levels", "GoToLocal", "--episodes", "2", "--seed", "1",
+                 "--workers", "1", "--out", str(out)]) == 0
+    assert load_babyai_dataset(out / "babyai-GoToLocal-v0").total_episodes == 2
+    assert main(["make-dataset", "babyai", "--levels", "GoToLocal", "--episodes", "2", "--out", str(out)]) == 2
+    assert "--overwrite" in capsys.readouterr().err
+    assert main(["make-dataset", "babyai", "--levels", "Nowhere", "--episodes", "2", "--out", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert "unknown BabyAI level 'Nowhere'; valid levels: GoToRedBallGrey" in error and error.count("\n") == 1
+    assert main(["make-dataset", "tsp", "--episodes", "2", "--out", str(tmp_path / "x.npz")]) == 2
+    assert "only apply to make-dataset babyai" in capsys.readouterr().err

@@ -45,6 +45,7 @@ __all__ = [
     "resolve_levels",
     "run_bot_episode",
     "short_name",
+    "show_progress",
 ]
 
 #: Reset seeds kept for evaluation: no generated episode ever starts from one of them.
