@@ -7,6 +7,8 @@ import json
 import time
 from pathlib import Path
 
+from curteach_teaching.commands import babyai_dataset
+
 _KIND_NAMES = {"shortest-path": "shortest_path", "tsp": "tsp"}
 
 
@@ -17,18 +19,20 @@ def add_parser(subparsers) -> None:
         help="generate a shortest-path or TSP dataset (train/test/val) into one compressed file",
         description="Generate a navigation dataset with the original's procedure (seeded, in parallel).",
     )
-    make.add_argument("kind", choices=sorted(_KIND_NAMES), help="task family")
+    make.add_argument("kind", choices=sorted([*_KIND_NAMES, "babyai"]), help="task family")
     make.add_argument("--split-sizes", default="paper", choices=["paper", "small"],
                       help="'paper': the original's counts; 'small': a quick set (default: paper)")
     make.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     make.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
-    make.add_argument("--out", type=Path, required=True, help="output .npz file (--format minari: a datasets folder)")
+    make.add_argument("--out", type=Path, required=True,
+                      help="output .npz file (--format minari and babyai: a datasets folder)")
     make.add_argument("--format", choices=["npz", "minari"], default="npz",
                       help="'npz': one file; 'minari': one Minari dataset per split, curteach/<kind>/<split>-v0 under "
                       "--out (MINARI_DATASETS_PATH=OUT loads them by id; docs/datasets.md) (default: npz)")
     make.add_argument("--minari-storage", choices=["hdf5", "arrow"], default="hdf5",
                       help="Minari's storage format with --format minari (default: hdf5)")
     make.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    babyai_dataset.add_arguments(make)
     make.set_defaults(func=run_make)
 
     info = subparsers.add_parser(
@@ -64,6 +68,9 @@ def run_make(args: argparse.Namespace) -> int:
     from curteach_envs.navigation.generate import generate_dataset
     from curteach_teaching.sweeps.interrupts import interruption_message
 
+    if args.kind == "babyai":
+        return babyai_dataset.run(args)
+    babyai_dataset.check_unused(args)
     minari = args.format == "minari"
     if minari:
         from curteach_teaching.datasets.navigation import check_minari_out

@@ -21,8 +21,16 @@ _LAZY = {
     "make_bc_trainer": "curteach_teaching.learners.bc_car",
     "step_many": "curteach_teaching.learners.bc_car",
     "NavigationCNNPolicy": "curteach_teaching.learners.networks",
+    "BabyAIFiLMPolicy": "curteach_teaching.learners.babyai",
+    "BabyAIFiLMNet": "curteach_teaching.learners.babyai",
+    "MissionTokens": "curteach_teaching.learners.babyai_vocab",
+    "encode_observations": "curteach_teaching.learners.babyai_vocab",
 }
 __all__ = [
+    "BabyAIFiLMNet",
+    "BabyAIFiLMPolicy",
+    "MissionTokens",
+    "encode_observations",
     "QuadraticSoftmaxPolicy",
     "sequential_sgd",
     "BCCarLearner",
