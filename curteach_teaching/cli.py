@@ -25,6 +25,7 @@ _COMMAND_MODULES = (
     "curteach_teaching.commands.sensitivity",
     "curteach_teaching.commands.monotonicity",
     "curteach_teaching.commands.teach",
+    "curteach_teaching.commands.dataset_bc",
 )
 
 

@@ -35,19 +35,19 @@ from __future__ import annotations
 
 import contextlib
 import io
-import random
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from curteach_teaching.curriculum.callbacks import AtEpochEnd
+from curteach_teaching.learners.seeding import seeded_globals
 from curteach_teaching.planning import expected_return
 from curteach_teaching.registry import Registry
 
-__all__ = ["CarSetup", "CAR_TRAINERS", "RECIPES", "finite_horizon_return", "seeded_globals"]
+__all__ = ["CarSetup", "CAR_TRAINERS", "RECIPES", "finite_horizon_return"]
 
 
 @dataclass(frozen=True)
@@ -94,24 +94,6 @@ class CarSetup:
 
             table = np.exp(sb3_log_policy(policy, np.arange(self.mdp.n_states)))
         return float(expected_return(self.mdp, table))
-
-
-@contextlib.contextmanager
-def seeded_globals(seed: int) -> Iterator[None]:
-    """Seed torch's, NumPy's legacy and Python's global generators with ``seed`` (SB3 samples actions and shuffles
-    minibatches from them, torch initialises networks from them) and restore their states on exit."""
-    import torch as th
-
-    numpy_state, python_state = np.random.get_state(), random.getstate()
-    with th.random.fork_rng(devices=[]):
-        th.manual_seed(seed)
-        np.random.seed(seed % 2**32)
-        random.seed(seed)
-        try:
-            yield
-        finally:
-            np.random.set_state(numpy_state)
-            random.setstate(python_state)
 
 
 def finite_horizon_return(mdp: Any, pi: np.ndarray, gamma: float | None = None) -> float:

@@ -352,3 +352,8 @@ def generate_bot_episodes(
     finally:
         bar.close()
     return results  # type: ignore[return-value]
+
+
+def quiet_reset(env: gym.Env) -> gym.Env:
+    """``env`` whose resets print nothing (Minigrid's "Sampling rejected" lines)."""
+    return _QuietReset(env)

@@ -10,7 +10,7 @@ import numpy as np
 from imitation.algorithms.bc import BC
 
 from curteach_teaching.curriculum import AtEpochEnd, CurriculumBC, silent_logger
-from curteach_teaching.experiments.car.recipes import seeded_globals
+from curteach_teaching.learners.seeding import seeded_globals
 
 
 def mlp_bc(setup, curriculum, seed_sequence, *, callbacks=()):

@@ -1,0 +1,95 @@
+"""``curteach dataset-bc``: the paper's learner-centric experiment on any Minari dataset of demonstrations."""
+
+from __future__ import annotations
+
+import argparse
+
+from curteach_teaching.commands.sweep_options import (
+    add_sweep_arguments,
+    check_sweep_flags,
+    named_as_options,
+    output_folder,
+    run_sweep_command,
+)
+
+#: ``--scale small``: a quick check of the whole path (minutes on two cores)
+SMALL = {"max_batches": 200, "eval_every": 100, "eval_episodes": 5}
+
+
+def add_parser(subparsers) -> None:
+    """Register ``curteach dataset-bc``."""
+    parser = subparsers.add_parser(
+        "dataset-bc", help="curricula for behavioural cloning on any Minari dataset (learner-centric)",
+        description="Train imitation's BC on a local Minari dataset (or several, one pool whose groups are the "
+        "datasets) with the paper's curricula (Agn, Cur, Cur-L, Cur-T or plug-ins): the task difficulty of every "
+        "demonstration beside the learner's own, Algorithm 2's pacing, an equal number of optimizer steps per epoch "
+        "for every curriculum, seeded evaluations on held-out reset seeds, paired runs and paired statistics. Writes "
+        "DIR/runs/, DIR/summary.csv, DIR/report.json and figures (docs/datasets.md).",
+    )
+    parser.add_argument("--dataset", required=True,
+                        help="comma-separated dataset ids (under MINARI_DATASETS_PATH) or folders, in ladder order; a "
+                        "folder holding several datasets reads them all")
+    parser.add_argument("--env", default=None, help="evaluate in this environment id instead of the datasets' own")
+    parser.add_argument("--curricula", default="Agn,Cur", help="comma-separated: Agn, Cur, Cur-L, Cur-T or module:attr "
+                        "(default Agn,Cur)")
+    parser.add_argument("--task-difficulty", default=None,
+                        help="the teacher's difficulty of a demonstration, larger = harder: length, return, level "
+                        "(the dataset's rank in --dataset), a metadata or info field, or module:attr (default: level "
+                        "for several datasets, else length)")
+    parser.add_argument("--learner-difficulty", choices=("per-step", "sum"), default="per-step",
+                        help="the learner's difficulty per step (default) or summed over the demonstration (the "
+                        "paper's)")
+    parser.add_argument("--difficulty-scale", choices=("standard", "raw"), default="standard",
+                        help="standardise both difficulties over the pool before combining them (default) or not")
+    parser.add_argument("--budget", choices=("equal", "per-epoch"), default="equal",
+                        help="'equal': every epoch the same optimizer steps for every curriculum (default); "
+                        "'per-epoch': one pass over the epoch's selection (the paper's)")
+    parser.add_argument("--max-batches", type=int, default=None, help="optimizer steps per run (default 1000)")
+    parser.add_argument("--epochs", type=int, default=None,
+                        help="pacing schedule length (default: as many epochs as --max-batches fills)")
+    parser.add_argument("--batch-size", type=int, default=64, help="transitions per step (default 64)")
+    parser.add_argument("--learning-rate", type=float, default=1e-3, help="Adam's rate (default 0.001)")
+    parser.add_argument("--eval-every", type=int, default=None, help="evaluate every K steps (default 250)")
+    parser.add_argument("--eval-episodes", type=int, default=None,
+                        help="held-out episodes per dataset per evaluation (default 20)")
+    parser.add_argument("--no-sampled", action="store_true", help="evaluate greedy actions only")
+    parser.add_argument("--policy", default="auto",
+                        help="auto, babyai-film, mlp, cnn, multi-input or module:attr (default auto)")
+    parser.add_argument("--target", type=float, default=None,
+                        help="the return whose reaching is timed in the paired statistics (default: 90%% of Agn's "
+                        "final mean)")
+    parser.add_argument("--scale", choices=("default", "small"), default="default",
+                        help="'small': a quick check (200 steps, 5 evaluation episodes)")
+    add_sweep_arguments(parser, default_runs=5, default_out="results/dataset-bc")
+    parser.set_defaults(func=run_dataset_bc)
+
+
+def run_dataset_bc(args: argparse.Namespace) -> int:
+    """Read the pool, check every flag, run (or resume) the sweep and write its report."""
+    from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment
+    from curteach_teaching.experiments.dataset_bc.report import DatasetBCReport
+    from curteach_teaching.experiments.dataset_bc.run import load_pool, pool_digest, success_defined
+
+    check_sweep_flags(args)
+    sources = tuple(s.strip() for s in args.dataset.split(",") if s.strip())
+    if not sources:
+        raise ValueError("--dataset must name at least one dataset")
+    pool = load_pool(sources, args.env)
+    scale = SMALL if args.scale == "small" else {}
+    chosen = {"max_batches": args.max_batches, "eval_every": args.eval_every, "eval_episodes": args.eval_episodes}
+    settings = {k: v if v is not None else scale.get(k) for k, v in chosen.items()}
+    settings = {k: v for k, v in settings.items() if v is not None}
+    task = args.task_difficulty or ("level" if len(pool.group_names) > 1 else "length")
+    with named_as_options(args):
+        experiment = DatasetBCExperiment(
+            sources=sources, digest=pool_digest(pool), env_id=args.env,
+            curricula=tuple(c.strip() for c in args.curricula.split(",") if c.strip()), task_difficulty=task,
+            learner_term=args.learner_difficulty, scale=args.difficulty_scale, budget=args.budget,
+            epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
+            sampled=not args.no_sampled, policy=args.policy, **settings,
+        )
+    experiment.check(pool)  # a bad score, space or policy fails before the folder is touched
+    out = output_folder(args, "results/dataset-bc")
+    report = DatasetBCReport(experiment, success=success_defined(pool), target=args.target,
+                             title=f"dataset-bc: {', '.join(sources)}")
+    return run_sweep_command(args, experiment, report, out)

@@ -1,0 +1,85 @@
+"""What a dataset's observations become for the learner: as they are, or (Minigrid/BabyAI) with the mission text as
+token ids.
+
+A :class:`Codec` turns the pool's trajectories and the evaluation environment's observations into the policy's, the
+same way for both, and names the policy's observation space. :func:`codec_for` picks one from the pool's space: a
+``Dict`` with a ``Text`` ``mission`` beside an ``image`` and a ``direction`` is BabyAI's
+(:mod:`curteach_teaching.learners.babyai_vocab`); every other space is used as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+
+__all__ = ["CODECS", "Codec", "codec_for"]
+
+#: the codecs by name
+CODECS = ("identity", "babyai")
+
+
+def _is_babyai(space: gym.spaces.Space) -> bool:
+    return (isinstance(space, gym.spaces.Dict) and isinstance(space.spaces.get("mission"), gym.spaces.Text)
+            and {"image", "direction"} <= set(space.spaces))
+
+
+@dataclass(frozen=True)
+class Codec:
+    """The learner's view of a dataset's observations.
+
+    Attributes:
+        name: one of :data:`CODECS`.
+        observation_space: the space the policy is built for.
+    """
+
+    name: str
+    observation_space: gym.spaces.Space
+
+    def trajectories(self, trajectories: Sequence[Any]) -> list:
+        """The pool's imitation trajectories with the policy's observations (the same objects for ``identity``)."""
+        if self.name == "identity":
+            return list(trajectories)
+        import dataclasses
+
+        from imitation.data.types import DictObs
+
+        from curteach_teaching.learners.babyai_vocab import encode_observations
+
+        converted = []
+        for trajectory in trajectories:
+            obs = trajectory.obs
+            arrays = {key: obs.get(key) for key in obs.keys()}
+            converted.append(dataclasses.replace(trajectory, obs=DictObs(encode_observations(arrays))))
+        return converted
+
+    def wrap_env(self, env: gym.Env) -> gym.Env:
+        """``env`` observed as the policy observes (BabyAI: missions as token ids, layout sampling kept quiet)."""
+        if self.name == "identity":
+            return env
+        from curteach_teaching.experiments.dataset_bc.babyai_data import quiet_reset
+        from curteach_teaching.learners.babyai_vocab import MissionTokens
+
+        return MissionTokens(quiet_reset(env))
+
+
+def codec_for(space: gym.spaces.Space) -> Codec:
+    """The codec of a pool's observation space (see the module docstring).
+
+    Raises:
+        ValueError: a ``Text`` observation that is not BabyAI's mission (no policy for free text here: give one with
+            ``--policy module:attr`` and a space it reads).
+    """
+    if _is_babyai(space):
+        from curteach_teaching.learners.babyai_vocab import policy_observation_space
+
+        return Codec("babyai", policy_observation_space())
+    texts = [space] if isinstance(space, gym.spaces.Text) else (
+        [s for s in space.spaces.values() if isinstance(s, gym.spaces.Text)] if isinstance(space, gym.spaces.Dict)
+        else [])
+    if texts:
+        raise ValueError("dataset-bc reads Text observations only as a BabyAI mission beside an image and a "
+                         f"direction; got {space}")
+    return Codec("identity", space)

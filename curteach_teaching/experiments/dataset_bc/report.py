@@ -1,0 +1,166 @@
+"""``dataset-bc``'s outputs: ``summary.csv``, ``report.json`` with the paired statistics, and the figures.
+
+``summary.csv`` has one row per curriculum and evaluation point: ``curriculum, batches, mean, sem, n`` (the greedy
+policy's mean test return over runs), then ``success_mean, success_sem`` and ``sampled_success_mean,
+sampled_success_sem`` where success is defined (the environment reports it, or only terminal steps are rewarded)
+and, with several datasets, ``success_mean:<dataset>`` per dataset.
+
+``report.json``'s ``paired`` holds, for every curriculum against Agn (:mod:`curteach_teaching.sweeps.paired`), the
+per-pair difference of the final return (and success rate) with a bootstrap interval, the Wilcoxon p-value, the
+share of pairs where it is better, the IQMs, and the difference in optimizer steps to reach the target (``target``:
+90 % of Agn's final mean unless given).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+
+from curteach_envs._util import atomic_write
+from curteach_teaching.names import AGN
+from curteach_teaching.sweeps.reports import Report, mean_sem
+
+__all__ = ["DatasetBCReport"]
+
+
+def _stack(results: list, curve: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(K,)`` batches and ``(R, K)`` values of ``curve`` over one cell's runs (cut to the shortest run)."""
+    length = min(len(r.curves[curve]) for r in results)
+    batches = np.asarray(results[0].records["batches"]["return"][:length])
+    return batches, np.array([r.curves[curve][:length] for r in results])
+
+
+class DatasetBCReport(Report):
+    """The report of ``dataset-bc`` (see the module docstring).
+
+    Args:
+        experiment: the :class:`~curteach_teaching.experiments.dataset_bc.experiment.DatasetBCExperiment`.
+        success: whether success is defined for the pool (and reported).
+        target: the return to reach for steps-to-target (``None``: 90 % of Agn's final mean).
+        title: the figures' title prefix.
+    """
+
+    label = "curriculum"
+    metric_name = "test return"
+
+    def __init__(self, experiment, *, success: bool, target: float | None = None, title: str = ""):
+        super().__init__(experiment, curves=["return"], title=title)
+        self.success = success
+        self.target = target
+
+    def metrics(self, sweep) -> list[str]:
+        """The curves summarised besides the return."""
+        first = sweep.all_results[0].curves
+        if not self.success:
+            return []
+        return [name for name in first if name == "success" or name == "sampled_success"
+                or name.startswith("success:") or name.startswith("sampled_success:")]
+
+    def summary_rows(self, sweep) -> list:
+        """One row per curriculum and evaluation point (see the module docstring)."""
+        rows = []
+        for cell, results in sweep.cells.items():
+            batches, stack = _stack(results, "return")
+            mean, sem = mean_sem(stack)
+            extra = {name: mean_sem(_stack(results, name)[1]) for name in self.metrics(sweep)}
+            for k, b in enumerate(batches):
+                row = {"curriculum": cell, "batches": int(b), "mean": float(mean[k]), "sem": float(sem[k]),
+                       "n": len(results)}
+                for name, (m, s) in extra.items():
+                    base, _, group = name.partition(":")
+                    key = f"{base}_mean" + (f":{group}" if group else "")
+                    row[key] = float(m[k])
+                    row[key.replace("_mean", "_sem")] = float(s[k])
+                rows.append(row)
+        return rows
+
+    def write_summary(self, rows: list, path: Path) -> None:
+        """``summary.csv`` (floats exact)."""
+        fields = list(rows[0]) if rows else ["curriculum", "batches", "mean", "sem", "n"]
+
+        def write(stream) -> None:
+            writer = csv.DictWriter(stream, fieldnames=fields)
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({k: repr(v) if isinstance(v, float) else v for k, v in row.items()})
+
+        atomic_write(path, write, newline="")
+
+    def final(self, rows: list, sweep) -> dict:
+        """Per curriculum: the last point's mean, SEM and n of the return (and success)."""
+        final = {}
+        for cell in sweep.cells:
+            last = [r for r in rows if r["curriculum"] == cell][-1]
+            final[cell] = {k: v for k, v in last.items() if k != "curriculum"}
+        return final
+
+    def paired(self, sweep) -> dict:
+        """The paired statistics of every curriculum against Agn (``{}`` without Agn or with one run)."""
+        from curteach_teaching.sweeps.paired import paired_comparison, statistics_to_json, summary_lines
+
+        if AGN not in sweep.cells or len(sweep.cells) < 2 or len(sweep.cells[AGN]) < 2:
+            return {}
+        stacks = {cell: _stack(results, "return") for cell, results in sweep.cells.items()}
+        length = min(s.shape[1] for _, s in stacks.values())
+        steps = next(iter(stacks.values()))[0][:length]
+        curves = {cell: s[:, :length] for cell, (_, s) in stacks.items()}
+        final = {cell: c[:, -1] for cell, c in curves.items()}
+        target = self.target if self.target is not None else 0.9 * float(final[AGN].mean())
+        scalars = None
+        if self.success and "success" in sweep.all_results[0].curves:
+            scalars = {"success": {cell: np.array([r.curves["success"][length - 1] for r in results])
+                                   for cell, results in sweep.cells.items()}}
+        stats = paired_comparison(final, baseline=AGN, curves=curves, steps=steps, target=target, scalars=scalars,
+                                  rng=0)
+        return {"target": target, "statistics": statistics_to_json(stats), "lines": summary_lines(stats)}
+
+    def report_data(self, sweep, rows: list) -> dict:
+        """The paired statistics, the per-epoch selected fractions (mean over runs) and the diverged runs."""
+        selected = {}
+        for cell, results in sweep.cells.items():
+            fractions = [r.extras.get("selected_fraction", []) for r in results]
+            length = min(len(f) for f in fractions)
+            selected[cell] = np.mean([f[:length] for f in fractions], axis=0).tolist() if length else []
+        diverged = {cell: {str(r.index): r.extras["diverged"] for r in results if "diverged" in r.extras}
+                    for cell, results in sweep.cells.items()}
+        return {"paired": self.paired(sweep), "selected_fraction": selected,
+                "diverged_runs": {cell: runs for cell, runs in diverged.items() if runs}}
+
+    def figures(self, sweep, rows: list, out_dir: Path, extras: dict) -> list:
+        """``test_return.png`` (and ``success.png``): every curriculum in one figure against optimizer steps."""
+        from curteach_teaching.plots import plot_curves_against_batches
+
+        names = []
+        for key, file, ylabel in (("mean", "test_return.png", "Mean test return (greedy)"),
+                                  ("success_mean", "success.png", "Success rate (greedy)"),
+                                  ("sampled_success_mean", "sampled_success.png", "Success rate (sampled actions)")):
+            if not rows or key not in rows[0]:
+                continue
+            curves = {}
+            for cell in sweep.cells:
+                mine = [r for r in rows if r["curriculum"] == cell]
+                curves[cell] = ([r["batches"] for r in mine], [r[key] for r in mine],
+                                [r[key.replace("mean", "sem")] for r in mine], mine[0]["n"])
+            plot_curves_against_batches(curves, out_dir / file, title=self.title, ylabel=ylabel)
+            names.append(file)
+        return names
+
+    def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
+        """The final return (and success) per curriculum, the paired statistics and any diverged run."""
+        for cell, last in report["final"].items():
+            text = f"return {last['mean']:.2f}"
+            if "success_mean" in last:
+                text += f", success {last['success_mean']:.2f}"
+            if "sampled_success_mean" in last:
+                text += f" (sampled {last['sampled_success_mean']:.2f})"
+            print(f"{cell} after {last['batches']} batches (n={last['n']}): {text}")
+        paired = report.get("paired") or {}
+        if paired:
+            print(f"paired against {AGN} (target return {paired['target']:.2f}):")
+            for line in paired["lines"]:
+                print(f"  {line}")
+        for cell, runs in report.get("diverged_runs", {}).items():
+            where = ", ".join(f"run {index} at batch {step}" for index, step in runs.items())
+            print(f"warning: the training loss of {cell} stopped being finite (training stopped): {where}")
