@@ -112,8 +112,6 @@ class DatasetBCExperiment:
             raise ValueError(f"budget must be one of {BUDGETS}; got {self.budget!r}")
         if not isinstance(self.task_difficulty, str) or not self.task_difficulty:
             raise ValueError(f"task_difficulty must name a score; got {self.task_difficulty!r}")
-        if self.task_difficulty == "level" and len(sources) < 2:
-            raise ValueError("task difficulty 'level' ranks the datasets of a ladder: give at least two")
         for name in ("max_batches", "batch_size", "eval_every", "eval_episodes"):
             check_int(name, getattr(self, name), 1)
         if self.epochs is not None:
@@ -161,6 +159,8 @@ class DatasetBCExperiment:
         from curteach_teaching.experiments.dataset_bc.policies import make_policy
         from curteach_teaching.experiments.dataset_bc.run import task_difficulty_scores
 
+        if self.task_difficulty == "level" and len(pool.group_names) < 2:
+            raise ValueError("task difficulty 'level' ranks the datasets of a ladder: give at least two")
         if any(spec != AGN for spec in self.curricula):
             scores = task_difficulty_scores(pool, self.task_difficulty)
             if not np.isfinite(scores).all():
