@@ -177,4 +177,6 @@ class DatasetBCExperiment:
         with warnings.catch_warnings():
             # imitation's BC logger calls float() on tensors that require grad (harmless)
             warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
+            # imitation's BC unwraps every batch of Dict observations, plain dicts included (harmless)
+            warnings.filterwarnings("ignore", message="trying to unwrap object of type")
             return run_once(self, cell, index, seed_sequence)
