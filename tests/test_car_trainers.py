@@ -147,14 +147,13 @@ def test_the_adversarial_budget_reaches_the_trainer_and_old_runs_keep_their_fing
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(AdversarialTrainer, "train_disc", counted)
-    from curteach_teaching.curriculum import rounds
-    from curteach_teaching.curriculum.adapters import adversarial
+    from curteach_teaching.curriculum.adapters import adversarial, starts
 
     matched = []
 
     def recorded(envs, chosen):  # the starts each round's generator episodes were given
         matched.append(sorted({int(demo.obs[0]) for demo in chosen}))
-        return rounds.starts_matched(envs, chosen)
+        return starts.starts_matched(envs, chosen)
 
     monkeypatch.setattr(adversarial, "starts_matched", recorded)
     args = ["car-trainers", "--trainers", "gail", "--curricula", "Cur", "--scale", "small", "--steps", "2",

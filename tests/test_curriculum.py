@@ -196,7 +196,7 @@ def test_bad_input(car):
     mdp, log_expert, pool = car
     demos = pool.all_trajectories()
     trainer = car_trainer(mdp)
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(ValueError, match="needs at least one demonstration"):
         CurriculumBC(trainer, [])
     with pytest.raises(ValueError, match="unknown curriculum 'Omn'; available: Cur, Cur-L, Cur-T, Agn"):
         CurriculumBC(trainer, demos, variant="Omn")
