@@ -56,8 +56,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--policy", default="auto",
                         help="auto, babyai-film, mlp, cnn, multi-input or module:attr (default auto)")
     parser.add_argument("--target", type=float, default=None,
-                        help="the return whose reaching is timed in the paired statistics (default: 90%% of Agn's "
-                        "final mean)")
+                        help="the return whose reaching is timed in the paired statistics (default: Agn's start "
+                        "plus 90%% of its improvement)")
     parser.add_argument("--scale", choices=("default", "small"), default="default",
                         help="'small': a quick check (200 steps, 5 evaluation episodes)")
     add_sweep_arguments(parser, default_runs=5, default_out="results/dataset-bc")

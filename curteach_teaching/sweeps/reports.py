@@ -23,7 +23,7 @@ from curteach_envs._util import atomic_write, counted
 from curteach_teaching.sweeps.folders import library_version, remove_stale_outputs
 from curteach_teaching.sweeps.results import RunResult
 
-__all__ = ["Report", "mean_sem", "read_summary", "strict_json", "summarize", "write_summary"]
+__all__ = ["Report", "improvement_target", "mean_sem", "read_summary", "strict_json", "summarize", "write_summary"]
 
 #: A subset's rule: which runs it holds (``None``: every run).
 SubsetRule = Callable[[RunResult], bool] | None
@@ -41,6 +41,14 @@ def strict_json(value):
     if isinstance(value, float) and not np.isfinite(value):
         return None
     return value
+
+
+def improvement_target(baseline_curves: np.ndarray, share: float = 0.9) -> float:
+    """The value whose first reaching the paired statistics time: ``start + share * (end - start)``, ``start`` and
+    ``end`` the baseline's mean first and last values over its ``(R, K)`` curves (90 % of its improvement, in either
+    direction and whatever the sign of the metric)."""
+    start, end = float(baseline_curves[:, 0].mean()), float(baseline_curves[:, -1].mean())
+    return start + share * (end - start)
 
 
 def mean_sem(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -213,6 +221,42 @@ class Report:
 
     #: how :meth:`print_summary` names the curves' metric
     metric_name = "value"
+    #: the curve or cell every other is compared with, pair by pair (:meth:`paired`)
+    paired_baseline = "Agn"
+    #: whether a larger value of the metric is better (for the paired statistics)
+    higher_is_better = True
+
+    def paired(self, sweep) -> dict:
+        """``report.json``'s ``paired``: every teacher (one cell) or cell (several cells) against
+        :attr:`paired_baseline`, run by run (:func:`~curteach_teaching.sweeps.paired.paired_comparison`): the final
+        value's difference with its bootstrap interval, Wilcoxon's p-value, the share of better pairs, the IQMs, and
+        the steps to reach :func:`improvement_target` (``{}`` without a baseline or with fewer than 2 runs).
+        """
+        from curteach_teaching.sweeps.paired import paired_comparison, statistics_to_json, summary_lines
+
+        first = self.curve_names(sweep)[0]
+        if len(sweep.cells) == 1:
+            results = next(iter(sweep.cells.values()))
+            stacks = {name: [r.curves[name] for r in results] for name in self.curve_names(sweep)
+                      if all(name in r.curves for r in results)}
+        else:
+            stacks = {cell: [r.curves[first] for r in results] for cell, results in sweep.cells.items()}
+        if self.paired_baseline not in stacks or len(stacks) < 2 or len(stacks[self.paired_baseline]) < 2:
+            return {}
+        if len({len(runs) for runs in stacks.values()}) != 1:
+            return {}
+        length = min(len(curve) for runs in stacks.values() for curve in runs)
+        curves = {name: np.array([curve[:length] for curve in runs], dtype=np.float64) for name, runs in stacks.items()}
+        if not all(np.isfinite(c).all() for c in curves.values()):
+            return {"skipped": "a curve holds a non-finite value (a diverged run)"}
+        final = {name: c[:, -1] for name, c in curves.items()}
+        target = improvement_target(curves[self.paired_baseline])
+        # steps: the run's own count where it records one against the curve (batches of a learner), else the index
+        recorded = sweep.all_results[0].records.get("batches", {}).get(first)
+        steps = np.asarray(recorded[:length]) if recorded is not None and len(recorded) >= length else np.arange(length)
+        stats = paired_comparison(final, baseline=self.paired_baseline, curves=curves, steps=steps,
+                                  target=target, higher_is_better=self.higher_is_better, rng=0)
+        return {"target": target, "statistics": statistics_to_json(stats), "lines": summary_lines(stats)}
 
     # ------------------------------------------------------------ machinery
     def summary_rows(self, sweep) -> list:
@@ -276,6 +320,7 @@ class Report:
             "curteach": library_version(),
             "command": None if command is None else list(command),
             "runs": len(next(iter(sweep.cells.values()))),
+            "paired": self.paired(sweep),
             **self.report_data(sweep, rows),
             "final": self.final(rows, sweep),
             "extras_mean": extras,
@@ -291,4 +336,13 @@ class Report:
         atomic_write(out_dir / "report.json", lambda stream: json.dump(strict, stream, indent=1, allow_nan=False))
         self.print_runs(sweep, out_dir)
         self.print_summary(sweep, report, out_dir)
+        self.print_paired(report)
         return report
+
+    def print_paired(self, report: dict) -> None:
+        """The paired statistics' lines (nothing without them)."""
+        paired = report.get("paired") or {}
+        if paired.get("lines"):
+            print(f"paired against {self.paired_baseline} (steps to {paired['target']:.3g}):")
+            for line in paired["lines"]:
+                print(f"  {line}")

@@ -8,7 +8,7 @@ and, with several datasets, ``success_mean:<dataset>`` per dataset.
 ``report.json``'s ``paired`` holds, for every curriculum against Agn (:mod:`curteach_teaching.sweeps.paired`), the
 per-pair difference of the final return (and success rate) with a bootstrap interval, the Wilcoxon p-value, the
 share of pairs where it is better, the IQMs, and the difference in optimizer steps to reach the target (``target``:
-90 % of Agn's final mean unless given).
+90 % of Agn's improvement unless given, :func:`~curteach_teaching.sweeps.reports.improvement_target`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 
 from curteach_envs._util import atomic_write
 from curteach_teaching.names import AGN
-from curteach_teaching.sweeps.reports import Report, mean_sem
+from curteach_teaching.sweeps.reports import Report, improvement_target, mean_sem
 
 __all__ = ["DatasetBCReport"]
 
@@ -97,6 +97,10 @@ class DatasetBCReport(Report):
         return final
 
     def paired(self, sweep) -> dict:
+        """Replaced by :meth:`paired_dataset` (through :meth:`report_data`), which times steps in batches."""
+        return {}
+
+    def paired_dataset(self, sweep) -> dict:
         """The paired statistics of every curriculum against Agn (``{}`` without Agn or with one run)."""
         from curteach_teaching.sweeps.paired import paired_comparison, statistics_to_json, summary_lines
 
@@ -107,7 +111,7 @@ class DatasetBCReport(Report):
         steps = next(iter(stacks.values()))[0][:length]
         curves = {cell: s[:, :length] for cell, (_, s) in stacks.items()}
         final = {cell: c[:, -1] for cell, c in curves.items()}
-        target = self.target if self.target is not None else 0.9 * float(final[AGN].mean())
+        target = self.target if self.target is not None else improvement_target(curves[AGN])
         scalars = None
         if self.success and "success" in sweep.all_results[0].curves:
             scalars = {"success": {cell: np.array([r.curves["success"][length - 1] for r in results])
@@ -125,7 +129,7 @@ class DatasetBCReport(Report):
             selected[cell] = np.mean([f[:length] for f in fractions], axis=0).tolist() if length else []
         diverged = {cell: {str(r.index): r.extras["diverged"] for r in results if "diverged" in r.extras}
                     for cell, results in sweep.cells.items()}
-        return {"paired": self.paired(sweep), "selected_fraction": selected,
+        return {"paired": self.paired_dataset(sweep), "selected_fraction": selected,
                 "diverged_runs": {cell: runs for cell, runs in diverged.items() if runs}}
 
     def figures(self, sweep, rows: list, out_dir: Path, extras: dict) -> list:
@@ -156,11 +160,6 @@ class DatasetBCReport(Report):
             if "sampled_success_mean" in last:
                 text += f" (sampled {last['sampled_success_mean']:.2f})"
             print(f"{cell} after {last['batches']} batches (n={last['n']}): {text}")
-        paired = report.get("paired") or {}
-        if paired:
-            print(f"paired against {AGN} (target return {paired['target']:.2f}):")
-            for line in paired["lines"]:
-                print(f"  {line}")
         for cell, runs in report.get("diverged_runs", {}).items():
             where = ", ".join(f"run {index} at batch {step}" for index, step in runs.items())
             print(f"warning: the training loss of {cell} stopped being finite (training stopped): {where}")
