@@ -53,6 +53,33 @@ class CarTrainersReport(Report):
         runs = sweep.cells.get(cell_name(trainer, curriculum), [])
         return np.array([run.curves[CURVE] for run in runs]).reshape(len(runs), self.experiment.steps + 1)
 
+    def paired(self, sweep) -> dict:
+        """Per trainer, every curriculum against that trainer's Agn, run by run
+        (:func:`~curteach_teaching.sweeps.paired.paired_comparison`; steps to 90 % of Agn's improvement)."""
+        from curteach_teaching.sweeps.paired import paired_comparison, statistics_to_json, summary_lines
+        from curteach_teaching.sweeps.reports import improvement_target
+
+        out = {}
+        for trainer in self.experiment.trainer_names:
+            curves = {c: self._stack(sweep, trainer, c) for c in self.experiment.curriculum_names}
+            if "Agn" not in curves or len(curves) < 2 or len({c.shape[0] for c in curves.values()}) != 1:
+                continue
+            if curves["Agn"].shape[0] < 2 or not all(np.isfinite(c).all() for c in curves.values()):
+                continue
+            target = improvement_target(curves["Agn"])
+            stats = paired_comparison({c: s[:, -1] for c, s in curves.items()}, baseline="Agn", curves=curves,
+                                      steps=np.arange(self.experiment.steps + 1), target=target, rng=0)
+            out[trainer] = {"target": target, "statistics": statistics_to_json(stats),
+                            "lines": [f"{trainer}: {line}" for line in summary_lines(stats)]}
+        return out
+
+    def print_paired(self, report: dict) -> None:
+        """Each trainer's paired statistics."""
+        for trainer, paired in (report.get("paired") or {}).items():
+            print(f"paired against {trainer}'s Agn (steps to {paired['target']:.3g}):")
+            for line in paired["lines"]:
+                print(f"  {line}")
+
     def summary_rows(self, sweep) -> list:
         """One row per trainer, curriculum and step (``SUMMARY_COLUMNS``)."""
         rows = []
