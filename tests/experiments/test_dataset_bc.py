@@ -1,0 +1,153 @@
+"""curteach dataset-bc on a Minari dataset made outside the package (a scripted CartPole controller), the equal
+budget, the scales of the preference, the held-out seeds and the command's one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+pytest.importorskip("minari")
+pytest.importorskip("imitation")
+
+from curteach_teaching.cli import main  # noqa: E402
+from curteach_teaching.curriculum.batches import FixedStepBatches  # noqa: E402
+from curteach_teaching.curriculum.index import DemonstrationIndex  # noqa: E402
+from curteach_teaching.experiments.dataset_bc.preference import ScaledPreference, standardise  # noqa: E402
+from curteach_teaching.experiments.dataset_bc.run import held_out_seeds, success_defined  # noqa: E402
+
+DATASET = "test/cartpole-scripted-v0"
+
+
+def scripted_cartpole(root, n_episodes=6, seed0=100, noisy=(), horizon=120):
+    """A Minari dataset of a hand-written CartPole controller (push toward the pole's lean), ``noisy`` episodes
+    taking the opposite action every third step; episodes cut at ``horizon`` steps (truncated)."""
+    import minari
+    from minari.data_collector.episode_buffer import EpisodeBuffer
+
+    env = gym.make("CartPole-v1", max_episode_steps=horizon)
+    buffers = []
+    for i in range(n_episodes):
+        obs, _ = env.reset(seed=seed0 + i)
+        observations, actions, rewards, terms, truncs = [obs], [], [], [], []
+        done = False
+        while not done:
+            action = int(obs[2] + 0.5 * obs[3] > 0)
+            if i in noisy and len(actions) % 3 == 0:
+                action = 1 - action
+            obs, reward, terminated, truncated, _ = env.step(action)
+            observations.append(obs), actions.append(action), rewards.append(reward)
+            terms.append(terminated), truncs.append(truncated)
+            done = terminated or truncated
+        buffers.append(EpisodeBuffer(id=i, seed=seed0 + i, observations=np.array(observations),
+                                     actions=np.array(actions), rewards=rewards, terminations=terms,
+                                     truncations=truncs, infos={}))
+    minari.create_dataset_from_buffers(DATASET, buffers, env=env, author="tests", author_email="tests@example.org",
+                                       code_permalink="tests/experiments/test_dataset_bc.py",
+                                       algorithm_name="scripted", description="scripted CartPole")
+
+
+@pytest.fixture(scope="module")
+def cartpole_root(tmp_path_factory):
+    import warnings
+
+    root = tmp_path_factory.mktemp("minari")
+    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Minari's notes on the dataset's metadata
+        patch.setenv("MINARI_DATASETS_PATH", str(root))
+        scripted_cartpole(root, noisy=(4, 5))
+    return root
+
+
+def test_fixed_step_batches_take_the_same_steps_from_any_selection():
+    index = DemonstrationIndex(np.array([3, 5, 2]))  # transitions 0-2, 3-7, 8-9
+    batcher = FixedStepBatches(batch_size=4, steps=3)
+    rng = np.random.default_rng(0)
+    small = batcher.plan(index, np.array([2]), rng)  # 2 transitions, drawn 6 times over
+    assert len(small) == 3 and all(b.size == 4 for b in small)
+    assert set(np.concatenate(small)) == {8, 9} and np.bincount(np.concatenate(small))[8:].tolist() == [6, 6]
+    full = batcher.plan(index, np.array([0, 1, 2]), rng)
+    drawn = np.concatenate(full)
+    assert drawn.size == 12 and len(np.unique(drawn[:10])) == 10  # one whole pass first, then a new shuffle
+    assert batcher.config()["steps_per_epoch"] == 3
+
+
+def test_scaled_preference_by_hand():
+    lengths = np.array([1.0, 2.0, 4.0])
+    learner_sum = np.array([2.0, 2.0, 4.0])  # per step: 2, 1, 1
+    teacher = np.array([0.0, 3.0, 6.0])  # standardised: -1.2247, 0, 1.2247
+    per_step = standardise(np.array([2.0, 1.0, 1.0]))
+    np.testing.assert_allclose(per_step, [np.sqrt(2), -1 / np.sqrt(2), -1 / np.sqrt(2)])
+    cur = ScaledPreference("Cur", lengths).preference(learner_sum, teacher)
+    np.testing.assert_allclose(cur, per_step - np.array([-1.5, 0.0, 1.5]) / np.sqrt(1.5))
+    raw = ScaledPreference("Cur", lengths, learner="sum", scale="raw").preference(learner_sum, teacher)
+    np.testing.assert_allclose(raw, [2.0, -1.0, -2.0])
+    assert ScaledPreference("Cur-T", lengths).preference(None, teacher).argmax() == 0  # the easiest first
+    assert not ScaledPreference("Cur-T", lengths).needs_learner and not ScaledPreference("Cur-L", lengths).needs_teacher
+    np.testing.assert_array_equal(standardise(np.ones(3)), np.zeros(3))
+    with pytest.raises(ValueError, match="Agn has none"):
+        ScaledPreference("Agn", lengths)
+
+
+def test_held_out_seeds_avoid_the_datasets():
+    assert held_out_seeds([0, 2, None, 5], 4).tolist() == [1, 3, 4, 6]
+    assert held_out_seeds([], 3).tolist() == [0, 1, 2]
+
+
+def test_bc_learns_cartpole_and_the_report_holds_paired_statistics(cartpole_root, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(cartpole_root))
+    out = tmp_path / "out"
+    args = ["dataset-bc", "--dataset", DATASET, "--curricula", "Agn,Cur,Cur-T", "--task-difficulty", "return",
+            "--runs", "2", "--max-batches", "60", "--eval-every", "30", "--eval-episodes", "3", "--backend", "serial",
+            "--no-progress", "--no-figures", "--out", str(out)]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "paired against Agn" in printed and "Cur - Agn: final" in printed
+    report = json.loads((out / "report.json").read_text())
+    assert set(report["paired"]["statistics"]) == {"Cur", "Cur-T"}
+    assert report["paired"]["statistics"]["Cur"]["final"]["pairs"] == 2
+    rows = (out / "summary.csv").read_text().splitlines()
+    assert rows[0] == "curriculum,batches,mean,sem,n"  # CartPole rewards every step: no success column
+    runs = {cell: [json.loads(p.read_text())["data"] for p in sorted((out / "runs" / cell).glob("*.json"))]
+            for cell in ("Agn", "Cur", "Cur-T")}
+    for files in runs.values():
+        assert len(files) == 2
+        for data in files:
+            assert data["records"]["batches"]["return"] == [0, 30, 60]
+            assert data["curves"]["return"][-1] > 60  # a random policy lasts about 22 steps
+            assert data["extras"]["steps_per_epoch"] == runs["Agn"][0]["extras"]["steps_per_epoch"]
+    # run i of every cell starts from the same network: the untrained policy's return is the same
+    assert {files[0]["curves"]["return"][0] for files in runs.values()} == {runs["Agn"][0]["curves"]["return"][0]}
+
+
+def test_success_is_reported_only_for_sparse_rewards(cartpole_root, monkeypatch):
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(cartpole_root))
+    from curteach_teaching.datasets import EpisodePool, read_pool
+
+    pool = read_pool(DATASET)
+    assert not success_defined(pool)
+    from imitation.data.types import TrajectoryWithRew
+
+    sparse = [TrajectoryWithRew(obs=np.zeros((3, 1)), acts=np.zeros(2, dtype=np.int64), infos=None, terminal=True,
+                                rews=np.array([0.0, 1.0]))]
+    assert success_defined(EpisodePool.from_trajectories(sparse, gym.spaces.Box(-1, 1, (1,)), gym.spaces.Discrete(2)))
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--dataset", "test/nothing-v0"], "nothing-v0"),
+    (["--dataset", DATASET, "--task-difficulty", "no_such_field"], "no_such_field"),
+    (["--dataset", DATASET, "--env", "MountainCar-v0"], "MountainCar-v0"),
+    (["--dataset", DATASET, "--curricula", "Agn,Omn"], "Omn"),
+    (["--dataset", DATASET, "--max-batches", "0"], "--max-batches"),
+    (["--dataset", DATASET, "--task-difficulty", "level"], "at least two"),
+])
+def test_bad_input_is_one_line_and_exit_code_2(cartpole_root, tmp_path, monkeypatch, capsys, flags, message):
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(cartpole_root))
+    out = tmp_path / "out"
+    assert main(["dataset-bc", *flags, "--curricula" if "--curricula" not in flags else "--runs",
+                 *(["Agn,Cur"] if "--curricula" not in flags else ["1"]), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err, err
+    assert not out.exists()
