@@ -78,8 +78,13 @@ def group_order(pool: Any) -> list[str]:
 
 
 def task_difficulty_scores(pool: Any, spec: str) -> np.ndarray:
-    """``(N,)`` the task score of every episode, larger = harder: ``level`` (the dataset's rank on the ladder,
-    1-based) or :func:`~curteach_teaching.datasets.task_scores` of ``spec``."""
+    """``(N,)`` the task difficulty of every episode, larger = harder: ``level`` (the dataset's rank on the ladder,
+    1-based), ``return`` (minus the episode's return: a better demonstration is an easier one, as curation ranks
+    them) or :func:`~curteach_teaching.datasets.task_scores` of ``spec`` (``length``, a field, ``module:attr``)."""
+    if spec == "return":
+        from curteach_teaching.datasets import task_scores
+
+        return -np.asarray(task_scores(pool, spec), dtype=np.float64)
     if spec == "level":
         rank = {group: i + 1 for i, group in enumerate(group_order(pool))}
         return np.asarray([rank[g] for g in pool.groups], dtype=np.float64)
