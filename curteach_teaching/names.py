@@ -45,6 +45,8 @@ TEACHER_NAMES = (AGN, OMN, SCOT, CUR, CUR_T, CUR_L, BBOX)
 BC_TEACHER_NAMES = (AGN, CUR, CUR_T, CUR_L)
 #: The variants of the curriculum over demonstrations (:mod:`curteach_teaching.curriculum.selection`).
 CURRICULUM_VARIANTS = (CUR, CUR_L, CUR_T, AGN)
+#: The learner-centric experiments' curricula, in the order of the paper's Figs. 6 and 7 (navigation, datasets).
+PAPER_CURRICULA = (AGN, CUR, CUR_L, CUR_T)
 #: The car BC learner's update rules (:class:`~curteach_teaching.learners.bc_car.BCCarLearner`).
 BC_UPDATES = ("batch", "sequential")
 

@@ -16,7 +16,7 @@ from curteach_teaching.commands.sweep_options import (
 )
 
 # import-free: the parser must not import torch or imitation (the CLI starts for every command)
-from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T
+from curteach_teaching.names import AGN, BC_TEACHER_NAMES, CUR, CUR_L, CUR_T
 
 #: The built-in car trainers, the default of --trainers (the experiment looks every name up in CAR_TRAINERS).
 TRAINER_NAMES = ("bc", "dagger", "gail", "airl", "mce-irl")
@@ -41,7 +41,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--trainers", default=",".join(TRAINER_NAMES),
                         help=f"comma-separated trainers, in figure order: built-ins or plug-in recipes (module:attr, "
                         f"curteach.car_trainers entry points) (default {','.join(TRAINER_NAMES)})")
-    parser.add_argument("--curricula", default=",".join((AGN, CUR, CUR_T, CUR_L)),
+    parser.add_argument("--curricula", default=",".join(BC_TEACHER_NAMES),
                         help=f"comma-separated subset of {AGN},{CUR},{CUR_T},{CUR_L}, or plug-in curricula "
                         "(module:attr, curteach.curricula entry points) (default all)")
     parser.add_argument("--scale", choices=tuple(SCALES), default="default",

@@ -14,9 +14,9 @@ from curteach_teaching.commands.sweep_options import (
     run_sweep_command,
     sweep_session,
 )
-from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T
+from curteach_teaching.names import PAPER_CURRICULA
 
-CURRICULA = (AGN, CUR, CUR_L, CUR_T)
+CURRICULA = PAPER_CURRICULA
 TASKS = ("shortest-path", "tsp")
 #: ``--scale`` -> (dataset split sizes, default epochs, default --eval-every)
 SCALES = {"paper": ("paper", 40, 100), "small": ("small", 3, 10), "demo": ("demo", 8, 50)}

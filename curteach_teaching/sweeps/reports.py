@@ -105,20 +105,23 @@ def summarize(
     return rows
 
 
-def write_summary(rows: Sequence[dict], path: Path, *, label: str = "teacher") -> None:
-    """Write the summary table as CSV (columns ``[cell,] LABEL, subset, t, mean, sem, n``), atomically.
+def write_summary(rows: Sequence[dict], path: Path, *, label: str = "teacher",
+                  columns: Sequence[str] | None = None) -> None:
+    """Write a summary table as CSV, atomically: the columns ``[cell,] LABEL, subset, t, mean, sem, n`` of
+    :func:`summarize`, or ``columns`` (an experiment's own table).
 
     Floats are written with ``repr``, so they read back exactly.
     """
-    columns = [label, "subset", "t", "mean", "sem", "n"]
-    if rows and "cell" in rows[0]:
-        columns = ["cell", *columns]
+    if columns is None:
+        columns = [label, "subset", "t", "mean", "sem", "n"]
+        if rows and "cell" in rows[0]:
+            columns = ["cell", *columns]
 
     def write(stream) -> None:
-        writer = csv.DictWriter(stream, fieldnames=columns)
+        writer = csv.DictWriter(stream, fieldnames=list(columns))
         writer.writeheader()
         for row in rows:
-            writer.writerow({**row, "mean": repr(row["mean"]), "sem": repr(row["sem"])})
+            writer.writerow({key: repr(value) if isinstance(value, float) else value for key, value in row.items()})
 
     atomic_write(path, write, newline="")
 

@@ -33,6 +33,7 @@ import numpy as np
 from curteach_envs._util import check_int, check_positive
 from curteach_envs.car import N_TASK_TYPES
 from curteach_teaching.curriculum.metrics import EpochMetricMean
+from curteach_teaching.names import BC_TEACHER_NAMES
 from curteach_teaching.planning import expected_return
 from curteach_teaching.sweeps.results import RunResult
 
@@ -44,7 +45,7 @@ CURVE = "reward"
 #: discriminator loss; MCE-IRL has none and its runs lack the curve; so do runs saved before it was recorded).
 LOSS_CURVE = "train:loss"
 #: The curricula in the order of the paper's Fig. 4 legend.
-CURRICULA = ("Agn", "Cur", "Cur-T", "Cur-L")
+CURRICULA = BC_TEACHER_NAMES
 
 
 def cell_name(trainer: str, curriculum: str) -> str:

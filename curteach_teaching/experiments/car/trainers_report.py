@@ -13,14 +13,12 @@ of its steps to the target, how many runs reached it, and the paired difference 
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
 
-from curteach_envs._util import atomic_write
 from curteach_teaching.experiments.car.trainers import CURVE, cell_name
-from curteach_teaching.sweeps.reports import Report, mean_sem
+from curteach_teaching.sweeps.reports import Report, mean_sem, write_summary
 
 __all__ = ["SUMMARY_COLUMNS", "TARGET_FRACTION", "CarTrainersReport", "steps_to_target"]
 
@@ -94,15 +92,8 @@ class CarTrainersReport(Report):
         return rows
 
     def write_summary(self, rows: list, path: Path) -> None:
-        """Write ``summary.csv`` atomically (floats by ``repr``, so they read back exactly)."""
-
-        def write(stream) -> None:
-            writer = csv.DictWriter(stream, fieldnames=SUMMARY_COLUMNS)
-            writer.writeheader()
-            for row in rows:
-                writer.writerow({**row, "mean": repr(row["mean"]), "sem": repr(row["sem"])})
-
-        atomic_write(path, write, newline="")
+        """Write ``summary.csv`` (``SUMMARY_COLUMNS``; :func:`~curteach_teaching.sweeps.reports.write_summary`)."""
+        write_summary(rows, path, columns=SUMMARY_COLUMNS)
 
     def final(self, rows: list, sweep) -> dict:
         """``{trainer: {curriculum: {"mean", "sem", "n"}}}`` at the last step."""

@@ -28,12 +28,12 @@ import numpy as np
 from curteach_envs._util import check_int
 from curteach_teaching.curriculum.selection import check_variant, variant_name
 from curteach_teaching.experiments.dataset_bc.preference import LEARNER_TERMS, SCALES
-from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T
+from curteach_teaching.names import AGN, CUR, PAPER_CURRICULA
 from curteach_teaching.sweeps.results import RunResult
 
 __all__ = ["BUDGETS", "CURRICULA", "DatasetBCExperiment", "TASK_DIFFICULTIES"]
 
-CURRICULA = (AGN, CUR, CUR_L, CUR_T)
+CURRICULA = PAPER_CURRICULA
 #: ``"equal"``: the same optimizer steps in every epoch of every curriculum; ``"per-epoch"``: one pass per epoch
 BUDGETS = ("equal", "per-epoch")
 #: the built-in task difficulties besides a field name and ``module:attr`` (``level``: the dataset's rank in the list)

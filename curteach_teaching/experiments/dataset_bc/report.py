@@ -13,14 +13,12 @@ share of pairs where it is better, the IQMs, and the difference in optimizer ste
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
 
-from curteach_envs._util import atomic_write
 from curteach_teaching.names import AGN
-from curteach_teaching.sweeps.reports import Report, improvement_target, mean_sem
+from curteach_teaching.sweeps.reports import Report, improvement_target, mean_sem, write_summary
 
 __all__ = ["DatasetBCReport"]
 
@@ -77,16 +75,8 @@ class DatasetBCReport(Report):
         return rows
 
     def write_summary(self, rows: list, path: Path) -> None:
-        """``summary.csv`` (floats exact)."""
-        fields = list(rows[0]) if rows else ["curriculum", "batches", "mean", "sem", "n"]
-
-        def write(stream) -> None:
-            writer = csv.DictWriter(stream, fieldnames=fields)
-            writer.writeheader()
-            for row in rows:
-                writer.writerow({k: repr(v) if isinstance(v, float) else v for k, v in row.items()})
-
-        atomic_write(path, write, newline="")
+        """``summary.csv`` (see the module docstring; floats exact)."""
+        write_summary(rows, path, columns=list(rows[0]) if rows else ["curriculum", "batches", "mean", "sem", "n"])
 
     def final(self, rows: list, sweep) -> dict:
         """Per curriculum: the last point's mean, SEM and n of the return (and success)."""

@@ -54,19 +54,19 @@ import numpy as np
 
 from curteach_envs._util import atomic_write, check_int
 from curteach_teaching.curriculum.selection import check_variant, variant_name
+from curteach_teaching.difficulty import DIFFICULTY_VARIANTS
 from curteach_teaching.experiments.nav.data import NAV_TASKS, PAPER_WINDOW
-from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T
+from curteach_teaching.names import PAPER_CURRICULA
 from curteach_teaching.sweeps.results import RunResult
 
 __all__ = ["CURRICULA", "DEVICES", "LOSSES", "OPTIMIZERS", "NavExperiment", "resolve_device"]
 
 #: The curricula of Figs. 6 and 7, in the paper's order.
-CURRICULA = (AGN, CUR, CUR_L, CUR_T)
+CURRICULA = PAPER_CURRICULA
 DEVICES = ("cpu", "cuda", "auto")
 LOSSES = ("original", "mean")
 #: ``"sgd"``: the original's plain SGD; ``"adam"``: Adam (opt-in, ``curteach nav --scale demo``; docs/deviations.md).
 OPTIMIZERS = ("sgd", "adam")
-TEACHER_VARIANTS = ("original", "paper")
 
 
 def resolve_device(device: str) -> str:
@@ -162,8 +162,9 @@ class NavExperiment:
             raise ValueError(f"loss must be one of {LOSSES}; got {self.loss!r}")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}; got {self.optimizer!r}")
-        if self.teacher_difficulty not in TEACHER_VARIANTS:
-            raise ValueError(f"teacher_difficulty must be one of {TEACHER_VARIANTS}; got {self.teacher_difficulty!r}")
+        if self.teacher_difficulty not in DIFFICULTY_VARIANTS:
+            raise ValueError(f"teacher_difficulty must be one of {DIFFICULTY_VARIANTS}; got "
+                             f"{self.teacher_difficulty!r}")
         if self.device not in ("cpu", "cuda"):
             raise ValueError(f"device must be 'cpu' or 'cuda' (resolve 'auto' first); got {self.device!r}")
 

@@ -22,13 +22,12 @@ model, over runs).
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
 
-from curteach_envs._util import atomic_write, counted
-from curteach_teaching.sweeps.reports import Report, mean_sem
+from curteach_envs._util import counted
+from curteach_teaching.sweeps.reports import Report, mean_sem, write_summary
 
 __all__ = ["NavReport", "REPORT_BATCHES"]
 
@@ -72,14 +71,7 @@ class NavReport(Report):
 
     def write_summary(self, rows: list, path: Path) -> None:
         """``summary.csv`` with the columns ``curriculum, batches, mean, sem, n`` (floats exact)."""
-
-        def write(stream) -> None:
-            writer = csv.DictWriter(stream, fieldnames=["curriculum", "batches", "mean", "sem", "n"])
-            writer.writeheader()
-            for row in rows:
-                writer.writerow({**row, "mean": repr(row["mean"]), "sem": repr(row["sem"])})
-
-        atomic_write(path, write, newline="")
+        write_summary(rows, path, columns=["curriculum", "batches", "mean", "sem", "n"])
 
     def final(self, rows: list, sweep) -> dict:
         """Per curriculum: the test return at :data:`REPORT_BATCHES` reached and at the last evaluation."""
