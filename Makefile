@@ -37,7 +37,7 @@ test-slow: install
 # The wheel in a fresh virtual environment with the newest Gymnasium 1.x from PyPI and no torch: the environment
 # tests and check_env there (also part of test-slow).
 test-envs-gym1: install
-	$(PY) -m pytest -q -m slow tests/test_dist_envs.py
+	$(PY) -m pytest -q -m slow tests/project/test_dist_envs.py
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -5,7 +5,7 @@
 * ``nav-tasks.png``: one shortest-path task and one TSP task with the optimal path of the dataset's demonstration,
   as in the left panels of the paper's Figs. 6 and 7 (``curteach_envs.navigation.render.nav_rgb``).
 
-Every draw comes from a fixed seed, so the pictures are the same on every run (``tests/test_env_figures.py`` runs
+Every draw comes from a fixed seed, so the pictures are the same on every run (``tests/envs/test_env_figures.py`` runs
 this script). From the repository root::
 
     python docs/figures/make_env_figures.py [--out docs/figures]

@@ -8,8 +8,8 @@ import pytest
 from curteach_envs import TabularMDP
 from curteach_teaching import expected_return, hard_value_iteration
 
-# Gymnasium 1.x renamed these two toy-text ids (the tables are read the same way); tests/test_dist_envs.py runs this
-# module on the newest 1.x
+# Gymnasium 1.x renamed these two toy-text ids (the tables are read the same way); tests/project/test_dist_envs.py runs
+# this module on the newest 1.x
 GYMNASIUM_1 = int(gym.__version__.split(".")[0]) >= 1
 CLIFF_WALKING = "CliffWalking-v1" if GYMNASIUM_1 else "CliffWalking-v0"
 TAXI = "Taxi-v4" if GYMNASIUM_1 else "Taxi-v3"
@@ -109,7 +109,8 @@ def test_environments_without_a_table():
 
 
 def test_from_seals_matches_its_matrices():
-    pytest.importorskip("seals")  # registers the seals/ ids; comes with the teaching extra (tests/test_dist_envs.py)
+    # registers the seals/ ids; comes with the teaching extra (tests/project/test_dist_envs.py)
+    pytest.importorskip("seals")
 
     env = gym.make("seals/CliffWorld7x4-v0")
     base = env.unwrapped

@@ -87,7 +87,8 @@ def test_bad_arrays_raise_value_error(change, message):
 
 
 def test_to_seals(car_mdp):
-    # seals comes with the teaching extra; the environments' own tests also run without it (tests/test_dist_envs.py)
+    # seals comes with the teaching extra; the environments' own tests also run without it
+    # (tests/project/test_dist_envs.py)
     TabularModelPOMDP = pytest.importorskip("seals.base_envs").TabularModelPOMDP
 
     env = car_mdp.to_seals()

@@ -23,7 +23,7 @@ import pytest
 
 from curteach_teaching.cli import build_parser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # "Fig. 2", "Figs. 2", "Figure 2", "fig 2" ...
 _FIG = r"\bfig(?:ure)?s?\.?\s*"

@@ -13,7 +13,7 @@ import pytest
 from curteach_envs import CarTeachEnv
 from curteach_envs.navigation import replay
 
-SCRIPT = Path(__file__).resolve().parents[1] / "docs" / "figures" / "make_env_figures.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "docs" / "figures" / "make_env_figures.py"
 
 
 @pytest.fixture(scope="module")

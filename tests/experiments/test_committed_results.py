@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "docs" / "results"
 PAGE = ROOT / "docs" / "experiments" / "nav.md"
 FOLDERS = {"Shortest path": "nav-shortest-path-paper", "TSP": "nav-tsp-paper"}

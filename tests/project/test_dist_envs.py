@@ -23,13 +23,13 @@ from test_dist import ROOT, build_distributions, clean_environment, venv_site_pa
 
 #: the test modules that need only the base install (curteach_teaching's NumPy-only modules are in the wheel too)
 ENV_TEST_MODULES = (
-    "tests/test_envs.py",
-    "tests/test_navigation_envs.py",
-    "tests/test_navigation_tasks.py",
-    "tests/test_car.py",
-    "tests/test_tabular.py",
-    "tests/test_tabular_sources.py",
-    "tests/test_render.py",
+    "tests/envs/test_envs.py",
+    "tests/envs/test_navigation_envs.py",
+    "tests/envs/test_navigation_tasks.py",
+    "tests/envs/test_car.py",
+    "tests/envs/test_tabular.py",
+    "tests/envs/test_tabular_sources.py",
+    "tests/envs/test_render.py",
 )
 #: what the teaching extra brings; none of it may be needed by the environments or their tests
 TEACHING_STACK = ("torch", "imitation", "stable_baselines3", "seals", "matplotlib")

@@ -7,7 +7,7 @@ own: the wheel goes in with ``--no-deps``, and a ``.pth`` file lends it this env
 dependencies (numpy, gymnasium, ...). A ``.pth`` line only adds a folder to ``sys.path``; the ``.pth`` files inside
 that folder, among them the editable install's finder for this checkout, are not run. So ``curteach_envs`` can only
 come from the wheel, which the test checks by path. Installing the dependencies from PyPI as well is the job of
-``tests/test_dist_envs.py`` (slow, needs the network).
+``tests/project/test_dist_envs.py`` (slow, needs the network).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("curteach_envs", "curteach_teaching")
 #: what the build reads: the copy in a temporary folder keeps the build's own files (build/, *.egg-info) out of the
 #: checkout, which other processes may be importing from at the same time

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("curteach_envs", "curteach_teaching")
 #: the hard limit of the developers' guide for one file of the two packages
 MAX_LINES = 450

@@ -9,7 +9,7 @@ import pytest
 from curteach_teaching.experiments.nav.experiment import NavExperiment
 from curteach_teaching.sweeps.results import fingerprint
 
-RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
+RESULTS = Path(__file__).resolve().parents[2] / "docs" / "results"
 
 
 @pytest.mark.parametrize("task", ["shortest-path", "tsp"])
@@ -86,7 +86,7 @@ def test_demo_scale_is_what_the_docs_say(monkeypatch, tmp_path, tiny_sp):
     small = _experiment_of(monkeypatch, tmp_path, ["--scale", "small", "--dataset", str(tiny_sp), "--overwrite"])
     assert (small.optimizer, small.learning_rate, small.loss, small.max_batches) == ("sgd", 0.01, "original", None)
     # the documented settings, in the docs
-    page = (Path(__file__).resolve().parents[1] / "docs" / "experiments" / "nav.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "docs" / "experiments" / "nav.md").read_text()
     for text in ("--scale demo", "Adam", "3e-3", "600 batches", "10 demonstrations per configuration"):
         assert text in page, text
 

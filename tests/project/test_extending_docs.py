@@ -25,7 +25,7 @@ from curteach_teaching.teaching.factories import TEACHERS
 from curteach_teaching.teaching.loop import LEARNERS, LessonBook, teach
 from curteach_teaching.teaching.observability import ProbedPolicyView
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PLUGINS = ROOT / "examples" / "plugins"
 PAGE = ROOT / "docs" / "extending.md"
 SCRIPTS = ("environments.py", "teach_in_python.py", "curriculum_in_python.py", "probing.py")
