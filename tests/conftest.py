@@ -1,7 +1,20 @@
-"""Shared fixtures."""
+"""Shared fixtures.
 
+The tests are grouped like the packages (``envs/``, ``bases/``, ``learners/``, ``teaching/``, ``curriculum/``,
+``sweeps/``, ``experiments/``, ``commands/``, ``project/``), in folders without ``__init__.py``, under pytest's
+default import mode (``prepend``). That is the simplest layout: no setting, no test packages; each test module is
+imported by its basename, so basenames stay unique across the folders (pytest refuses a duplicate at collection). A
+fixture used by one group lives in that folder's ``conftest.py``; one used across groups lives here. A test module
+never imports another: what two modules share is a fixture.
+
+This file is also loaded when the environment tests run without the teaching stack (``project/test_dist_envs.py``):
+it imports ``curteach_teaching`` only inside fixtures.
+"""
+
+import functools
 import sys
 
+import numpy as np
 import pytest
 
 from curteach_envs import CarTeachEnv
@@ -16,6 +29,37 @@ def car_env():
 @pytest.fixture(scope="session")
 def car_mdp(car_env):
     return car_env.tabular()
+
+
+class CarRoad:
+    """One road of CarTeach-v0 (``layout_seed``, gamma 0.99) as a tabular MDP, and its expert (hard value
+    iteration); the demonstration pool and the expert's per-start occupancy are computed when first read."""
+
+    def __init__(self, layout_seed: int):
+        from curteach_teaching.planning import hard_value_iteration
+
+        self.mdp = CarTeachEnv(layout_seed=layout_seed).tabular()
+        self.expert = hard_value_iteration(self.mdp)
+
+    @functools.cached_property
+    def pool(self):
+        """The expert's demonstrations, sampled with ``default_rng(0)`` (the default count per start)."""
+        from curteach_teaching.demonstrations import sample_demonstrations
+
+        return sample_demonstrations(self.mdp, self.expert.policy, np.random.default_rng(0))
+
+    @functools.cached_property
+    def expert_rho(self):
+        """The expert's state occupancy per start state."""
+        from curteach_teaching.demonstrations import occupancy_per_start
+
+        return occupancy_per_start(self.mdp, self.expert.policy)
+
+
+@pytest.fixture(scope="module")
+def car_road():
+    """``car_road(layout_seed) -> CarRoad``: built once per test module and layout seed."""
+    return functools.cache(CarRoad)
 
 
 @pytest.fixture

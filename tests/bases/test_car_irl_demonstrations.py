@@ -4,20 +4,16 @@ import numpy as np
 import pytest
 from imitation.data.types import Trajectory
 
-from curteach_envs import CarTeachEnv
 from curteach_teaching.demonstrations import occupancy_per_start, sample_demonstrations
 from curteach_teaching.learners import TaskDecomposition
-from curteach_teaching.planning import hard_value_iteration, occupancy
+from curteach_teaching.planning import occupancy
+
+LAYOUT_SEED = 8  # the road the pools are drawn on: car_road(LAYOUT_SEED)
 
 
-@pytest.fixture(scope="module")
-def car():
-    mdp = CarTeachEnv(layout_seed=8).tabular()
-    return mdp, hard_value_iteration(mdp)
-
-
-def test_pool_shapes_and_trajectories(car):
-    mdp, expert = car
+def test_pool_shapes_and_trajectories(car_road):
+    road = car_road(LAYOUT_SEED)
+    mdp, expert = road.mdp, road.expert
     pool = sample_demonstrations(mdp, expert.policy, np.random.default_rng(0))
     assert pool.actions.shape == (40, 10, 10) and pool.observations.shape == (40, 10, 11)
     np.testing.assert_array_equal(pool.observations[:, :, 0], np.repeat(mdp.start_states[:, None], 10, axis=1))
@@ -35,8 +31,9 @@ def test_pool_shapes_and_trajectories(car):
         pool.trajectories(40)
 
 
-def test_sampling_is_seeded(car):
-    mdp, expert = car
+def test_sampling_is_seeded(car_road):
+    road = car_road(LAYOUT_SEED)
+    mdp, expert = road.mdp, road.expert
     a = sample_demonstrations(mdp, expert.policy, np.random.default_rng(3))
     b = sample_demonstrations(mdp, expert.policy, np.random.default_rng(3))
     c = sample_demonstrations(mdp, expert.policy, np.random.default_rng(4))
@@ -44,8 +41,9 @@ def test_sampling_is_seeded(car):
     assert not np.array_equal(a.observations, c.observations)
 
 
-def test_empirical_visitation_matches_exact_occupancy(car):
-    mdp, expert = car
+def test_empirical_visitation_matches_exact_occupancy(car_road):
+    road = car_road(LAYOUT_SEED)
+    mdp, expert = road.mdp, road.expert
     pool = sample_demonstrations(mdp, expert.policy, np.random.default_rng(0), n_per_start=2000)
     discount = 0.99 ** np.arange(10)
     exact = occupancy_per_start(mdp, expert.policy)
@@ -55,8 +53,9 @@ def test_empirical_visitation_matches_exact_occupancy(car):
         np.testing.assert_allclose(empirical[:-1], exact[k, :-1], atol=0.05)
 
 
-def test_per_start_occupancy_closed_forms_and_lane_trick(car):
-    mdp, expert = car
+def test_per_start_occupancy_closed_forms_and_lane_trick(car_road):
+    road = car_road(LAYOUT_SEED)
+    mdp, expert = road.mdp, road.expert
     exact = occupancy_per_start(mdp, expert.policy)
     np.testing.assert_allclose(exact.sum(axis=1), sum(0.99**t for t in range(11)))  # 10.46617 with the sink
     tasks = TaskDecomposition(mdp)
@@ -69,8 +68,9 @@ def test_per_start_occupancy_closed_forms_and_lane_trick(car):
     np.testing.assert_allclose(values[mdp.task_of_state[mdp.start_states] == 0], 4.78090, atol=1e-5)
 
 
-def test_bad_input(car):
-    mdp, expert = car
+def test_bad_input(car_road):
+    road = car_road(LAYOUT_SEED)
+    mdp, expert = road.mdp, road.expert
     with pytest.raises(ValueError, match="policy"):
         sample_demonstrations(mdp, expert.policy[:5], np.random.default_rng(0))
     with pytest.raises(ValueError, match="n_per_start"):

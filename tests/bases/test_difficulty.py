@@ -6,10 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from curteach_envs import CarTeachEnv
 from curteach_envs.navigation.generate import generate_dataset
 from curteach_envs.tabular import TabularMDP
-from curteach_teaching.demonstrations import sample_demonstrations
 from curteach_teaching.difficulty import (
     MIN_LOG_PROB,
     aggregate,
@@ -28,20 +26,14 @@ from curteach_teaching.difficulty import (
     tsp_teacher_difficulty,
 )
 from curteach_teaching.learners import MaxEntIRLLearner
-from curteach_teaching.planning import hard_value_iteration
+
+LAYOUT_SEED = 5  # the road of the closed forms: car_road(LAYOUT_SEED)
 
 
-@pytest.fixture(scope="module")
-def car():
-    mdp = CarTeachEnv(layout_seed=5).tabular()
-    expert = hard_value_iteration(mdp)
-    pool = sample_demonstrations(mdp, expert.policy, np.random.default_rng(0))
+def test_t0_closed_forms(car_road):
+    road = car_road(LAYOUT_SEED)
+    mdp, expert, pool = road.mdp, road.expert, road.pool
     learner = MaxEntIRLLearner(mdp)  # theta = 1: R = 0 on every T0 cell, so pi^L is exactly uniform there
-    return mdp, expert, pool, learner
-
-
-def test_t0_closed_forms(car):
-    mdp, expert, pool, learner = car
     t0 = mdp.task_of_state[pool.start_states] == 0
     log_e = expert.log_policy
     cur = curriculum_scores(log_e, learner.log_policy, pool.states, pool.actions, "mean")
@@ -59,8 +51,10 @@ def test_t0_closed_forms(car):
         assert np.unique(cur_t[counts == c]).size == 1
 
 
-def test_mean_aggregation_matches_sum_of_ratios(car):
-    mdp, expert, pool, learner = car
+def test_mean_aggregation_matches_sum_of_ratios(car_road):
+    road = car_road(LAYOUT_SEED)
+    mdp, expert, pool = road.mdp, road.expert, road.pool
+    learner = MaxEntIRLLearner(mdp)  # theta = 1: R = 0 on every T0 cell, so pi^L is exactly uniform there
     rng = np.random.default_rng(1)
     log_l = learner.log_policy + 0.0
     # a learner that is somewhat worse than uniform, so the ratios are moderate and the direct form is exact
@@ -142,11 +136,12 @@ def _all_demonstrations(mdp, length):
     return states, actions, counts
 
 
-def test_sb3_log_likelihood_matches_the_tabular_one(car):
+def test_sb3_log_likelihood_matches_the_tabular_one(car_road):
     """The two forms of the one log-likelihood agree; chunking changes nothing; the training mode is restored."""
     from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy
 
-    mdp, expert, pool, learner = car
+    road = car_road(LAYOUT_SEED)
+    mdp, pool = road.mdp, road.pool
     policy = QuadraticSoftmaxPolicy.from_mdp(mdp)
     policy.set_theta(np.linspace(-1.0, 1.0, 16))
     states = pool.states.reshape(-1, pool.states.shape[-1])  # (N, L)

@@ -10,28 +10,8 @@ from imitation.data.types import Trajectory
 
 from curteach_teaching.curriculum import CurriculumBC, FullPacing, LinearPacing, silent_logger
 from curteach_teaching.curriculum.selection import CurriculumSelection
-from curteach_teaching.demonstrations import sample_demonstrations
-from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy
-from curteach_teaching.planning import hard_value_iteration
 
 pytestmark = pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad")
-
-
-@pytest.fixture(scope="module")
-def car(car_mdp):
-    mdp = car_mdp.replace(gamma=0.999)
-    expert = hard_value_iteration(mdp)
-    pool = sample_demonstrations(mdp, expert.policy, np.random.default_rng(0), n_per_start=2)
-    return mdp, expert.log_policy, pool
-
-
-def car_trainer(mdp, batch_size=32, minibatch_size=None, seed=0, optimizer=th.optim.SGD, lr=0.05):
-    policy = QuadraticSoftmaxPolicy.from_mdp(mdp)
-    return BC(
-        observation_space=policy.observation_space, action_space=policy.action_space, rng=np.random.default_rng(seed),
-        policy=policy, batch_size=batch_size, minibatch_size=minibatch_size, optimizer_cls=optimizer,
-        optimizer_kwargs={"lr": lr}, ent_weight=0.0, custom_logger=silent_logger(),
-    )
 
 
 def test_linear_pacing_values():
@@ -48,12 +28,12 @@ def test_linear_pacing_values():
         pacing(0, 10, 100)
 
 
-def test_ranking_by_variant(car):
-    mdp, log_expert, pool = car
+def test_ranking_by_variant(car_pool, bc_trainer):
+    mdp, log_expert, pool = car_pool
     demos = pool.all_trajectories()
     N = len(demos)
     teacher = np.arange(N, dtype=float) % 7  # given per-demonstration log Psi^E
-    trainer = car_trainer(mdp)
+    trainer = bc_trainer(mdp)
     table = trainer.policy.log_policy_table()
     learner = -np.array([table[d.obs[:-1], d.acts].sum() for d in demos])
     pacing = lambda e, E, n: 10  # noqa: E731
@@ -70,10 +50,10 @@ def test_ranking_by_variant(car):
     np.testing.assert_allclose(by_policy.teacher_difficulty, expected)
 
 
-def test_training_logs_and_keeps_policy_and_optimizer(car):
-    mdp, log_expert, pool = car
+def test_training_logs_and_keeps_policy_and_optimizer(car_pool, bc_trainer):
+    mdp, log_expert, pool = car_pool
     demos = pool.all_trajectories()
-    trainer = car_trainer(mdp, optimizer=th.optim.Adam, lr=0.05)
+    trainer = bc_trainer(mdp, optimizer=th.optim.Adam, lr=0.05)
     optimizer, policy = trainer.optimizer, trainer.policy
     curriculum = CurriculumBC(trainer, demos, teacher=lambda obs, acts: log_expert[obs, acts])
     records = curriculum.train(5)
@@ -90,25 +70,11 @@ def test_training_logs_and_keeps_policy_and_optimizer(car):
     assert more[0].epoch == 6 and len(curriculum.history) == 6
 
 
-def count_training_pairs(trainer):
-    """Wrap the policy's evaluate_actions to record the batch sizes BC trains on (scoring uses no_grad)."""
-    seen = []
-    original = trainer.policy.evaluate_actions
-
-    def wrapped(obs, acts):
-        if th.is_grad_enabled():
-            seen.append(len(acts))
-        return original(obs, acts)
-
-    trainer.policy.evaluate_actions = wrapped
-    return seen
-
-
 @pytest.mark.parametrize("remainder", ["partial", "drop"])
-def test_batches_remainder_and_peek(car, remainder):
-    mdp, log_expert, pool = car
+def test_batches_remainder_and_peek(car_pool, remainder, bc_trainer, count_training_pairs):
+    mdp, log_expert, pool = car_pool
     demos = pool.all_trajectories()[:7]  # 70 transitions
-    trainer = car_trainer(mdp, batch_size=32)
+    trainer = bc_trainer(mdp, batch_size=32)
     seen = count_training_pairs(trainer)
     curriculum = CurriculumBC(trainer, demos, variant="Agn", remainder=remainder)
     record = curriculum.train(1)[0]
@@ -120,10 +86,10 @@ def test_batches_remainder_and_peek(car, remainder):
     assert trainer.batch_size == 32 and trainer.minibatch_size == 32
 
 
-def test_selection_smaller_than_batch_and_minibatches(car):
-    mdp, log_expert, pool = car
+def test_selection_smaller_than_batch_and_minibatches(car_pool, bc_trainer, count_training_pairs):
+    mdp, log_expert, pool = car_pool
     demos = pool.all_trajectories()[:3]  # 30 transitions < batch size 64
-    trainer = car_trainer(mdp, batch_size=64, minibatch_size=16)
+    trainer = bc_trainer(mdp, batch_size=64, minibatch_size=16)
     seen = count_training_pairs(trainer)
     record = CurriculumBC(trainer, demos, variant="Agn").train(1)[0]
     assert seen == [30] and record.n_batches == 1
@@ -133,14 +99,14 @@ def test_selection_smaller_than_batch_and_minibatches(car):
     assert seen == [16] * 8 + [22]
 
 
-def test_same_seed_same_result_whatever_the_global_rng(car):
-    mdp, log_expert, pool = car
+def test_same_seed_same_result_whatever_the_global_rng(car_pool, bc_trainer):
+    mdp, log_expert, pool = car_pool
     demos = pool.all_trajectories()
 
     def run(global_seed):
         th.manual_seed(global_seed)  # must not matter
         np.random.seed(global_seed)
-        trainer = car_trainer(mdp, seed=11)
+        trainer = bc_trainer(mdp, seed=11)
         curriculum = CurriculumBC(trainer, demos, teacher=lambda obs, acts: log_expert[obs, acts])
         curriculum.train(3)
         return trainer.policy.theta_numpy(), curriculum.selection_matrix()
@@ -192,10 +158,10 @@ def test_seals_cliff_world_with_imitations_default_policy(variant):
         assert records[0].n_selected == LinearPacing()(1, 8, 30) < 30
 
 
-def test_bad_input(car):
-    mdp, log_expert, pool = car
+def test_bad_input(car_pool, bc_trainer):
+    mdp, log_expert, pool = car_pool
     demos = pool.all_trajectories()
-    trainer = car_trainer(mdp)
+    trainer = bc_trainer(mdp)
     with pytest.raises(ValueError, match="needs at least one demonstration"):
         CurriculumBC(trainer, [])
     with pytest.raises(ValueError, match="unknown curriculum 'Omn'; available: Cur, Cur-L, Cur-T, Agn"):
@@ -215,12 +181,12 @@ def test_bad_input(car):
         CurriculumBC(trainer, demos, variant="Agn").train(0)
 
 
-def test_zero_probability_steps_are_floored_per_step(car):
+def test_zero_probability_steps_are_floored_per_step(car_pool, bc_trainer):
     """A step of probability 0 (or a NaN from a diverged policy) counts as ``min_log_prob``, the other steps as they
     are, for the learner, a teacher policy and a teacher callable alike."""
-    mdp, log_expert, pool = car
+    mdp, log_expert, pool = car_pool
     demos = pool.all_trajectories()[:4]
-    trainer = car_trainer(mdp)
+    trainer = bc_trainer(mdp)
     table = trainer.policy.log_policy_table()
     steps = [table[d.obs[:-1], d.acts].astype(np.float64) for d in demos]
     zero_at = {0: 0, 1: 2}  # demo 0: its first step has probability 0; demo 1: its third step is NaN
@@ -270,10 +236,10 @@ def test_the_package_exports_the_selection_and_the_core():
     assert curteach_teaching.CurriculumSelection is selection.CurriculumSelection
 
 
-def test_adapter_seams_batches_and_one_epoch(car):
-    mdp, log_expert, pool = car
+def test_adapter_seams_batches_and_one_epoch(car_pool, bc_trainer):
+    mdp, log_expert, pool = car_pool
     demos = pool.all_trajectories()[:7]  # 7 demonstrations of 10 transitions
-    trainer = car_trainer(mdp, batch_size=32)
+    trainer = bc_trainer(mdp, batch_size=32)
     curriculum = CurriculumBC(trainer, demos, variant="Agn", rng=np.random.default_rng(3))
     groups = curriculum.epoch_batches(np.array([4, 1]))  # 20 transitions < 32: one batch of its size
     assert [g.size for g in groups] == [20]
@@ -285,10 +251,10 @@ def test_adapter_seams_batches_and_one_epoch(car):
     assert curriculum.history == [record] and (record.epoch, record.n_transitions, record.n_batches) == (1, 70, 3)
 
 
-def test_the_adapter_and_its_selection_share_one_state(car):
-    mdp, log_expert, pool = car
+def test_the_adapter_and_its_selection_share_one_state(car_pool, bc_trainer):
+    mdp, log_expert, pool = car_pool
     demos = pool.all_trajectories()[:6]
-    trainer = car_trainer(mdp)
+    trainer = bc_trainer(mdp)
     curriculum = CurriculumBC(trainer, demos, variant="Cur-T", teacher=np.arange(6.0))
     assert isinstance(curriculum.selection, CurriculumSelection) and curriculum.selection.variant == "Cur-T"
     assert curriculum.teacher_difficulty is curriculum.selection.teacher_difficulty
@@ -301,13 +267,13 @@ def test_the_adapter_and_its_selection_share_one_state(car):
     assert curriculum.selection_matrix().shape == (0, 6)
 
 
-def test_a_real_policy_with_non_finite_weights_counts_as_the_floor(car):
+def test_a_real_policy_with_non_finite_weights_counts_as_the_floor(car_pool, bc_trainer):
     """No stub: the SB3 policies of the library with NaN weights (torch's distributions refuse NaN logits)."""
     from curteach_teaching.learners.networks import NavigationCNNPolicy
 
-    mdp, _, pool = car
+    mdp, _, pool = car_pool
     demos = pool.all_trajectories()[:3]
-    trainer = car_trainer(mdp)
+    trainer = bc_trainer(mdp)
     with th.no_grad():
         trainer.policy.theta.fill_(th.nan)
     curriculum = CurriculumBC(trainer, demos, variant="Cur-L", min_log_prob=-50.0)
@@ -328,10 +294,10 @@ def test_a_real_policy_with_non_finite_weights_counts_as_the_floor(car):
     np.testing.assert_array_equal(scores, [-100.0, -100.0])
 
 
-def test_bad_curriculum_arguments_name_the_problem(car):
-    mdp, _, pool = car
+def test_bad_curriculum_arguments_name_the_problem(car_pool, bc_trainer):
+    mdp, _, pool = car_pool
     demos = pool.all_trajectories()[:3]
-    trainer = car_trainer(mdp)
+    trainer = bc_trainer(mdp)
     with pytest.raises(ValueError, match="rng must be a numpy.random.Generator; got RandomState"):
         CurriculumBC(trainer, demos, variant="Agn", rng=np.random.RandomState(0))
     for floor in (1.0, np.inf, np.nan):

@@ -7,9 +7,7 @@ import json
 import numpy as np
 import pytest
 import torch as th
-from imitation.algorithms.bc import BC
 from imitation.data.types import Trajectory
-from test_curriculum import count_training_pairs
 
 from curteach_teaching.curriculum import (
     AtEpochEnd,
@@ -18,21 +16,9 @@ from curteach_teaching.curriculum import (
     LinearPacing,
     StepLRSchedule,
     StepMeanLoss,
-    silent_logger,
 )
-from curteach_teaching.demonstrations import sample_demonstrations
-from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy
-from curteach_teaching.planning import hard_value_iteration
 
 pytestmark = pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad")
-
-
-@pytest.fixture(scope="module")
-def car(car_mdp):
-    mdp = car_mdp.replace(gamma=0.999)
-    expert = hard_value_iteration(mdp)
-    pool = sample_demonstrations(mdp, expert.policy, np.random.default_rng(0), n_per_start=2)
-    return mdp, expert.log_policy, pool.all_trajectories()
 
 
 def cut(demos, lengths):
@@ -41,22 +27,13 @@ def cut(demos, lengths):
             for d, n in zip(demos, lengths, strict=False)]
 
 
-def trainer_for(mdp, batch_size=32, seed=0, optimizer=th.optim.SGD, lr=0.05, ent_weight=0.0, l2_weight=0.0):
-    policy = QuadraticSoftmaxPolicy.from_mdp(mdp)
-    return BC(
-        observation_space=policy.observation_space, action_space=policy.action_space, rng=np.random.default_rng(seed),
-        policy=policy, batch_size=batch_size, optimizer_cls=optimizer, optimizer_kwargs={"lr": lr},
-        ent_weight=ent_weight, l2_weight=l2_weight, custom_logger=silent_logger(),
-    )
-
-
 # --------------------------------------------------------------------------------------- demonstration batches
 @pytest.mark.parametrize("remainder", ["partial", "drop"])
-def test_demonstration_batches_whole_demos_permuted_last_partial(car, remainder):
-    mdp, _, demos = car
+def test_demonstration_batches_whole_demos_permuted_last_partial(car_demos, remainder, bc_trainer):
+    mdp, _, demos = car_demos
     lengths = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
     demos = cut(demos, lengths)
-    trainer = trainer_for(mdp)
+    trainer = bc_trainer(mdp)
     curriculum = CurriculumBC(trainer, demos, variant="Agn", batch_unit="demonstrations", demos_per_batch=4,
                               remainder=remainder, rng=np.random.default_rng(3))
     selected = np.arange(10)
@@ -76,11 +53,11 @@ def test_demonstration_batches_whole_demos_permuted_last_partial(car, remainder)
         list(range(starts[2], starts[2] + 3)) + list(range(starts[7], starts[7] + 8)))
 
 
-def test_demonstration_batches_train_one_step_per_group(car):
-    mdp, _, demos = car
+def test_demonstration_batches_train_one_step_per_group(car_demos, bc_trainer, count_training_pairs):
+    mdp, _, demos = car_demos
     lengths = np.arange(1, 11)
     demos = cut(demos, lengths)  # 55 transitions in 10 demonstrations
-    trainer = trainer_for(mdp, batch_size=16)
+    trainer = bc_trainer(mdp, batch_size=16)
     trainer.minibatch_size = 8
     seen = count_training_pairs(trainer)
     curriculum = CurriculumBC(trainer, demos, variant="Agn", batch_unit="demonstrations", demos_per_batch=4,
@@ -94,10 +71,10 @@ def test_demonstration_batches_train_one_step_per_group(car):
     assert CurriculumBC(trainer, demos, variant="Agn", batch_unit="demonstrations").demos_per_batch == 16
 
 
-def test_agn_trains_every_demonstration_every_epoch_and_the_difficulty_covers_all(car):
-    mdp, _, demos = car
+def test_agn_trains_every_demonstration_every_epoch_and_the_difficulty_covers_all(car_demos, bc_trainer):
+    mdp, _, demos = car_demos
     demos = cut(demos, np.arange(20) % 7 + 1)
-    trainer = trainer_for(mdp)
+    trainer = bc_trainer(mdp)
     curriculum = CurriculumBC(trainer, demos, variant="Agn", batch_unit="demonstrations", demos_per_batch=6)
     for record in curriculum.train(3):
         assert record.n_selected == 20 and record.n_transitions == sum(len(d.acts) for d in demos)
@@ -118,10 +95,10 @@ def hand_loss(policy, demos):
     return total
 
 
-def test_step_mean_loss_against_a_hand_computed_batch(car):
-    mdp, _, demos = car
+def test_step_mean_loss_against_a_hand_computed_batch(car_demos, bc_trainer):
+    mdp, _, demos = car_demos
     batch = cut(demos[3:6], [3, 2, 1])
-    policy = trainer_for(mdp).policy
+    policy = bc_trainer(mdp).policy
     with th.no_grad():
         policy.theta.add_(th.linspace(-0.3, 0.2, policy.theta.numel(), dtype=policy.theta.dtype))
     obs = np.concatenate([d.obs[:-1] for d in batch])
@@ -153,15 +130,15 @@ def test_step_mean_loss_against_a_hand_computed_batch(car):
 
 @pytest.mark.parametrize(("loss", "ent_weight", "l2_weight"), [("original", 0.0, 0.0), ("original", 0.05, 0.01),
                                                                 ("mean", 0.0, 0.0)])
-def test_one_training_step_descends_the_chosen_loss(car, loss, ent_weight, l2_weight):
+def test_one_training_step_descends_the_chosen_loss(car_demos, loss, ent_weight, l2_weight, bc_trainer):
     """One SGD step through BC equals theta - lr * grad of the loss written by hand for the batch."""
-    mdp, _, demos = car
+    mdp, _, demos = car_demos
     batch = cut(demos[3:6], [3, 2, 1])
     lr = 0.1
-    trainer = trainer_for(mdp, lr=lr, ent_weight=ent_weight, l2_weight=l2_weight)
+    trainer = bc_trainer(mdp, lr=lr, ent_weight=ent_weight, l2_weight=l2_weight)
     policy = trainer.policy
     theta = policy.theta.detach().clone().requires_grad_(True)
-    reference = trainer_for(mdp).policy
+    reference = bc_trainer(mdp).policy
     with th.no_grad():
         reference.theta.copy_(theta)
     obs = th.as_tensor(np.concatenate([d.obs[:-1] for d in batch]))
@@ -214,10 +191,10 @@ def test_step_lr_hook_values_and_state():
         StepLRSchedule(object())
 
 
-def test_lr_schedule_through_training(car):
+def test_lr_schedule_through_training(car_demos, bc_trainer):
     """The LR after 0, period - 1, period and 2 period optimizer steps, counted across epochs."""
-    mdp, _, demos = car
-    trainer = trainer_for(mdp, lr=0.04)
+    mdp, _, demos = car_demos
+    trainer = bc_trainer(mdp, lr=0.04)
     lrs = {}
     period = 5
     hook = StepLRSchedule(trainer.optimizer, period=period)
@@ -231,10 +208,10 @@ def test_lr_schedule_through_training(car):
 
 
 @pytest.mark.parametrize("batch_unit", ["transitions", "demonstrations"])
-def test_hooks_run_at_global_steps_across_epochs(car, batch_unit):
-    mdp, _, demos = car
+def test_hooks_run_at_global_steps_across_epochs(car_demos, batch_unit, bc_trainer):
+    mdp, _, demos = car_demos
     demos = cut(demos[:9], [2, 3, 4, 5, 6, 7, 8, 9, 10])  # 54 transitions
-    trainer = trainer_for(mdp, batch_size=8)
+    trainer = bc_trainer(mdp, batch_size=8)
     calls = []
     options = {"demos_per_batch": 2} if batch_unit == "demonstrations" else {}
 
@@ -259,11 +236,11 @@ def test_hooks_run_at_global_steps_across_epochs(car, batch_unit):
     assert [s for name, s in calls if name == "eval"].count(0) == 1 and every_step[-1] == curriculum.step
 
 
-def test_hooks_change_nothing_else_and_max_steps(car):
-    mdp, log_expert, demos = car
+def test_hooks_change_nothing_else_and_max_steps(car_demos, bc_trainer):
+    mdp, log_expert, demos = car_demos
 
     def run(callbacks=(), max_steps=None, n_epochs=4):
-        trainer = trainer_for(mdp, seed=4, optimizer=th.optim.Adam, lr=0.02)
+        trainer = bc_trainer(mdp, seed=4, optimizer=th.optim.Adam, lr=0.02)
         curriculum = CurriculumBC(trainer, demos, teacher=lambda o, a: log_expert[o, a], callbacks=callbacks)
         curriculum.train(n_epochs, max_steps=max_steps)
         return trainer.policy.theta_numpy(), curriculum
@@ -294,15 +271,15 @@ def through_torch(obj):
 
 
 @pytest.mark.parametrize(("batch_unit", "loss"), [("demonstrations", "original"), ("transitions", "mean")])
-def test_resume_from_an_epoch_checkpoint_gives_the_same_run(car, batch_unit, loss):
-    mdp, log_expert, demos = car
+def test_resume_from_an_epoch_checkpoint_gives_the_same_run(car_demos, batch_unit, loss, bc_trainer):
+    mdp, log_expert, demos = car_demos
     demos = cut(demos, np.arange(len(demos)) % 9 + 1)
     options = dict(variant="Cur", batch_unit=batch_unit, loss=loss, pacing=LinearPacing(0.8, 0.5))
     if batch_unit == "demonstrations":
         options["demos_per_batch"] = 8
 
     def build(seed):
-        trainer = trainer_for(mdp, batch_size=16, seed=seed, optimizer=th.optim.Adam, lr=0.05)
+        trainer = bc_trainer(mdp, batch_size=16, seed=seed, optimizer=th.optim.Adam, lr=0.05)
         evaluations = []
         hooks = [StepLRSchedule(trainer.optimizer, period=7), EveryNSteps(5, evaluations.append, at_start=True)]
         curriculum = CurriculumBC(trainer, demos, teacher=lambda o, a: log_expert[o, a], callbacks=hooks, **options)
@@ -345,37 +322,37 @@ def test_resume_from_an_epoch_checkpoint_gives_the_same_run(car, batch_unit, los
     assert resumed.train(3, start_epoch=4) == []  # a finished run has nothing left
 
 
-def test_load_state_dict_refuses_other_runs(car):
-    mdp, _, demos = car
-    trainer = trainer_for(mdp)
+def test_load_state_dict_refuses_other_runs(car_demos, bc_trainer):
+    mdp, _, demos = car_demos
+    trainer = bc_trainer(mdp)
     curriculum = CurriculumBC(trainer, demos, variant="Agn", batch_unit="demonstrations", demos_per_batch=8)
     curriculum.train(1)
     state = curriculum.state_dict()
-    other = CurriculumBC(trainer_for(mdp), demos, variant="Agn", batch_unit="demonstrations", demos_per_batch=4)
+    other = CurriculumBC(bc_trainer(mdp), demos, variant="Agn", batch_unit="demonstrations", demos_per_batch=4)
     with pytest.raises(ValueError, match=r"differs from this one in \['demos_per_batch'\]"):
         other.load_state_dict(state)
     with pytest.raises(ValueError, match="not a CurriculumBC state"):
         other.load_state_dict({"step": 3})
     with pytest.raises(ValueError, match="callback states"):  # a callback with a state the saved run did not have
-        fresh = trainer_for(mdp)
+        fresh = bc_trainer(mdp)
         CurriculumBC(fresh, demos, variant="Agn", batch_unit="demonstrations", demos_per_batch=8,
                      callbacks=[StepLRSchedule(fresh.optimizer)]).load_state_dict(state)
     # a callback without state may be added on resuming
-    CurriculumBC(trainer_for(mdp), demos, variant="Agn", batch_unit="demonstrations", demos_per_batch=8,
+    CurriculumBC(bc_trainer(mdp), demos, variant="Agn", batch_unit="demonstrations", demos_per_batch=8,
                  callbacks=[(1, print)]).load_state_dict(state)
     with pytest.raises(ValueError, match="history"):
         broken = {**state, "history": [{"epoch": 1}]}
-        CurriculumBC(trainer_for(mdp), demos, variant="Agn", batch_unit="demonstrations",
+        CurriculumBC(bc_trainer(mdp), demos, variant="Agn", batch_unit="demonstrations",
                      demos_per_batch=8).load_state_dict(broken)
-    fresh = CurriculumBC(trainer_for(mdp), demos, variant="Agn", batch_unit="demonstrations", demos_per_batch=8)
+    fresh = CurriculumBC(bc_trainer(mdp), demos, variant="Agn", batch_unit="demonstrations", demos_per_batch=8)
     fresh.load_state_dict(state)
     assert fresh.step == curriculum.step and fresh.history[0].n_batches == curriculum.history[0].n_batches
 
 
 # --------------------------------------------------------------------------------------------------- bad input
-def test_bad_options(car):
-    mdp, _, demos = car
-    trainer = trainer_for(mdp)
+def test_bad_options(car_demos, bc_trainer):
+    mdp, _, demos = car_demos
+    trainer = bc_trainer(mdp)
     with pytest.raises(ValueError, match="batch_unit must be one of"):
         CurriculumBC(trainer, demos, variant="Agn", batch_unit="episodes")
     with pytest.raises(ValueError, match="loss must be one of"):

@@ -6,7 +6,6 @@ from contextlib import nullcontext
 import numpy as np
 import pytest
 import torch as th
-from imitation.algorithms.bc import BC
 from imitation.data import rollout
 from imitation.data.types import Trajectory
 
@@ -22,37 +21,19 @@ from curteach_teaching.curriculum import (
     EveryNSteps,
     LinearPacing,
     TransitionBatches,
-    silent_logger,
 )
-from curteach_teaching.demonstrations import sample_demonstrations
 from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy
-from curteach_teaching.planning import hard_value_iteration
 
 pytestmark = pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad")
 
 
-@pytest.fixture(scope="module")
-def car(car_mdp):
-    mdp = car_mdp.replace(gamma=0.999)
-    expert = hard_value_iteration(mdp)
-    pool = sample_demonstrations(mdp, expert.policy, np.random.default_rng(0), n_per_start=2)
-    demos = [Trajectory(obs=d.obs[: n + 1], acts=d.acts[:n], infos=None, terminal=True)
-             for d, n in zip(pool.all_trajectories()[:24], np.arange(24) % 9 + 1, strict=True)]
-    return mdp, expert.log_policy, demos
-
-
+#: these tests train with imitation's own entropy weight (BC's default), the other curriculum modules with none
+BC_ENT_WEIGHT = 1e-3
 #: Whole-demonstration batches with the original loss, and imitation's transition batches with its own loss.
 BOTH_BATCH_UNITS = pytest.mark.parametrize(("batch_unit", "options"), [
     ("demonstrations", {"demos_per_batch": 5, "loss": "original"}),
     ("transitions", {}),
 ])
-
-
-def trainer_for(mdp, batch_size=16, minibatch_size=None):
-    policy = QuadraticSoftmaxPolicy.from_mdp(mdp)
-    return BC(observation_space=policy.observation_space, action_space=policy.action_space,
-              rng=np.random.default_rng(0), policy=policy, batch_size=batch_size, minibatch_size=minibatch_size,
-              optimizer_cls=th.optim.SGD, optimizer_kwargs={"lr": 0.05}, custom_logger=silent_logger())
 
 
 class Recorder(CurriculumCallback):
@@ -96,9 +77,9 @@ def record_training(trainer, events):
 
 
 @BOTH_BATCH_UNITS
-def test_observers_see_exactly_the_batches_the_optimizer_received(car, batch_unit, options):
-    mdp, log_expert, demos = car
-    trainer = trainer_for(mdp, batch_size=16, minibatch_size=8)
+def test_observers_see_exactly_the_batches_the_optimizer_received(car_short_demos, batch_unit, options, bc_trainer):
+    mdp, log_expert, demos = car_short_demos
+    trainer = bc_trainer(mdp, batch_size=16, minibatch_size=8, ent_weight=BC_ENT_WEIGHT)
     events = []
     received = record_training(trainer, events)
     recorder = Recorder(trainer, events)
@@ -141,12 +122,12 @@ def test_observers_see_exactly_the_batches_the_optimizer_received(car, batch_uni
     assert first_epoch[1:-1] == ["optimizer", "batch", "hook"] * recorder.records[0].n_batches
 
 
-def test_plan_then_train_equals_train_epoch_and_the_plan_is_the_shuffle(car):
-    mdp, log_expert, demos = car
+def test_plan_then_train_equals_train_epoch_and_the_plan_is_the_shuffle(car_short_demos, bc_trainer):
+    mdp, log_expert, demos = car_short_demos
 
     def build():
-        return CurriculumBC(trainer_for(mdp), demos, variant="Cur-L", batch_unit="demonstrations",
-                            demos_per_batch=4, rng=np.random.default_rng(7))
+        return CurriculumBC(bc_trainer(mdp, batch_size=16, ent_weight=BC_ENT_WEIGHT), demos, variant="Cur-L",
+                            batch_unit="demonstrations", demos_per_batch=4, rng=np.random.default_rng(7))
 
     straight = build()
     straight.train_epoch(1, 3)
@@ -245,9 +226,9 @@ def test_batchers_by_hand():
 
 
 @BOTH_BATCH_UNITS
-def test_each_batch_carries_the_loss_its_step_minimised(car, batch_unit, options):
-    mdp, log_expert, demos = car
-    trainer = trainer_for(mdp, batch_size=16, minibatch_size=8)
+def test_each_batch_carries_the_loss_its_step_minimised(car_short_demos, batch_unit, options, bc_trainer):
+    mdp, log_expert, demos = car_short_demos
+    trainer = bc_trainer(mdp, batch_size=16, minibatch_size=8, ent_weight=BC_ENT_WEIGHT)
     before = []  # the parameters at each optimizer step, before it moves them
     optimizer_step = trainer.optimizer.step
 

@@ -5,12 +5,11 @@ import textwrap
 
 import numpy as np
 import pytest
-from imitation.algorithms.bc import BC
+import torch as th
 
-from curteach_teaching.curriculum import CurriculumBC, silent_logger
+from curteach_teaching.curriculum import CurriculumBC
 from curteach_teaching.curriculum.selection import CurriculumSelection, check_variant, preference
 from curteach_teaching.demonstrations import sample_demonstrations
-from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy
 from curteach_teaching.planning import hard_value_iteration
 
 pytestmark = pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad")
@@ -83,14 +82,12 @@ def test_names_from_module_attr_and_entry_points(plugins):
         check_variant("Nope")
 
 
-def test_curriculum_bc_trains_on_what_the_plugin_prefers(car_mdp):
+def test_curriculum_bc_trains_on_what_the_plugin_prefers(car_mdp, bc_trainer):
     mdp = car_mdp.replace(gamma=0.999)
     expert = hard_value_iteration(mdp)
     demos = sample_demonstrations(mdp, expert.policy, np.random.default_rng(0), n_per_start=1).all_trajectories()
-    policy = QuadraticSoftmaxPolicy.from_mdp(mdp)
-    trainer = BC(observation_space=policy.observation_space, action_space=policy.action_space, policy=policy,
-                 rng=np.random.default_rng(0), batch_size=10, optimizer_kwargs={"lr": 0.05}, ent_weight=0.0,
-                 custom_logger=silent_logger())
+    trainer = bc_trainer(mdp, batch_size=10, optimizer=th.optim.Adam)  # Adam: BC's default optimizer
+    policy = trainer.policy
     teacher = np.arange(len(demos), dtype=float)  # log Psi^E: later demonstrations are harder for the teacher
     curriculum = CurriculumBC(trainer, demos, variant=TeacherOnly(), teacher=teacher, pacing=lambda e, E, n: 3,
                               batch_unit="demonstrations", demos_per_batch=3)

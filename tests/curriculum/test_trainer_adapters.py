@@ -239,24 +239,21 @@ def test_adversarial_learner_difficulty_is_the_generators(tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------------- DAgger
-def dagger_trainer(tmp_path):
-    from imitation.algorithms.bc import BC
+def dagger_trainer(tmp_path, bc_trainer):
     from imitation.algorithms.dagger import DAggerTrainer
 
-    from curteach_teaching.learners.bc import QuadraticSoftmaxPolicy
-
     mdp = layered_mdp()
-    policy = QuadraticSoftmaxPolicy.from_mdp(mdp)
-    bc = BC(observation_space=policy.observation_space, action_space=policy.action_space, policy=policy,
-            rng=np.random.default_rng(0), batch_size=3, custom_logger=silent_logger(tmp_path / "log"))
+    # BC's own optimizer, rate and entropy weight
+    bc = bc_trainer(mdp, batch_size=3, optimizer=th.optim.Adam, lr=None, ent_weight=1e-3,
+                    logger=silent_logger(tmp_path / "log"))
     return DAggerTrainer(venv=venv_of(mdp), scratch_dir=tmp_path / "scratch", rng=np.random.default_rng(1),
                          bc_trainer=bc, custom_logger=silent_logger(tmp_path / "log"))
 
 
-def test_dagger_bc_step_runs_on_the_curriculum_over_aggregated_demonstrations(tmp_path):
+def test_dagger_bc_step_runs_on_the_curriculum_over_aggregated_demonstrations(tmp_path, bc_trainer):
     from curteach_teaching.curriculum.adapters.dagger import CurriculumDAgger
 
-    dagger = dagger_trainer(tmp_path)
+    dagger = dagger_trainer(tmp_path, bc_trainer)
     bc = dagger.bc_trainer
     expert_pi = np.zeros((3, 7, 2))
     expert_pi[..., 0] = 1.0  # the expert always takes action 0 (the even state of the next layer)
@@ -290,15 +287,15 @@ def test_dagger_bc_step_runs_on_the_curriculum_over_aggregated_demonstrations(tm
     assert state["round"] == 1 and state["history"][0]["selected"] == selected.tolist()
 
 
-def test_dagger_refuses_fixed_scores_and_other_trainers(tmp_path):
+def test_dagger_refuses_fixed_scores_and_other_trainers(tmp_path, bc_trainer):
     from curteach_teaching.curriculum.adapters.dagger import CurriculumDAgger
 
     with pytest.raises(ValueError, match="supported trainers"):
         CurriculumDAgger(mce_trainer(tmp_path), n_rounds=1)
     with pytest.raises(ValueError, match="fixed per-demonstration scores cannot follow them"):
-        CurriculumDAgger(dagger_trainer(tmp_path), DEMOS, n_rounds=1, teacher=SCORES)
+        CurriculumDAgger(dagger_trainer(tmp_path, bc_trainer), DEMOS, n_rounds=1, teacher=SCORES)
     with pytest.raises(ValueError, match="needs a teacher"):
-        CurriculumDAgger(dagger_trainer(tmp_path), DEMOS, n_rounds=1, variant="Cur")
+        CurriculumDAgger(dagger_trainer(tmp_path, bc_trainer), DEMOS, n_rounds=1, variant="Cur")
 
 
 def test_adversarial_match_starts_starts_the_generator_where_the_chosen_demonstrations_start(tmp_path):

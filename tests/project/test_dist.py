@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import email
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -36,61 +34,14 @@ except ModuleNotFoundError:  # Python 3.10
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("curteach_envs", "curteach_teaching")
-#: what the build reads: the copy in a temporary folder keeps the build's own files (build/, *.egg-info) out of the
-#: checkout, which other processes may be importing from at the same time
-DIST_SOURCES = ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "CITATION.cff", "MANIFEST.in", *PACKAGES)
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 VERSION = PYPROJECT["project"]["version"]
 #: the packages that only the ``teaching`` extra brings; the base install must not ask for them
 TEACHING_ONLY = ("torch", "stable-baselines3", "imitation", "matplotlib")
 
 
-def copy_sources(target: Path) -> Path:
-    """Copy :data:`DIST_SOURCES` of the checkout into ``target`` (without byte code); returns ``target``."""
-    target.mkdir(parents=True)
-    for name in DIST_SOURCES:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        else:
-            shutil.copy2(source, target / name)
-    return target
-
-
-def build_distributions(work: Path) -> tuple[Path, Path]:
-    """Build the sdist, then the wheel from it (``python -m build``), from a copy of the checkout in ``work``.
-
-    ``--no-isolation`` uses this environment's setuptools instead of downloading one, so the build runs offline;
-    ``make dist`` builds with isolation. Returns ``(sdist, wheel)``.
-    """
-    source = copy_sources(work / "src")
-    out = work / "dist"
-    command = [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(source)]
-    result = subprocess.run(command, capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    (sdist,) = out.glob("*.tar.gz")
-    (wheel,) = out.glob("*.whl")
-    return sdist, wheel
-
-
-def clean_environment() -> dict[str, str]:
-    """This process's environment without what could let a child import from the checkout."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
-    env["PYTHONNOUSERSITE"] = "1"
-    return env
-
-
-def venv_site_packages(venv_dir: Path) -> Path:
-    """The site-packages folder of the virtual environment ``venv_dir``."""
-    out = subprocess.run(
-        [str(venv_dir / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True, env=clean_environment(),
-    )
-    return Path(out.stdout.strip())
-
-
 @pytest.fixture(scope="module")
-def distributions(tmp_path_factory):
+def distributions(tmp_path_factory, build_distributions):
     return build_distributions(tmp_path_factory.mktemp("dist"))
 
 
@@ -144,7 +95,8 @@ def test_sdist_contents(distributions):
     assert module_files(ROOT) <= names, sorted(module_files(ROOT) - names)
 
 
-def test_wheel_works_in_a_fresh_virtual_environment(distributions, tmp_path):
+def test_wheel_works_in_a_fresh_virtual_environment(distributions, tmp_path, clean_environment,
+                                                     venv_site_packages):
     _, wheel = distributions
     env_dir = tmp_path / "env"
     venv.EnvBuilder(with_pip=False).create(env_dir)
@@ -283,7 +235,7 @@ def test_citation_cff():
 
 
 @pytest.mark.slow
-def test_citation_cff_validates_with_cffconvert(tmp_path):
+def test_citation_cff_validates_with_cffconvert(tmp_path, clean_environment):
     """cffconvert (the Citation File Format's own validator, against the 1.2.0 JSON schema) in its own environment:
     it pins an older jsonschema than the documentation tools use. Needs PyPI."""
     env_dir = tmp_path / "env"

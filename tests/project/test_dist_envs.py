@@ -19,8 +19,8 @@ import venv
 from pathlib import Path
 
 import pytest
-from test_dist import ROOT, build_distributions, clean_environment, venv_site_packages
 
+ROOT = Path(__file__).resolve().parents[2]
 #: the test modules that need only the base install (curteach_teaching's NumPy-only modules are in the wheel too)
 ENV_TEST_MODULES = (
     "tests/envs/test_envs.py",
@@ -59,7 +59,7 @@ def test_env_tests_import_without_the_teaching_stack():
 
 
 @pytest.fixture(scope="module")
-def gymnasium_1_env(tmp_path_factory):
+def gymnasium_1_env(tmp_path_factory, build_distributions, clean_environment, venv_site_packages):
     """A fresh virtual environment with the wheel, its dependencies from PyPI, the newest Gymnasium 1.x, pytest
     and hypothesis: ``(python, site_packages)``."""
     work = tmp_path_factory.mktemp("gym1")
@@ -73,14 +73,21 @@ def gymnasium_1_env(tmp_path_factory):
     return python, venv_site_packages(env_dir)
 
 
-def run_in(python: str, code: str, cwd: Path) -> str:
-    result = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=cwd, env=clean_environment())
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return result.stdout.strip().splitlines()[-1]
+@pytest.fixture
+def run_in(clean_environment):
+    """``run_in(python, code, cwd)``: the last line ``code`` prints, run by ``python`` outside the checkout."""
+
+    def run(python: str, code: str, cwd: Path) -> str:
+        result = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=cwd,
+                                env=clean_environment())
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        return result.stdout.strip().splitlines()[-1]
+
+    return run
 
 
 @pytest.mark.slow
-def test_the_environment_has_gymnasium_1_and_no_teaching_stack(gymnasium_1_env, tmp_path):
+def test_the_environment_has_gymnasium_1_and_no_teaching_stack(gymnasium_1_env, tmp_path, run_in):
     python, site = gymnasium_1_env
     code = f"""
 import importlib.util, json
@@ -106,7 +113,7 @@ print(json.dumps({{
     ],
     ids=["module-prefix", "import-first"],
 )
-def test_the_forms_that_work_on_both_gymnasium_lines(gymnasium_1_env, tmp_path, code):
+def test_the_forms_that_work_on_both_gymnasium_lines(gymnasium_1_env, tmp_path, code, run_in):
     """In a fresh interpreter each time: Gymnasium 1.x loads no ``gymnasium.envs`` entry points, so ``gym.make``
     needs the ``curteach_envs:`` prefix or ``import curteach_envs`` first; then ``check_env``, a seeded episode and
     the tabular export."""
@@ -134,7 +141,7 @@ SMALL_DATASETS = (("shortest_path", {"train": 2, "val": 1}), ("tsp", {"train": 4
 
 
 @pytest.mark.slow
-def test_navigation_datasets_on_gymnasium_1(gymnasium_1_env, tmp_path):
+def test_navigation_datasets_on_gymnasium_1(gymnasium_1_env, tmp_path, run_in, clean_environment):
     """Generate, save and load (replaying every demonstration) a small dataset of each kind: the same statistics as
     the same seed gives here, on Gymnasium 0.29; then the ``curteach`` command of the base install reads one."""
     from curteach_envs.navigation.generate import generate_dataset
@@ -162,7 +169,7 @@ print(json.dumps(found))
 
 
 @pytest.mark.slow
-def test_the_environment_tests_pass_on_gymnasium_1(gymnasium_1_env, tmp_path):
+def test_the_environment_tests_pass_on_gymnasium_1(gymnasium_1_env, tmp_path, clean_environment):
     python, site = gymnasium_1_env
     # curteach_envs imported before pytest starts: every test module gets the wheel's copy, never the checkout's
     code = (

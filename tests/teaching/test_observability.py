@@ -3,24 +3,17 @@
 import numpy as np
 import pytest
 
-from curteach_envs import CarTeachEnv
-from curteach_teaching.demonstrations import occupancy_per_start
 from curteach_teaching.experiments.car.irl import CarIRLExperiment
 from curteach_teaching.learners import MaxEntIRLLearner
-from curteach_teaching.planning import hard_value_iteration
 from curteach_teaching.sweeps.sweep import run_seed_sequence
 from curteach_teaching.teaching.observability import ProbedPolicyView, parse_observability
 
-
-@pytest.fixture(scope="module")
-def car():
-    mdp = CarTeachEnv(layout_seed=1).tabular()
-    expert_rho = occupancy_per_start(mdp, hard_value_iteration(mdp).policy)
-    return mdp, expert_rho
+LAYOUT_SEED = 1  # the road these tests observe on: car_road(LAYOUT_SEED)
 
 
-def test_exact_view_refreshes_every_b_steps(car):
-    mdp, expert_rho = car
+def test_exact_view_refreshes_every_b_steps(car_road):
+    road = car_road(LAYOUT_SEED)
+    mdp, expert_rho = road.mdp, road.expert_rho
     learner = MaxEntIRLLearner(mdp, learning_rate=0.17)
     view = ProbedPolicyView(learner, refresh_every=3, probes_per_state=None)
     seen = []
@@ -36,8 +29,8 @@ def test_exact_view_refreshes_every_b_steps(car):
     assert not np.array_equal(seen[2], learner.log_policy)
 
 
-def test_finite_probes_smoothing_and_seed(car):
-    mdp, _ = car
+def test_finite_probes_smoothing_and_seed(car_road):
+    mdp = car_road(LAYOUT_SEED).mdp
     learner = MaxEntIRLLearner(mdp)
     k, alpha = 20, 0.5
     a = ProbedPolicyView(learner, 1, k, np.random.default_rng(3), smoothing=alpha)

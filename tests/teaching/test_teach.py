@@ -3,9 +3,6 @@
 import numpy as np
 import pytest
 
-from curteach_envs import CarTeachEnv
-from curteach_teaching import hard_value_iteration, sample_demonstrations
-from curteach_teaching.demonstrations import occupancy_per_start
 from curteach_teaching.learners import MaxEntIRLLearner
 from curteach_teaching.learners.divergence import LearnerDiverged
 from curteach_teaching.planning import expected_return
@@ -13,13 +10,7 @@ from curteach_teaching.teaching.loop import Learner, LessonBook, teach
 from curteach_teaching.teaching.observability import ProbedPolicyView
 from curteach_teaching.teaching.teachers import AgnosticTeacher, CurriculumTeacher
 
-
-@pytest.fixture(scope="module")
-def car():
-    mdp = CarTeachEnv(layout_seed=2).tabular()
-    expert = hard_value_iteration(mdp)
-    pool = sample_demonstrations(mdp, expert.policy, np.random.default_rng(0))
-    return mdp, expert, pool, occupancy_per_start(mdp, expert.policy)
+LAYOUT_SEED = 2  # the road these tests teach on: car_road(LAYOUT_SEED)
 
 
 class TabularSoftmax:
@@ -44,8 +35,9 @@ class TabularSoftmax:
         self.logits += self.rate * gradient / states.size
 
 
-def test_lesson_book(car):
-    mdp, _, pool, rho = car
+def test_lesson_book(car_road):
+    road = car_road(LAYOUT_SEED)
+    pool, rho = road.pool, road.expert_rho
     book = LessonBook(pool, rho)
     k = 7
     lesson = book(int(pool.start_states[k]))
@@ -60,8 +52,9 @@ def test_lesson_book(car):
         LessonBook(pool, rho[:3])
 
 
-def test_teach_equals_the_hand_written_loop(car):
-    mdp, expert, pool, rho = car
+def test_teach_equals_the_hand_written_loop(car_road):
+    road = car_road(LAYOUT_SEED)
+    mdp, expert, pool, rho = road.mdp, road.expert, road.pool, road.expert_rho
     base = MaxEntIRLLearner(mdp, learning_rate=0.1)
     teachers = {"Cur": CurriculumTeacher(pool, expert.log_policy),
                 "Agn": AgnosticTeacher(pool.start_states, np.random.default_rng(3))}
@@ -83,8 +76,9 @@ def test_teach_equals_the_hand_written_loop(car):
     assert list(lanes) == ["Cur", "Agn"]
 
 
-def test_a_learner_from_outside_taught_by_cur(car):
-    mdp, expert, pool, _ = car
+def test_a_learner_from_outside_taught_by_cur(car_road):
+    road = car_road(LAYOUT_SEED)
+    mdp, expert, pool = road.mdp, road.expert, road.pool
     learner = TabularSoftmax(mdp.n_states, mdp.n_actions)
     assert isinstance(learner, Learner)
     evaluate = lambda lr: expected_return(mdp, np.exp(lr.action_log_probabilities()))  # noqa: E731
@@ -97,8 +91,9 @@ def test_a_learner_from_outside_taught_by_cur(car):
     assert len(set(learner.lessons)) > 5
 
 
-def test_views_are_told_the_step(car):
-    mdp, expert, pool, rho = car
+def test_views_are_told_the_step(car_road):
+    road = car_road(LAYOUT_SEED)
+    mdp, expert, pool, rho = road.mdp, road.expert, road.pool, road.expert_rho
     learner = MaxEntIRLLearner(mdp, learning_rate=0.1)
     view = ProbedPolicyView(learner, 3, None)
     teach({"Cur": CurriculumTeacher(pool, expert.log_policy)}, {"Cur": learner}, 7, views={"Cur": view},
@@ -113,8 +108,9 @@ class Exploding(TabularSoftmax):
         super().learn(lesson)
 
 
-def test_a_diverging_lane_stops_learning_and_goes_on_being_evaluated(car):
-    mdp, expert, pool, _ = car
+def test_a_diverging_lane_stops_learning_and_goes_on_being_evaluated(car_road):
+    road = car_road(LAYOUT_SEED)
+    mdp, expert, pool = road.mdp, road.expert, road.pool
     learner = Exploding(mdp.n_states, mdp.n_actions)
     calls = []
     lanes = teach({"Cur": CurriculumTeacher(pool, expert.log_policy)}, {"Cur": learner}, 5, lessons=LessonBook(pool),
@@ -130,8 +126,9 @@ def test_a_diverging_lane_stops_learning_and_goes_on_being_evaluated(car):
     assert fresh.lessons == [] and lanes["Cur"].diverged_at == 0
 
 
-def test_learn_many_replaces_the_per_lane_updates(car):
-    mdp, expert, pool, _ = car
+def test_learn_many_replaces_the_per_lane_updates(car_road):
+    road = car_road(LAYOUT_SEED)
+    mdp, expert, pool = road.mdp, road.expert, road.pool
     seen = []
 
     def learn_many(learners, lessons):
@@ -145,8 +142,9 @@ def test_learn_many_replaces_the_per_lane_updates(car):
     assert lanes["B"].diverged_at == 1 and lanes["A"].diverged_at is None
 
 
-def test_bad_arguments(car):
-    mdp, expert, pool, _ = car
+def test_bad_arguments(car_road):
+    road = car_road(LAYOUT_SEED)
+    expert, pool = road.expert, road.pool
     teachers = {"Cur": CurriculumTeacher(pool, expert.log_policy)}
     with pytest.raises(ValueError, match="learners must have the teachers' names"):
         teach(teachers, {"X": None}, 1, lessons=LessonBook(pool), evaluate=float)
@@ -156,7 +154,8 @@ def test_bad_arguments(car):
         teach(teachers, {"Cur": None}, -1, lessons=LessonBook(pool), evaluate=float)
 
 
-def test_maxent_irl_needs_the_occupancy(car):
-    mdp, _, pool, _ = car
+def test_maxent_irl_needs_the_occupancy(car_road):
+    road = car_road(LAYOUT_SEED)
+    mdp, pool = road.mdp, road.pool
     with pytest.raises(ValueError, match="occupancy measure"):
         MaxEntIRLLearner(mdp).learn(LessonBook(pool)(int(pool.start_states[0])))
