@@ -1,11 +1,11 @@
 """Shared fixtures.
 
 The tests are grouped like the packages (``envs/``, ``bases/``, ``learners/``, ``teaching/``, ``curriculum/``,
-``sweeps/``, ``experiments/``, ``commands/``, ``project/``), in folders without ``__init__.py``, under pytest's
-default import mode (``prepend``). That is the simplest layout: no setting, no test packages; each test module is
-imported by its basename, so basenames stay unique across the folders (pytest refuses a duplicate at collection). A
-fixture used by one group lives in that folder's ``conftest.py``; one used across groups lives here. A test module
-never imports another: what two modules share is a fixture.
+``datasets/``, ``sweeps/``, ``experiments/``, ``commands/``, ``project/``), in folders without ``__init__.py``,
+under pytest's default import mode (``prepend``). That is the simplest layout: no setting, no test packages; each
+test module is imported by its basename, so basenames stay unique across the folders (pytest refuses a duplicate at
+collection). A fixture used by one group lives in that folder's ``conftest.py``; one used across groups lives here.
+A test module never imports another (``project/test_test_modules.py`` checks): what two modules share is a fixture.
 
 This file is also loaded when the environment tests run without the teaching stack (``project/test_dist_envs.py``):
 it imports ``curteach_teaching`` only inside fixtures.
