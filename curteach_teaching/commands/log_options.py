@@ -14,8 +14,8 @@ from pathlib import Path
 
 __all__ = ["add_log_arguments", "check_log_flags", "run_logger"]
 
-# tracking.FORMATS and DEFAULT_FORMATS (tests/test_tracking_cli.py checks they agree), written out so that building
-# the parser imports no experiment
+# tracking.FORMATS and DEFAULT_FORMATS (tests/commands/test_tracking_cli.py checks they agree), written out so that
+# building the parser imports no experiment
 _FORMATS = ("stdout", "log", "json", "csv", "tensorboard", "wandb")
 _DEFAULT_FORMATS = ("csv", "tensorboard")
 
