@@ -42,7 +42,7 @@ DIST_SOURCES = ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "CITAT
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 VERSION = PYPROJECT["project"]["version"]
 #: the packages that only the ``teaching`` extra brings; the base install must not ask for them
-TEACHING_ONLY = ("torch", "stable-baselines3", "imitation", "matplotlib")
+TEACHING_ONLY = ("torch", "stable-baselines3", "matplotlib", "seals")
 
 
 def copy_sources(target: Path) -> Path:
@@ -129,6 +129,9 @@ def test_wheel_contents(distributions):
     for name in TEACHING_ONLY:
         assert any(r.startswith(name) for r in teaching), (name, teaching)
     assert "teaching" in metadata.get_all("Provides-Extra")
+    # imitation's pins would hold Gymnasium at 0.29: only the classic extra asks for it (docs/installation.md)
+    assert not any(r.startswith("imitation") for r in teaching), teaching
+    assert 'imitation==1.0.1; extra == "classic"' in metadata.get_all("Requires-Dist")
     assert "[gymnasium.envs]\n__root__ = curteach_envs:register_envs" in entry_points
     assert "[console_scripts]\ncurteach = curteach_teaching.cli:main" in entry_points
 
