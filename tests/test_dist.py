@@ -167,7 +167,8 @@ def test_wheel_works_in_a_fresh_virtual_environment(distributions, tmp_path):
     code = """
 import importlib.metadata, importlib.resources, json
 import gymnasium as gym
-env = gym.make("CarTeach-v0")  # Gymnasium 0.29 registers the id through the package's entry point
+# Gymnasium 0.29 registers the bare id through the package's entry point; 1.x loads none (the module form)
+env = gym.make("CarTeach-v0" if gym.__version__.startswith("0.") else "curteach_envs:CarTeach-v0")
 observation, _ = env.reset(seed=0)
 import curteach_envs, curteach_teaching
 packages = ("curteach_envs", "curteach_teaching")
