@@ -6,8 +6,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
-
 # Makes every import of imitation fail, as in an environment where it is not installed.
 BLOCKER = """
 import importlib.abc, sys
@@ -26,9 +24,11 @@ def run_blocked(code: str, tmp_path) -> subprocess.CompletedProcess:
                           timeout=600)
 
 
-def run_command(args: list[str], tmp_path) -> subprocess.CompletedProcess:
-    code = (f"from curteach_teaching.cli import main\nrc = main({args!r})\n"
-            "assert 'imitation' not in sys.modules, 'imitation was imported'\nsys.exit(rc)\n")
+def run_commands(commands: list[list[str]], tmp_path) -> subprocess.CompletedProcess:
+    """Run each ``curteach`` command in one interpreter with imitation blocked (one start-up for all); print each
+    exit code on a line of its own."""
+    code = (f"from curteach_teaching.cli import main\nfor args in {commands!r}:\n    print('exit', main(args))\n"
+            "assert 'imitation' not in sys.modules, 'imitation was imported'\n")
     return run_blocked(code, tmp_path)
 
 
@@ -55,28 +55,35 @@ print('taught')
     assert done.stdout.strip() == "taught"
 
 
-@pytest.mark.parametrize("args", [
-    ["car-irl", *QUICK, "--steps", "3", "--no-figures"],
-    ["teach", "--env", "FrozenLake-v1", "--learner", "bc", "--teachers", "Agn,Cur", "--steps", "3", *QUICK,
-     "--no-figures"],
-    ["teach", "--env", "FrozenLake-v1", "--teachers", "Agn,Omn,Cur", "--steps", "3", *QUICK, "--no-figures"],
-    ["car-irl-theorem2", *QUICK, "--steps", "3"],
-    ["car-monotonicity", "--mdp", "random", "--gamma", "1", "--checkpoints", "0,2", *QUICK],
-], ids=["car-irl", "teach-bc", "teach-maxent-irl", "theorem2", "monotonicity"])
-def test_commands_that_do_not_need_imitation_run(args, tmp_path):
-    done = run_command([*args, "--out", str(tmp_path / "out")], tmp_path)
+#: the commands that do not need imitation, each small
+WITHOUT_IMITATION = {
+    "car-irl": ["car-irl", *QUICK, "--steps", "3", "--no-figures"],
+    "teach-bc": ["teach", "--env", "FrozenLake-v1", "--learner", "bc", "--teachers", "Agn,Cur", "--steps", "3", *QUICK,
+                 "--no-figures"],
+    "teach-maxent-irl": ["teach", "--env", "FrozenLake-v1", "--teachers", "Agn,Omn,Cur", "--steps", "3", *QUICK,
+                         "--no-figures"],
+    "theorem2": ["car-irl-theorem2", *QUICK, "--steps", "3"],
+    "monotonicity": ["car-monotonicity", "--mdp", "random", "--gamma", "1", "--checkpoints", "0,2", *QUICK],
+}
+
+
+def test_commands_that_do_not_need_imitation_run(tmp_path):
+    commands = [[*args, "--out", str(tmp_path / name)] for name, args in WITHOUT_IMITATION.items()]
+    done = run_commands(commands, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert [line for line in done.stdout.splitlines() if line.startswith("exit ")] == ["exit 0"] * len(commands), \
+        done.stdout[-3000:] + done.stderr[-3000:]
+    assert all((tmp_path / name / "summary.csv").is_file() for name in WITHOUT_IMITATION)
 
 
-@pytest.mark.parametrize("args", [
-    ["car-bc", *QUICK, "--steps", "2", "--no-figures"],
-    ["car-trainers", *QUICK, "--trainers", "mce-irl", "--no-figures"],
-])
-def test_commands_that_need_imitation_say_so_in_one_line(args, tmp_path):
-    done = run_command([*args, "--out", str(tmp_path / "out")], tmp_path)
-    assert done.returncode == 2
+def test_commands_that_need_imitation_say_so_in_one_line(tmp_path):
+    commands = [["car-bc", *QUICK, "--steps", "2", "--no-figures", "--out", str(tmp_path / "bc")],
+                ["car-trainers", *QUICK, "--trainers", "mce-irl", "--no-figures", "--out", str(tmp_path / "trainers")]]
+    done = run_commands(commands, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [line for line in done.stdout.splitlines() if line.startswith("exit ")] == ["exit 2", "exit 2"]
     assert done.stderr.strip().splitlines() == [
         f"curteach {args[0]}: error: this command needs imitation, which is not installed; install it with pip "
         "install --no-deps imitation==1.0.1 (today's stack, after curteach[teaching]) or pip install "
-        "'curteach[teaching,classic]' (imitation's own pins)"
+        "'curteach[teaching,classic]' (imitation's own pins)" for args in commands
     ]
