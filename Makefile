@@ -1,20 +1,41 @@
-# Two entry points for a fresh machine: `make demo` and `make test`. Both create or reuse .venv.
+# Two entry points for a fresh machine: `make demo` and `make test`. Both create or reuse .venv, on today's stack
+# (the newest Gymnasium 1.x and Stable-Baselines3 2.x, locked in constraints/today.txt); `make test-classic` tests
+# imitation's own stack (Gymnasium 0.29.1, Stable-Baselines3 2.2.1) in .venv-classic. docs/installation.md says why.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.curteach-installed
+CLASSIC_VENV ?= .venv-classic
+CLASSIC_PY := $(CLASSIC_VENV)/bin/python
+CLASSIC_STAMP := $(CLASSIC_VENV)/.curteach-installed
 DEMO_OUT ?= results/demo
+# the extras both stacks install besides `teaching` (and `classic` on imitation's stack)
+EXTRAS := datasets,test,docs,ray,tensorboard
 
-.PHONY: install demo test test-slow test-envs-gym1 bench lint docs dist clean
+.PHONY: install install-classic demo test test-classic test-slow test-envs-gym1 bench lint docs dist lock clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints/today.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# The CPU build of torch must come first: a bare torch requirement would pull CUDA wheels.
-	$(PY) -m pip install -q torch==2.13.0
-	# teaching: torch, SB3, imitation and matplotlib (the base install is the environments alone; docs/installation.md)
-	$(PY) -m pip install -q -e ".[teaching,test,docs,ray,tensorboard]"
+	$(PY) -m pip install -q -c constraints/today.txt torch==2.13.0
+	# imitation out first: pip would print its stale pins as a conflict while it upgrades what they name
+	$(PY) -m pip uninstall -q -y imitation 2>/dev/null || true
+	# teaching: torch, SB3, matplotlib and what imitation's modules need (the base install is the environments alone)
+	$(PY) -m pip install -q -c constraints/today.txt -e ".[teaching,$(EXTRAS)]"
+	# imitation 1.0.1 last and without its dependencies: it pins gymnasium~=0.29 and stable-baselines3~=2.2.1
+	$(PY) -m pip install -q --no-deps -c constraints/today.txt imitation==1.0.1
 	touch $(STAMP)
+
+$(CLASSIC_STAMP): pyproject.toml constraints/classic.txt
+	test -x $(CLASSIC_PY) || $(PYTHON) -m venv $(CLASSIC_VENV)
+	$(CLASSIC_PY) -m pip install -q --upgrade pip
+	$(CLASSIC_PY) -m pip install -q -c constraints/classic.txt torch==2.13.0
+	# classic: imitation 1.0.1 with its own pins and dependencies
+	$(CLASSIC_PY) -m pip install -q -c constraints/classic.txt -e ".[teaching,classic,$(EXTRAS)]"
+	touch $(CLASSIC_STAMP)
+
+install-classic: $(CLASSIC_STAMP)
 
 install: $(STAMP)
 
@@ -30,6 +51,10 @@ demo: install
 test: install
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -n 2 -q
+
+# The whole default suite on imitation's own stack, in its own virtual environment
+test-classic: install-classic
+	$(CLASSIC_PY) -m pytest -n 2 -q
 
 test-slow: install
 	$(PY) -m pytest -n 2 -q -m slow
@@ -55,5 +80,10 @@ dist: install
 	$(PY) -m build --outdir dist .
 	$(VENV)/bin/twine check --strict dist/*
 
+# Re-resolves both stacks from PyPI (the newest releases) into constraints/, each in a scratch virtual environment;
+# review the diff, then make install and make test-classic.
+lock:
+	$(PYTHON) constraints/lock.py
+
 clean:
-	rm -rf $(VENV) results site .pytest_cache dist build
+	rm -rf $(VENV) $(CLASSIC_VENV) results site .pytest_cache dist build

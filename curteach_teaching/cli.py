@@ -30,7 +30,11 @@ _COMMAND_MODULES = (
 
 
 #: what the teaching extra installs: a command that needs it names the extra instead of a traceback
-_TEACHING_STACK = frozenset({"torch", "imitation", "stable_baselines3", "seals", "matplotlib"})
+_TEACHING_STACK = frozenset({"torch", "stable_baselines3", "seals", "matplotlib", "threadpoolctl", "datasets",
+                             "jsonpickle", "tensorboard"})
+#: imitation is not in the extra (its pins would hold Gymnasium at 0.29): the two ways to add it (docs/installation.md)
+_IMITATION_HINT = ("install it with pip install --no-deps imitation==1.0.1 (today's stack, after curteach[teaching]) "
+                   "or pip install 'curteach[teaching,classic]' (imitation's own pins)")
 
 
 def _version() -> str:
@@ -71,7 +75,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"curteach {args.command}: error: {error}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as error:
-        if (error.name or "").split(".")[0] not in _TEACHING_STACK:
+        missing = (error.name or "").split(".")[0]
+        if missing == "imitation":
+            print(f"curteach {args.command}: error: this command needs imitation, which is not installed; "
+                  f"{_IMITATION_HINT}", file=sys.stderr)
+            return 2
+        if missing not in _TEACHING_STACK:
             raise
         print(f"curteach {args.command}: error: this command needs the teaching layer ({error.name} is not installed); "
               "install it with pip install 'curteach[teaching]'", file=sys.stderr)

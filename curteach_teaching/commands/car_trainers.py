@@ -65,6 +65,8 @@ def run_car_trainers(args: argparse.Namespace) -> int:
     init_types = car_init(args)
     check_sweep_flags(args)
     out = output_folder(args, f"results/car-trainers-{args.init}-{args.scale}")
+    import imitation  # noqa: F401  (the built-in trainers are imitation's: without it, one line before any run)
+
     from curteach_teaching.experiments.car.trainers import CarTrainersExperiment
     from curteach_teaching.experiments.car.trainers_report import CarTrainersReport
 

@@ -4,5 +4,5 @@ pip install ./examples/plugins
 curteach car-irl --init T0 --runs 2 --steps 10 --teachers Agn,Cur,Cur-eps --out results/plugin-car-irl-ep
 curteach car-trainers --trainers bc,mlp-bc --curricula Agn,Cur-2T --scale small --runs 2 \
     --out results/plugin-car-trainers-ep
-curteach teach --env CliffWalking-v0 --runs 2 --steps 10 --learning-rate 0.3 --teachers Agn,Cur,Cur-eps \
+curteach teach --env FrozenLake-v1 --runs 2 --steps 10 --learning-rate 0.3 --teachers Agn,Cur,Cur-eps \
     --learner recency --out results/plugin-teach-ep

@@ -8,6 +8,7 @@ import numpy as np
 import seals  # noqa: F401  (registers the seals/ environments)
 
 from curteach_envs import TabularMDP
+from curteach_envs.gymnasium_ids import registered_id  # Gymnasium 1.x renamed CliffWalking-v0 and Taxi-v3
 from curteach_teaching.planning import hard_value_iteration
 
 # Gymnasium: any environment whose unwrapped has a transition table P. A terminating transition goes to one added
@@ -22,7 +23,7 @@ coordinates = np.stack([rows / 7, cols / 7, np.ones(64)], axis=1)  # (64, 3)
 lake_xy = TabularMDP.from_gymnasium(gym.make("FrozenLake-v1", map_name="8x8"), gamma=0.95, features=coordinates)
 print("own features:", lake_xy.features.shape)
 
-cliff = TabularMDP.from_gymnasium(gym.make("CliffWalking-v0"), gamma=0.9)
+cliff = TabularMDP.from_gymnasium(gym.make(registered_id("CliffWalking-v0")), gamma=0.9)  # -v1 on Gymnasium 1.x
 print(f"CliffWalking: {cliff.n_states} states; the expert's value at the start "
       f"{hard_value_iteration(cliff).values[36]:.3f}")  # 13 steps of -1 at gamma 0.9
 
@@ -43,7 +44,7 @@ print("chain: optimal values", np.round(hard_value_iteration(chain).values, 3).t
 
 # Taxi's reward depends on the action (pick-up, drop-off): it is kept as (S, A); every planner and teacher takes it,
 # except BBox, which scores starts by a state reward.
-taxi = TabularMDP.from_gymnasium(gym.make("Taxi-v3"), gamma=0.9)
+taxi = TabularMDP.from_gymnasium(gym.make(registered_id("Taxi-v3")), gamma=0.9)  # Taxi-v4 from Gymnasium 1.3
 print(f"Taxi: {taxi.n_states} states, reward {taxi.reward.shape}")
 
 # What cannot be exported says so.

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from curteach_envs import TabularMDP
+from curteach_envs.gymnasium_ids import registered_id
 from curteach_teaching import expected_return, hard_value_iteration
 
 # Gymnasium 1.x renamed these two toy-text ids (the tables are read the same way); tests/project/test_dist_envs.py runs
 # this module on the newest 1.x
-GYMNASIUM_1 = int(gym.__version__.split(".")[0]) >= 1
-CLIFF_WALKING = "CliffWalking-v1" if GYMNASIUM_1 else "CliffWalking-v0"
-TAXI = "Taxi-v4" if GYMNASIUM_1 else "Taxi-v3"
+CLIFF_WALKING = registered_id("CliffWalking-v0")
+TAXI = registered_id("Taxi-v3")
 
 
 def table_values(env, gamma: float, sweeps: int = 3000) -> np.ndarray:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from curteach_envs import CarTeachEnv, TabularMDP
+from curteach_envs.gymnasium_ids import registered_id
 from curteach_teaching.demonstrations import occupancy_per_start
 from curteach_teaching.experiments.tabular.experiment import EnvTeachingExperiment, exact_return, teaching_starts
 from curteach_teaching.learners import MaxEntIRLLearner
@@ -62,7 +63,7 @@ def test_softmax_bc_step_by_hand():
 
 
 def test_exact_return_and_teaching_starts():
-    mdp = TabularMDP.from_gymnasium(gym.make("CliffWalking-v0"), gamma=0.9)
+    mdp = TabularMDP.from_gymnasium(gym.make(registered_id("CliffWalking-v0")), gamma=0.9)
     policy = np.full((mdp.n_states, mdp.n_actions), 0.25)
     assert exact_return(mdp)(policy) == pytest.approx(expected_return(mdp, policy), rel=1e-9)
     starts = teaching_starts(mdp)
@@ -70,7 +71,8 @@ def test_exact_return_and_teaching_starts():
 
 
 def test_experiment_runs_and_plugins_are_seeded_by_name():
-    experiment = EnvTeachingExperiment(env_id="CliffWalking-v0", teachers=("Cur", "Agn", "Omn"), steps=15)
+    experiment = EnvTeachingExperiment(env_id=registered_id("CliffWalking-v0"), teachers=("Cur", "Agn", "Omn"),
+                                       steps=15)
     assert experiment.teachers == ("Agn", "Omn", "Cur")
     result = experiment.run(0, run_seed_sequence(0, 0))
     assert list(result.curves) == ["Agn", "Omn", "Cur"]
@@ -89,7 +91,7 @@ def test_bad_settings():
     with pytest.raises(ValueError, match=r"built-in teachers .*; got \['Scot'\]"):
         EnvTeachingExperiment(teachers=("Agn", "Scot"))
     with pytest.raises(ValueError, match="reward depends on the action"):
-        EnvTeachingExperiment(env_id="Taxi-v3", teachers=("Agn", "BBox")).check_environment()
+        EnvTeachingExperiment(env_id=registered_id("Taxi-v3"), teachers=("Agn", "BBox")).check_environment()
     with pytest.raises(ValueError, match="CartPole-v1 has no transition table"):
         EnvTeachingExperiment(env_id="CartPole-v1").check_environment()
     with pytest.raises(ValueError, match="cannot make environment 'NoSuchEnv-v9'"):
@@ -133,5 +135,5 @@ def test_command_with_a_plugin_learner(tmp_path):
     assert all(r["n"] == "2" and np.isfinite(float(r["mean"])) for r in rows)
     again = run_cli(["--learner", "mylearners:Counting", "--teachers", "Agn,Cur", *common], env)
     assert "0 computed, 2 reused" in again.stdout
-    bad = run_cli(["--env", "Taxi-v3", "--teachers", "BBox", "--out", str(tmp_path / "bad")], env)
+    bad = run_cli(["--env", registered_id("Taxi-v3"), "--teachers", "BBox", "--out", str(tmp_path / "bad")], env)
     assert bad.returncode == 2 and "depends on the action" in bad.stderr and not (tmp_path / "bad").exists()

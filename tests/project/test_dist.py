@@ -37,7 +37,7 @@ PACKAGES = ("curteach_envs", "curteach_teaching")
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 VERSION = PYPROJECT["project"]["version"]
 #: the packages that only the ``teaching`` extra brings; the base install must not ask for them
-TEACHING_ONLY = ("torch", "stable-baselines3", "imitation", "matplotlib")
+TEACHING_ONLY = ("torch", "stable-baselines3", "matplotlib", "seals")
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +80,9 @@ def test_wheel_contents(distributions):
     for name in TEACHING_ONLY:
         assert any(r.startswith(name) for r in teaching), (name, teaching)
     assert "teaching" in metadata.get_all("Provides-Extra")
+    # imitation's pins would hold Gymnasium at 0.29: only the classic extra asks for it (docs/installation.md)
+    assert not any(r.startswith("imitation") for r in teaching), teaching
+    assert 'imitation==1.0.1; extra == "classic"' in metadata.get_all("Requires-Dist")
     assert "[gymnasium.envs]\n__root__ = curteach_envs:register_envs" in entry_points
     assert "[console_scripts]\ncurteach = curteach_teaching.cli:main" in entry_points
 
@@ -116,7 +119,8 @@ def test_wheel_works_in_a_fresh_virtual_environment(distributions, tmp_path, cle
     code = """
 import importlib.metadata, importlib.resources, json
 import gymnasium as gym
-env = gym.make("CarTeach-v0")  # Gymnasium 0.29 registers the id through the package's entry point
+# Gymnasium 0.29 registers the bare id through the package's entry point; 1.x loads none (the module form)
+env = gym.make("CarTeach-v0" if gym.__version__.startswith("0.") else "curteach_envs:CarTeach-v0")
 observation, _ = env.reset(seed=0)
 import curteach_envs, curteach_teaching
 packages = ("curteach_envs", "curteach_teaching")

@@ -215,7 +215,7 @@ class CarTrainersExperiment:
         trainer, curriculum = split_cell(cell)
         setup = self.setup(seed_sequence)
         trainer_seed = seed_sequence.spawn(1)[0]
-        from threadpoolctl import threadpool_limits  # installed with imitation (via scikit-learn)
+        from threadpoolctl import threadpool_limits  # in the teaching extra
 
         # one BLAS thread: MCE-IRL's occupancy products are ~15x slower with OpenBLAS's threads on a loaded machine
         with warnings.catch_warnings(), threadpool_limits(limits=1, user_api="blas"):

@@ -45,7 +45,9 @@ def environment_mdp(env_id: str, env_kwargs: dict, gamma: float):
     import gymnasium as gym
 
     from curteach_envs import TabularMDP
+    from curteach_envs.gymnasium_ids import check_registered_id, registered_id
 
+    check_registered_id(env_id)  # e.g. CliffWalking-v0 on Gymnasium 1.x: one line naming CliffWalking-v1
     if env_id.startswith("seals/"):
         import seals  # noqa: F401  (registers the seals/ ids)
     try:
@@ -62,7 +64,8 @@ def environment_mdp(env_id: str, env_kwargs: dict, gamma: float):
     finally:
         env.close()
     raise ValueError(f"{env_id} has no transition table (env.unwrapped.P) and is not a seals tabular model; only "
-                     "such environments have an exact export (e.g. FrozenLake-v1, CliffWalking-v0, Taxi-v3)")
+                     f"such environments have an exact export (e.g. FrozenLake-v1, {registered_id('CliffWalking-v0')}, "
+                     f"{registered_id('Taxi-v3')})")
 
 
 def exact_return(mdp):
