@@ -21,8 +21,8 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
-from test_dist import ROOT, build_distributions, clean_environment
 
+ROOT = Path(__file__).resolve().parents[2]
 INSTALLATION = (ROOT / "docs" / "installation.md").read_text(encoding="utf-8")
 #: imitation 1.0.1's requirements that today's stack leaves out on purpose (its scripts, tracking and model hub)
 LEFT_OUT = ("huggingface-sb3", "optuna", "sacred", "scikit-learn")
@@ -32,6 +32,15 @@ KEY_PINS = {
     "classic": {"imitation": "1.0.1", "torch": "2.13.0", "minari": "0.5.4", "minigrid": "3.2.0",
                 "gymnasium": "0.29.1", "stable-baselines3": "2.2.1"},
 }
+
+
+# the clean environment of tests/project/conftest.py, for the helpers below (set for every test of the module)
+_CLEAN_ENVIRONMENT: list = []
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment_helper(clean_environment):
+    _CLEAN_ENVIRONMENT[:] = [clean_environment]
 
 
 def _normal(name: str) -> str:
@@ -110,7 +119,7 @@ def fresh_python(where: Path) -> str:
 
 
 def run(command: list[str], cwd: Path, timeout: int = 1800) -> str:
-    done = subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=clean_environment(),
+    done = subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=_CLEAN_ENVIRONMENT[0](),
                           timeout=timeout)
     assert done.returncode == 0, " ".join(command) + "\n" + done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout + done.stderr
@@ -142,7 +151,7 @@ def check_stack(python: str, work: Path, gymnasium_major: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
+def wheel(tmp_path_factory, build_distributions) -> Path:
     return build_distributions(tmp_path_factory.mktemp("stack-dist"))[1]
 
 
@@ -155,7 +164,8 @@ def test_the_pip_commands_from_the_wheel(wheel, tmp_path, stack, gymnasium_major
         args = [arg.replace("curteach[", f"{wheel}[") for arg in shlex.split(line)[2:]]
         printed += run([python, "-m", "pip", "install", "-q", *args], tmp_path)
     assert "conflict" not in printed and "ERROR" not in printed, printed[-3000:]
-    checked = subprocess.run([python, "-m", "pip", "check"], capture_output=True, text=True, env=clean_environment())
+    checked = subprocess.run([python, "-m", "pip", "check"], capture_output=True, text=True,
+                             env=_CLEAN_ENVIRONMENT[0]())
     if stack == "today":  # only imitation's own pins and what we leave out of it
         assert all(line.startswith("imitation 1.0.1 ") for line in checked.stdout.strip().splitlines()), checked.stdout
     else:
