@@ -66,6 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:  # a bare `curteach` asks what there is: the help, not an error
+        parser.print_help()
+        return 0
     args = parser.parse_args(argv)
     args.command_line = ["curteach", *argv]  # recorded in report.json
     try:

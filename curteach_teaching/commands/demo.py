@@ -14,7 +14,12 @@ import numpy as np
 
 def add_parser(subparsers) -> None:
     """Register ``curteach demo``."""
-    parser = subparsers.add_parser("demo", help="build a car road, plan the expert, save a picture")
+    parser = subparsers.add_parser(
+        "demo", help="build a car road, plan the expert, save a picture",
+        description="Build one car road (CarTeach-v0) from --layout-seed, plan the expert's optimal policy on its "
+        "exact tabular export and save a picture of the road with the expert's expected return (the first step of "
+        "make demo).",
+    )
     parser.add_argument("--out", type=Path, default=Path("results/demo"), help="output folder")
     parser.add_argument("--layout-seed", type=int, default=0, help="seed of the road layout")
     parser.add_argument("--gamma", type=float, default=0.99, help="discount")

@@ -75,7 +75,8 @@ def add_car_arguments(parser: argparse.ArgumentParser, *, init: str | None, step
     group.add_argument("--steps", type=int, default=steps, help=f"teaching steps per run (default {steps})")
     if teachers is not None:
         group.add_argument("--teachers", default=",".join(teachers),
-                           help=f"comma-separated subset of {','.join(teachers)} (default all)")
+                           help=f"comma-separated subset of {','.join(teachers)}, and plug-ins as module:attr or "
+                           "entry points of curteach.teachers (default all built-ins)")
 
 
 def add_realizable_arguments(parser: argparse.ArgumentParser, *, drawn: str, gamma_note: str = "") -> None:

@@ -35,3 +35,11 @@ def test_other_missing_modules_are_not_disguised():
     ])
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert "raised nosuchthing" in done.stdout, done.stderr
+
+
+def test_a_bare_curteach_prints_the_help(capsys):
+    from curteach_teaching.cli import main
+
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: curteach") and "dataset-bc" in out and "car-irl" in out
