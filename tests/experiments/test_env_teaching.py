@@ -137,3 +137,15 @@ def test_command_with_a_plugin_learner(tmp_path):
     assert "0 computed, 2 reused" in again.stdout
     bad = run_cli(["--env", registered_id("Taxi-v3"), "--teachers", "BBox", "--out", str(tmp_path / "bad")], env)
     assert bad.returncode == 2 and "depends on the action" in bad.stderr and not (tmp_path / "bad").exists()
+
+
+@pytest.mark.parametrize("kwargs, shown", [('{"map_name": "9x9"}', "KeyError: '9x9'"),
+                                           ('{"map_name": 3}', "KeyError: 3")])
+def test_a_bad_value_in_env_kwargs_is_one_line(tmp_path, capsys, kwargs, shown):
+    from curteach_teaching.cli import main
+
+    out = tmp_path / "out"
+    assert main(["teach", "--env", "FrozenLake-v1", "--env-kwargs", kwargs, "--runs", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "refused the arguments" in err and shown in err, err
+    assert not out.exists()

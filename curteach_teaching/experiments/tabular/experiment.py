@@ -56,6 +56,9 @@ def environment_mdp(env_id: str, env_kwargs: dict, gamma: float):
         raise ValueError(f"cannot make environment {env_id!r}: {error}") from None
     except TypeError as error:
         raise ValueError(f"environment {env_id!r} does not take these arguments ({error})") from None
+    except Exception as error:  # an argument the environment refuses: a map name it lacks, a value of a wrong type
+        raise ValueError(f"environment {env_id!r} refused the arguments {env_kwargs} "
+                         f"({type(error).__name__}: {error})") from None
     try:
         if hasattr(env.unwrapped, "P"):
             return TabularMDP.from_gymnasium(env, gamma=gamma)
