@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from curteach_teaching.commands.sweep_options import progress_wanted
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags only ``make-dataset babyai`` reads."""
@@ -30,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("make-dataset babyai needs --levels and --episodes")
     start = time.perf_counter()
     written = write_babyai_datasets(args.out, args.levels, args.episodes, args.seed, noise=args.noise,
-                                    workers=args.workers, progress=False if args.no_progress else None,
+                                    workers=args.workers, progress=progress_wanted(args),
                                     overwrite=args.overwrite)
     elapsed = time.perf_counter() - start
     print(f"wrote {len(written)} Minari datasets ({args.episodes} episodes each, seed {args.seed}, noise "

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from curteach_teaching.commands import babyai_dataset
+from curteach_teaching.commands.sweep_options import progress_wanted
 
 _KIND_NAMES = {"shortest-path": "shortest_path", "tsp": "tsp"}
 
@@ -88,7 +89,7 @@ def run_make(args: argparse.Namespace) -> int:
     with interruption_message(interrupted):
         try:
             dataset = generate_dataset(_KIND_NAMES[args.kind], args.split_sizes, seed=args.seed,
-                                       workers=args.workers, progress=not args.no_progress, chunk_dir=chunks)
+                                       workers=args.workers, progress=progress_wanted(args), chunk_dir=chunks)
         except KeyboardInterrupt:
             from curteach_teaching.sweeps.interrupts import announce
 

@@ -11,6 +11,7 @@ from curteach_teaching.commands.sweep_options import (
     add_sweep_arguments,
     check_sweep_flags,
     output_folder,
+    progress_wanted,
     run_sweep_command,
     sweep_session,
 )
@@ -112,7 +113,7 @@ def _dataset(args, out: Path, kind: str, split_sizes: str) -> tuple:
             print(f"generating the {split_sizes} {kind} dataset (seed {args.dataset_seed}) into {path}")
             sizes = DEMO_SPLIT_SIZES if split_sizes == "demo" else split_sizes
             save_dataset(generate_dataset(kind, sizes, seed=args.dataset_seed, workers=args.workers,
-                                          progress=not getattr(args, "no_progress", False)), path)
+                                          progress=progress_wanted(args)), path)
             dataset = load_dataset(path)
     if dataset.kind != kind:
         raise ValueError(f"dataset {str(path)!r} holds {dataset.kind} tasks, not {kind} (--task)")
@@ -201,7 +202,7 @@ def run_nav(args: argparse.Namespace) -> int:
             teacher_difficulty=args.teacher_difficulty,
             device=device,
             checkpoint_dir=_checkpoint_dir(args, out),
-            progress=not args.no_progress and args.backend != "ray",
+            progress=progress_wanted(args) and args.backend != "ray",
             # Ray workers on other nodes cannot read the driver's disk: the data travel with the experiment
             dataset_bytes=path.read_bytes() if args.backend == "ray" else None,
         )

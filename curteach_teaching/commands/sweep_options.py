@@ -33,6 +33,7 @@ __all__ = [
     "check_sweep_flags",
     "named_as_options",
     "output_folder",
+    "progress_wanted",
     "run_sweep_command",
     "sweep_session",
 ]
@@ -50,6 +51,14 @@ def named_as_options(args: argparse.Namespace):
         if match and hasattr(args, match.group(1)):
             message = "--" + match.group(1).replace("_", "-") + message[match.end(1):]
         raise ValueError(message) from None
+
+
+def progress_wanted(args: argparse.Namespace) -> bool:
+    """Progress bars unless ``--no-progress``, and only on a terminal: a log written to a file gets no redrawn bars
+    (tqdm draws on standard error)."""
+    import sys
+
+    return not getattr(args, "no_progress", False) and sys.stderr.isatty()
 
 
 def output_folder(args: argparse.Namespace, default: str | Path) -> Path:
@@ -172,7 +181,7 @@ def sweep_session(args: argparse.Namespace, out: Path):
     from curteach_teaching.sweeps.sweep import SweepSession
 
     backend = check_sweep_flags(args)
-    return SweepSession(out, args.runs, seed=args.seed, backend=backend, progress=not args.no_progress,
+    return SweepSession(out, args.runs, seed=args.seed, backend=backend, progress=progress_wanted(args),
                         compute=not args.report_only, overwrite=args.overwrite)
 
 

@@ -43,3 +43,21 @@ def test_a_bare_curteach_prints_the_help(capsys):
     assert main([]) == 0
     out = capsys.readouterr().out
     assert out.startswith("usage: curteach") and "dataset-bc" in out and "car-irl" in out
+
+
+def test_progress_bars_only_on_a_terminal(monkeypatch):
+    import argparse
+    import io
+    import sys
+
+    from curteach_teaching.commands.sweep_options import progress_wanted
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # a log file: no bars
+    assert not progress_wanted(argparse.Namespace(no_progress=False))
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    assert progress_wanted(argparse.Namespace(no_progress=False))
+    assert not progress_wanted(argparse.Namespace(no_progress=True))
