@@ -29,7 +29,26 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
-__all__ = ["Registry", "display_name"]
+__all__ = ["PluginError", "Registry", "display_name"]
+
+
+class PluginError(ValueError):
+    """A plug-in (a user's teacher, learner, curriculum, ...) raised while the library called it: the message names
+    the plug-in, the call and the exception in one line; :attr:`details` keeps the plug-in's traceback (a sweep
+    writes it to ``errors.log`` in its output folder).
+
+    Args:
+        message: the one line.
+        details: the formatted traceback of the plug-in's exception.
+    """
+
+    def __init__(self, message: str, details: str = ""):
+        super().__init__(message, details)
+        self.message = message
+        self.details = details
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def display_name(obj: Any, fallback: str) -> str:

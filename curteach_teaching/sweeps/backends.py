@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from curteach_envs._util import check_int
+from curteach_teaching.registry import PluginError
 from curteach_teaching.sweeps.process_pool import WorkerPool
 from curteach_teaching.sweeps.results import RunResult
 
@@ -168,8 +169,9 @@ class SerialBackend(Backend):
 def _labelled(function, experiment, unit: Unit) -> RunResult:
     try:
         return function(experiment, unit)
-    except Exception:
-        print(f"run {unit.index} of cell {unit.cell!r} failed:", file=sys.stderr)
+    except Exception as error:
+        if not isinstance(error, PluginError):  # a plug-in's error is one line and a log file (sweep.py)
+            print(f"run {unit.index} of cell {unit.cell!r} failed:", file=sys.stderr)
         raise
 
 
@@ -230,9 +232,10 @@ class ProcessBackend(Backend):
     With a single unit or ``workers == 1`` the units run in this process instead (as :class:`SerialBackend`): a pool
     would only add start-up time, and the results are the same. A worker that dies while computing a run (``kill
     -9``, the out-of-memory killer) is replaced and the run started again, up to ``max_retries`` times, with the
-    same seed (so with the same result); then :class:`LostRun` is raised. When the driver stops early (Ctrl-C, a
-    failed run), the workers are stopped at once: queued units are dropped and the runs in flight are lost, never
-    half-written. Workers end with the driver even when it is killed.
+    same seed (so with the same result); a run lost that often is given up, the other runs go on and are saved, and
+    :class:`LostRun` is raised once they are done. When the driver stops early (Ctrl-C, a failed run), the workers
+    are stopped at once: queued units are dropped and the runs in flight are lost, never half-written. Workers end
+    with the driver even when it is killed.
     """
 
     name = "processes"
@@ -255,6 +258,7 @@ class ProcessBackend(Backend):
             return
         pool = WorkerPool(n_workers, functools.partial(compute_run, experiment), initializer=enter_worker)
         attempts = dict.fromkeys(units, 1)
+        lost = None
         try:
             for unit in units:
                 pool.submit(unit)
@@ -263,16 +267,21 @@ class ProcessBackend(Backend):
                 if event.died:
                     cause = _exit_cause(event.exit_code)
                     if attempts[unit] > self.max_retries:
-                        raise LostRun(unit, attempts[unit], cause)
+                        # the other runs go on and are saved: a lost run loses nothing but itself
+                        lost = lost or LostRun(unit, attempts[unit], cause)
+                        continue
                     attempts[unit] += 1
                     print(f"run {unit.index} of cell {unit.cell!r}: {cause}; starting it again (attempt "
                           f"{attempts[unit]} of {self.max_retries + 1})", file=sys.stderr)
                     pool.retry(unit)
                     continue
                 if event.error is not None:
-                    print(f"run {unit.index} of cell {unit.cell!r} failed:", file=sys.stderr)
+                    if not isinstance(event.error, PluginError):
+                        print(f"run {unit.index} of cell {unit.cell!r} failed:", file=sys.stderr)
                     raise event.error
                 yield unit, event.result
+            if lost is not None:
+                raise lost
         finally:
             pool.close()
 

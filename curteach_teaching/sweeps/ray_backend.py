@@ -14,6 +14,7 @@ import sys
 import numpy as np
 
 from curteach_envs._util import check_int
+from curteach_teaching.registry import PluginError
 from curteach_teaching.sweeps.backends import (
     Backend,
     LostRun,
@@ -157,8 +158,9 @@ class RayBackend(Backend):
                 try:
                     result = ray.get(ready[0])
                 except ray.exceptions.RayTaskError as error:
-                    print(f"run {unit.index} of cell {unit.cell!r} failed:", file=sys.stderr)
                     cause = getattr(error, "cause", None)
+                    if not isinstance(cause, PluginError):  # a plug-in's error is one line and a log (sweep.py)
+                        print(f"run {unit.index} of cell {unit.cell!r} failed:", file=sys.stderr)
                     if isinstance(cause, BaseException):
                         raise cause from None
                     raise

@@ -27,7 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curteach_envs._util import check_int, counted
+from curteach_envs._util import atomic_write, check_int, counted
+from curteach_teaching.registry import PluginError
 from curteach_teaching.sweeps.backends import (
     Backend,
     LostRun,
@@ -340,6 +341,11 @@ def _run_sweep(session: SweepSession, experiment, cells: tuple) -> SweepResult:
         except LostRun as lost:
             bar.close()
             raise LostRun(lost.unit, lost.attempts, lost.cause, saved=saved()) from None
+        except PluginError as error:  # one line; the plug-in's traceback in a file beside the runs
+            bar.close()
+            log, message, details = out_dir / "errors.log", error.message, error.details
+            atomic_write(log, lambda stream: stream.write(f"{message}\n\n{details}"))
+            raise PluginError(f"{message} (its traceback: {log}; {saved()})", details) from None
         finally:
             bar.close()
     sweep.computed.sort(key=lambda unit: (cells.index(unit[0]), unit[1]))

@@ -18,6 +18,7 @@ and the learner updates on the teacher's demonstration(s) from it. :func:`teach`
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -27,7 +28,7 @@ import numpy as np
 from curteach_envs._util import check_int
 from curteach_teaching.demonstrations import DemonstrationPool
 from curteach_teaching.learners.divergence import LearnerDiverged
-from curteach_teaching.registry import Registry
+from curteach_teaching.registry import PluginError, Registry
 
 __all__ = ["Lesson", "LessonBook", "Learner", "LaneRecord", "LearnerContext", "TeacherContext", "teach", "LEARNERS"]
 
@@ -176,6 +177,18 @@ def _learn_each(learners: Sequence[Any], lessons: Sequence[Lesson]) -> list[int]
     return lost
 
 
+def _select(teacher: Any, name: str, view: Any, step: int) -> Any:
+    """``teacher.select(view, step)``; an exception of the teacher's own is a :class:`PluginError` naming it (its
+    traceback kept for the log), a bug of a plug-in not being one of the loop."""
+    try:
+        return teacher.select(view, step)
+    except (PluginError, LearnerDiverged):
+        raise
+    except Exception as error:
+        raise PluginError(f"teacher {name!r} raised {type(error).__name__} in select at step {step}: {error}",
+                          traceback.format_exc()) from error
+
+
 def _pick(name: str, step: int, state: Any) -> int:
     """A teacher's pick as a state id, or an error naming the teacher (a plug-in's bug is not the loop's)."""
     if isinstance(state, bool) or not isinstance(state, (int, np.integer)):
@@ -251,7 +264,7 @@ def teach(
             view = views[name]
             if hasattr(view, "at_step"):
                 view.at_step(t)
-            chosen[name] = _pick(name, t, teachers[name].select(view, t))
+            chosen[name] = _pick(name, t, _select(teachers[name], name, view, t))
         active = [name for name in names if name not in lost]
         if active:
             failed = update([learners[name] for name in active], [_lesson(lessons, name, t, chosen[name])
