@@ -50,7 +50,9 @@ __all__ = [
     "EpochRecord",
     "EpochSelection",
     "CurriculumSelection",
+    "check_curricula",
     "check_variant",
+    "curriculum_cells",
     "variant_name",
     "check_pacing",
     "needs_learner_difficulty",
@@ -191,6 +193,27 @@ def variant_name(variant) -> str:
         return variant
     name = getattr(variant, "name", None)
     return name if isinstance(name, str) and name else type(variant).__name__
+
+
+def check_curricula(curricula, builtins: tuple) -> tuple:
+    """An experiment's curricula as a tuple of distinct specs with distinct names (a plug-in that does not load
+    fails here).
+
+    Raises:
+        ValueError: none, a spec given twice, or two curricula shown under one name.
+    """
+    curricula = tuple(curricula)
+    if not curricula or len(set(curricula)) != len(curricula):
+        raise ValueError(f"curricula must be distinct names from {list(builtins)} or plug-ins; got {list(curricula)}")
+    names = [variant_name(check_variant(spec)) for spec in curricula]
+    if len(set(names)) != len(names):
+        raise ValueError(f"curricula must have distinct names; got {names}")
+    return curricula
+
+
+def curriculum_cells(curricula) -> dict:
+    """``cell name -> curriculum spec``: one cell per curriculum, named as it (a plug-in by its ``name``)."""
+    return {variant_name(check_variant(spec)): spec for spec in curricula}
 
 
 def check_pacing(pacing: PacingSchedule | None) -> PacingSchedule | None:

@@ -23,7 +23,8 @@ from curteach_envs._util import atomic_write, counted
 from curteach_teaching.sweeps.folders import library_version, remove_stale_outputs
 from curteach_teaching.sweeps.results import RunResult
 
-__all__ = ["Report", "improvement_target", "mean_sem", "read_summary", "strict_json", "summarize", "write_summary"]
+__all__ = ["Report", "improvement_target", "mean_sem", "read_summary", "stack_runs", "strict_json", "summarize",
+           "write_summary"]
 
 #: A subset's rule: which runs it holds (``None``: every run).
 SubsetRule = Callable[[RunResult], bool] | None
@@ -41,6 +42,14 @@ def strict_json(value):
     if isinstance(value, float) and not np.isfinite(value):
         return None
     return value
+
+
+def stack_runs(results: Sequence[RunResult], curve: str, steps: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(K,)`` steps and ``(R, K)`` values of ``curve`` over one cell's runs, cut to the shortest run; the steps are
+    the first run's ``records["batches"][steps]`` (the optimizer steps of a learner's evaluations)."""
+    length = min(len(r.curves[curve]) for r in results)
+    batches = np.asarray(results[0].records["batches"][steps][:length])
+    return batches, np.array([r.curves[curve][:length] for r in results])
 
 
 def improvement_target(baseline_curves: np.ndarray, share: float = 0.9) -> float:

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from curteach_envs._util import check_int
-from curteach_teaching.curriculum.selection import check_variant, variant_name
+from curteach_teaching.curriculum.selection import check_curricula, curriculum_cells
 from curteach_teaching.experiments.dataset_bc.preference import LEARNER_TERMS, SCALES
 from curteach_teaching.names import AGN, CUR, PAPER_CURRICULA
 from curteach_teaching.sweeps.results import RunResult
@@ -96,14 +96,7 @@ class DatasetBCExperiment:
         if not sources or not all(isinstance(s, str) and s for s in sources):
             raise ValueError(f"dataset must name at least one dataset; got {list(sources)}")
         object.__setattr__(self, "sources", sources)
-        curricula = tuple(self.curricula)
-        if not curricula or len(set(curricula)) != len(curricula):
-            raise ValueError(f"curricula must be distinct names from {list(CURRICULA)} or plug-ins; got "
-                             f"{list(curricula)}")
-        names = [variant_name(check_variant(spec)) for spec in curricula]
-        if len(set(names)) != len(names):
-            raise ValueError(f"curricula must have distinct names; got {names}")
-        object.__setattr__(self, "curricula", curricula)
+        object.__setattr__(self, "curricula", check_curricula(self.curricula, CURRICULA))
         if self.learner_term not in LEARNER_TERMS:
             raise ValueError(f"learner_term must be one of {LEARNER_TERMS}; got {self.learner_term!r}")
         if self.scale not in SCALES:
@@ -129,7 +122,7 @@ class DatasetBCExperiment:
 
     def curriculum_names(self) -> dict:
         """``cell name -> curriculum spec``."""
-        return {variant_name(check_variant(spec)): spec for spec in self.curricula}
+        return curriculum_cells(self.curricula)
 
     def settings(self) -> dict:
         """JSON-serialisable settings (fingerprinted into run files)."""

@@ -18,16 +18,14 @@ from pathlib import Path
 import numpy as np
 
 from curteach_teaching.names import AGN
-from curteach_teaching.sweeps.reports import Report, improvement_target, mean_sem, write_summary
+from curteach_teaching.sweeps.reports import Report, improvement_target, mean_sem, stack_runs, write_summary
 
 __all__ = ["DatasetBCReport"]
 
 
 def _stack(results: list, curve: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(K,)`` batches and ``(R, K)`` values of ``curve`` over one cell's runs (cut to the shortest run)."""
-    length = min(len(r.curves[curve]) for r in results)
-    batches = np.asarray(results[0].records["batches"]["return"][:length])
-    return batches, np.array([r.curves[curve][:length] for r in results])
+    """``(K,)`` batches and ``(R, K)`` values of ``curve`` over one cell's runs (:func:`stack_runs`)."""
+    return stack_runs(results, curve, "return")
 
 
 class DatasetBCReport(Report):

@@ -53,7 +53,7 @@ from pathlib import Path
 import numpy as np
 
 from curteach_envs._util import atomic_write, check_int
-from curteach_teaching.curriculum.selection import check_variant, variant_name
+from curteach_teaching.curriculum.selection import check_curricula, curriculum_cells
 from curteach_teaching.difficulty import DIFFICULTY_VARIANTS
 from curteach_teaching.experiments.nav.data import NAV_TASKS, PAPER_WINDOW
 from curteach_teaching.names import PAPER_CURRICULA
@@ -138,14 +138,7 @@ class NavExperiment:
     def __post_init__(self):
         if self.task not in NAV_TASKS.values():
             raise ValueError(f"task must be one of {tuple(NAV_TASKS.values())}; got {self.task!r}")
-        curricula = tuple(self.curricula)
-        if not curricula or len(set(curricula)) != len(curricula):
-            raise ValueError(f"curricula must be distinct names from {list(CURRICULA)} or plug-ins; got "
-                             f"{list(curricula)}")
-        names = [variant_name(check_variant(spec)) for spec in curricula]  # a plug-in that does not load fails here
-        if len(set(names)) != len(names):
-            raise ValueError(f"curricula must have distinct names; got {names}")
-        object.__setattr__(self, "curricula", curricula)
+        object.__setattr__(self, "curricula", check_curricula(self.curricula, CURRICULA))
         for name in ("epochs", "eval_every", "demos_per_batch", "lr_period"):
             check_int(name, getattr(self, name), 1)
         if self.max_batches is not None:
@@ -175,7 +168,7 @@ class NavExperiment:
 
     def curriculum_names(self) -> dict:
         """``cell name -> curriculum spec`` (the same for the built-ins)."""
-        return {variant_name(check_variant(spec)): spec for spec in self.curricula}
+        return curriculum_cells(self.curricula)
 
     def settings(self) -> dict:
         """JSON-serialisable settings (fingerprinted into run files); the dataset is identified by its digest."""

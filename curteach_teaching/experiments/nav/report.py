@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from curteach_envs._util import counted
-from curteach_teaching.sweeps.reports import Report, mean_sem, write_summary
+from curteach_teaching.sweeps.reports import Report, mean_sem, stack_runs, write_summary
 
 __all__ = ["NavReport", "REPORT_BATCHES"]
 
@@ -36,10 +36,8 @@ REPORT_BATCHES = (0, 1000, 2000, 3000, 6000, 11000)
 
 
 def _stack(results: list, curve: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(K,)`` batches and ``(R, K)`` values of ``curve`` over the runs of one cell (cut to the shortest run)."""
-    length = min(len(r.curves[curve]) for r in results)
-    batches = np.asarray(results[0].records["batches"]["test"][:length])
-    return batches, np.array([r.curves[curve][:length] for r in results])
+    """``(K,)`` batches and ``(R, K)`` values of ``curve`` over one cell's runs (:func:`stack_runs`)."""
+    return stack_runs(results, curve, "test")
 
 
 class NavReport(Report):
