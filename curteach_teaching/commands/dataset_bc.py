@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 from curteach_teaching.commands.sweep_options import (
     add_sweep_arguments,
     check_sweep_flags,
     named_as_options,
     output_folder,
+    progress_wanted,
     run_sweep_command,
+    sweep_session,
 )
 
 #: ``--scale small``: a quick check of the whole path (minutes on two cores)
@@ -30,11 +33,28 @@ def add_parser(subparsers) -> None:
                         help="comma-separated dataset ids (under MINARI_DATASETS_PATH) or folders, in ladder order; a "
                         "folder holding several datasets reads them all")
     parser.add_argument("--env", default=None, help="evaluate in this environment id instead of the datasets' own")
-    parser.add_argument("--curricula", default="Agn,Cur", help="comma-separated: Agn, Cur, Cur-L, Cur-T or module:attr "
-                        "(default Agn,Cur)")
+    parser.add_argument("--curricula", default="Agn,Cur",
+                        help="comma-separated cells CURRICULUM[@USE][/TASK]: Agn, Cur, Cur-L, Cur-T or module:attr, "
+                        "optionally with their own use and task score, e.g. Cur-T@select/return (default Agn,Cur)")
+    parser.add_argument("--use", choices=("order", "select", "weight"), default="order",
+                        help="what cells that name no use do with their preference: order (Algorithm 2's pacing, "
+                        "default), select (train on the --keep most preferred only) or weight (every episode, its "
+                        "loss weighted by its preference)")
+    parser.add_argument("--keep", type=float, default=0.6,
+                        help="the fraction of episodes 'select' keeps, in (0, 1] (default 0.6)")
+    parser.add_argument("--temperature", type=float, default=1.0,
+                        help="'weight': w = exp(preference / T), normalised to mean 1 (default 1)")
+    parser.add_argument("--ensemble-size", type=int, default=5,
+                        help="--task-difficulty ensemble: BC policies on bootstrap halves (default 5)")
+    parser.add_argument("--ensemble-batches", type=int, default=None,
+                        help="optimizer steps per ensemble member (default: --max-batches)")
+    parser.add_argument("--bad-field", default="noisy",
+                        help="a boolean episode metadata field marking bad episodes; the report says how many of "
+                        "them each cell dropped or down-weighted (default noisy)")
     parser.add_argument("--task-difficulty", default=None,
                         help="the teacher's difficulty of a demonstration, larger = harder: length, return, level "
-                        "(the dataset's rank in --dataset), a metadata or info field, or module:attr (default: level "
+                        "(the dataset's rank in --dataset), ensemble (BC policies on bootstrap halves of the data: "
+                        "for datasets without an expert), a metadata or info field, or module:attr (default: level "
                         "for several datasets, else length)")
     parser.add_argument("--learner-difficulty", choices=("per-step", "sum"), default="per-step",
                         help="the learner's difficulty per step (default) or summed over the demonstration (the "
@@ -86,10 +106,34 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
             curricula=tuple(c.strip() for c in args.curricula.split(",") if c.strip()), task_difficulty=task,
             learner_term=args.learner_difficulty, scale=args.difficulty_scale, budget=args.budget,
             epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
-            sampled=not args.no_sampled, policy=args.policy, **settings,
+            sampled=not args.no_sampled, policy=args.policy, use=args.use, keep=args.keep,
+            temperature=args.temperature, ensemble_size=args.ensemble_size, ensemble_batches=args.ensemble_batches,
+            teacher_seed=args.seed, **settings,
         )
     experiment.check(pool)  # a bad score, space or policy fails before the folder is touched
     out = output_folder(args, "results/dataset-bc")
+    experiment = dataclasses.replace(experiment, teacher_cache=str(out / "teachers"))
     report = DatasetBCReport(experiment, success=success_defined(pool), target=args.target,
-                             title=f"dataset-bc: {', '.join(sources)}")
-    return run_sweep_command(args, experiment, report, out)
+                             title=f"dataset-bc: {', '.join(sources)}", bad_field=args.bad_field)
+    session = sweep_session(args, out)
+    with session:
+        if "ensemble" in experiment.tasks() and not args.report_only:
+            fit_ensemble_once(experiment, pool, progress=progress_wanted(args))
+        return run_sweep_command(args, experiment, report, out, session=session)
+
+
+def fit_ensemble_once(experiment, pool, *, progress: bool = False) -> None:
+    """Fit the ensemble teacher in this process before any run, so that the runs (in any worker) read it from the
+    cache instead of each fitting it."""
+    import time
+
+    from curteach_teaching.experiments.dataset_bc.observations import codec_for
+
+    codec = codec_for(pool.observation_space)
+    started = time.perf_counter()
+    print(f"ensemble teacher: {experiment.ensemble_size} BC policies x "
+          f"{experiment.ensemble_batches or experiment.max_batches} steps (cached in {experiment.teacher_cache})",
+          flush=True)
+    experiment.teacher_scores(pool, "ensemble", codec.trajectories(pool.trajectories), codec,
+                              progress=progress)
+    print(f"ensemble teacher ready ({time.perf_counter() - started:.0f} s)", flush=True)

@@ -66,6 +66,8 @@ class StepTrainer(Protocol):
 
     # Optional: ``step_metrics() -> {name: float}``, the training metrics of the step just taken (e.g. its loss),
     # called right after each step; the curriculum puts them in the step's ``BatchInfo.metrics``.
+    # Optional: ``set_transition_weights(weights (T,) or None)``, the loss weight of every transition for the steps
+    # to come (``use="weight"`` needs it; ``None``: unweighted).
 
 
 class Curriculum:
@@ -109,6 +111,9 @@ class Curriculum:
             )
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}")
+        if selection.use.name == "weight" and not callable(getattr(step_trainer, "set_transition_weights", None)):
+            raise ValueError(f"use='weight' weights each transition's loss, which {type(step_trainer).__name__} "
+                             "cannot do; use 'order' or 'select' with this trainer (BC can weight)")
         self.step_trainer = step_trainer
         self._step_metrics = getattr(step_trainer, "step_metrics", None)
         self.index = index
@@ -237,6 +242,10 @@ class Curriculum:
         if plan.batches and plan.batches[0].step != self.step + 1:
             raise ValueError(f"the plan starts at step {plan.batches[0].step}; the curriculum is at step {self.step}")
         self._notify("on_epoch_start", plan)
+        weights = plan.selection.weights
+        if weights is not None or self.selection.use.name == "weight":
+            self.step_trainer.set_transition_weights(
+                None if weights is None else np.asarray(weights, dtype=np.float64)[self.index.demo_of_transition])
         n_transitions, n_batches = self._train(plan.batches)
         record = self.selection.log(plan.selection, n_transitions, n_batches)
         self._notify("on_epoch_end", record)
@@ -348,6 +357,7 @@ class Curriculum:
             "n_demonstrations": self.n_demonstrations,
             "n_transitions": self.index.n_transitions,
             "variant": variant_name(self.variant),
+            **self.selection.use.config(),
             **self.batcher.config(),
             **self._extra_config,
         }

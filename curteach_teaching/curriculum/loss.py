@@ -1,5 +1,6 @@
-"""BC loss calculators: the original navigation code's loss (:class:`StepMeanLoss`) and a recorder of the training
-metrics of every optimizer step (:class:`MetricsRecorder`).
+"""BC loss calculators: the original navigation code's loss (:class:`StepMeanLoss`), a loss weighted per transition
+(:class:`WeightedLoss`, for ``use="weight"``) and a recorder of the training metrics of every optimizer step
+(:class:`MetricsRecorder`).
 
 Per batch of demonstrations ``j`` of lengths ``L_j``::
 
@@ -18,7 +19,7 @@ from imitation.algorithms.bc import BCTrainingMetrics
 from imitation.data import types
 from imitation.util import util
 
-__all__ = ["MetricsRecorder", "StepMeanLoss"]
+__all__ = ["MetricsRecorder", "StepMeanLoss", "WeightedLoss"]
 
 
 class StepMeanLoss:
@@ -93,6 +94,67 @@ class StepMeanLoss:
         entropy = self._step_mean_sum(entropy.reshape(-1), log_prob.device) if entropy is not None else None
         with th.set_grad_enabled(th.is_grad_enabled() and self.l2_weight != 0):  # BC logs it even at weight 0
             l2_norm = sum(th.sum(th.square(w)) for w in policy.parameters()) / 2
+        ent_loss = -self.ent_weight * (entropy if entropy is not None else th.zeros(1, device=log_prob.device))
+        l2_loss = self.l2_weight * l2_norm
+        return BCTrainingMetrics(
+            neglogp=neglogp,
+            entropy=entropy,
+            ent_loss=ent_loss,
+            prob_true_act=prob_true_act,
+            l2_norm=l2_norm,
+            l2_loss=l2_loss,
+            loss=neglogp + ent_loss + l2_loss,
+        )
+
+
+class WeightedLoss:
+    """imitation BC ``loss_calculator`` whose per-transition terms are weighted, for the minibatches of one ``train``
+    call whose weights are known in advance::
+
+        neglogp = mean_t w_t (-log pi(a_t | s_t)),   entropy = mean_t w_t H(pi(. | s_t))
+
+    and BC's other terms as BC computes them (``loss = neglogp - ent_weight * entropy + l2_weight * ||theta||^2 /
+    2``); with every ``w_t = 1`` it is BC's own loss. The weights of the pool average 1
+    (:func:`~curteach_teaching.curriculum.uses.preference_weights`), so a batch's loss is an unbiased estimate of the
+    weighted loss over the pool.
+
+    Args:
+        weights: one ``(b_k,)`` array per minibatch, in the order BC computes them.
+        ent_weight, l2_weight: as BC's ``BehaviorCloningLossCalculator``.
+
+    Attributes:
+        calls: minibatches computed so far (the step trainer checks that every array was used once).
+    """
+
+    def __init__(self, weights: list, *, ent_weight: float = 0.0, l2_weight: float = 0.0):
+        self.weights = [np.asarray(w, dtype=np.float32) for w in weights]
+        self.ent_weight = float(ent_weight)
+        self.l2_weight = float(l2_weight)
+        self.calls = 0
+
+    def __call__(self, policy: Any, obs: Any, acts: Any) -> BCTrainingMetrics:
+        """BC's loss-calculator interface: ``(policy, obs (b, ...), acts (b, ...)) -> BCTrainingMetrics``.
+
+        Raises:
+            ValueError: more minibatches than weight arrays, or one of another length than its weights.
+        """
+        import torch as th
+
+        if self.calls >= len(self.weights):
+            raise ValueError(f"WeightedLoss holds weights for {len(self.weights)} minibatches; BC asked for more")
+        tensor_obs = types.map_maybe_dict(util.safe_to_tensor, types.maybe_unwrap_dictobs(obs))
+        acts = util.safe_to_tensor(acts)
+        weights = self.weights[self.calls]
+        if len(acts) != len(weights):
+            raise ValueError(f"WeightedLoss got a minibatch of {len(acts)} transitions for {len(weights)} weights")
+        self.calls += 1
+        _, log_prob, entropy = policy.evaluate_actions(tensor_obs, acts)
+        log_prob = log_prob.reshape(-1)
+        w = th.as_tensor(weights, device=log_prob.device, dtype=log_prob.dtype)
+        prob_true_act = th.exp(log_prob).mean()
+        neglogp = -(w * log_prob).mean()
+        entropy = (w * entropy.reshape(-1)).mean() if entropy is not None else None
+        l2_norm = sum(th.sum(th.square(p)) for p in policy.parameters()) / 2
         ent_loss = -self.ent_weight * (entropy if entropy is not None else th.zeros(1, device=log_prob.device))
         l2_loss = self.l2_weight * l2_norm
         return BCTrainingMetrics(

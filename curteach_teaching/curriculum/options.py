@@ -20,6 +20,7 @@ from curteach_envs._util import check_int
 from curteach_teaching.curriculum.callbacks import check_callbacks
 from curteach_teaching.curriculum.scores import TeacherDifficulty, check_min_log_prob
 from curteach_teaching.curriculum.selection import PacingSchedule, check_pacing, check_variant
+from curteach_teaching.curriculum.uses import check_use
 from curteach_teaching.difficulty import MIN_LOG_PROB
 from curteach_teaching.names import CUR
 
@@ -43,6 +44,9 @@ class CurriculumOptions:
         callbacks: hear of the epochs, the batches and every N steps (:mod:`~curteach_teaching.curriculum.callbacks`).
         log: record each epoch's selection in the trainer's imitation logger (``curriculum/...`` keys).
         difficulty_chunk_size: transitions per no-grad forward pass of the difficulty scores (>= 1).
+        use: what each epoch makes of the preference (:mod:`~curteach_teaching.curriculum.uses`): ``"order"``
+            (default: Algorithm 2's pacing), ``"select"`` / ``Select(keep)``, ``"weight"`` / ``Weight(temperature)``
+            (trainers that can weight a transition's loss: BC).
 
     Raises:
         ValueError: any field out of its range (the message names it).
@@ -56,9 +60,11 @@ class CurriculumOptions:
     callbacks: Sequence[Any] = ()
     log: bool = True
     difficulty_chunk_size: int = 8192
+    use: Any = "order"
 
     def __post_init__(self) -> None:
         check_variant(self.variant)
+        object.__setattr__(self, "use", check_use(self.use))
         check_pacing(self.pacing)
         if self.rng is not None and not isinstance(self.rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy.random.Generator; got {type(self.rng).__name__}")

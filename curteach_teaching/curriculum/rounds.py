@@ -64,7 +64,8 @@ class RoundCurriculum(Curriculum):
     def __init__(self, step_trainer: StepTrainer, index: DemonstrationIndex, *, options: CurriculumOptions,
                  teacher_scores: np.ndarray | None, logger: Any, state_format: str, extra_config: dict | None = None):
         self.options = options
-        selection = CurriculumSelection(index.n_demonstrations, options.variant, teacher_scores, options.pacing)
+        selection = CurriculumSelection(index.n_demonstrations, options.variant, teacher_scores, options.pacing,
+                                        use=options.use, sizes=index.lengths)
         callbacks = list(options.callbacks)
         if options.log and logger is not None:
             callbacks.insert(0, SelectionLogger(logger, index.n_demonstrations, teacher_scores))

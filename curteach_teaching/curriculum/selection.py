@@ -34,10 +34,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from curteach_envs._util import check_positive
+from curteach_teaching.curriculum.uses import check_use
 from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T, CURRICULUM_VARIANTS
 from curteach_teaching.registry import Registry
 
@@ -152,11 +154,14 @@ class EpochSelection:
         selected: ``(X_e,)`` int indices of the kept demonstrations, most preferred first (``arange(N)`` for Agn).
         preference: ``(N,)`` the preference of every demonstration, or ``None`` (Agn).
         learner_difficulty: ``(N,)`` the ``log Psi^L`` it was computed from, or ``None`` (Cur-T, Agn).
+        weights: ``(N,)`` each demonstration's loss weight (:class:`~curteach_teaching.curriculum.uses.Weight`), or
+            ``None`` (unweighted).
     """
 
     selected: np.ndarray
     preference: np.ndarray | None
     learner_difficulty: np.ndarray | None
+    weights: np.ndarray | None = None
 
 
 def check_variant(variant):
@@ -305,13 +310,18 @@ class CurriculumSelection:
             curriculum (:func:`check_variant`).
         teacher_difficulty: ``(N,)`` ``log Psi^E`` per demonstration (no NaN); required by Cur and Cur-T, kept for
             the log otherwise (``None`` allowed for Cur-L and Agn).
-        pacing: ``(epoch, n_epochs, n_items) -> int``; default :class:`LinearPacing` ``(0.8, 0.5)``. Agn ignores it.
+        pacing: ``(epoch, n_epochs, n_items) -> int``; default :class:`LinearPacing` ``(0.8, 0.5)``. Agn ignores it,
+            and so do the uses other than order.
+        use: what an epoch makes of the preference (:mod:`~curteach_teaching.curriculum.uses`): ``"order"``
+            (default, Algorithm 2's pacing), ``"select"``, ``"weight"`` or such an object.
+        sizes: ``(N,)`` transitions per demonstration, for the weights of ``use="weight"`` (default: all 1).
 
     Attributes:
         history: the :class:`EpochRecord` of every epoch logged so far.
 
     Raises:
-        ValueError: an unknown variant, a pacing that is not callable, a missing or mis-shaped teacher difficulty.
+        ValueError: an unknown variant or use, a pacing that is not callable, a missing or mis-shaped teacher
+            difficulty or sizes.
     """
 
     def __init__(
@@ -320,9 +330,12 @@ class CurriculumSelection:
         variant: str = CUR,
         teacher_difficulty: np.ndarray | None = None,
         pacing: PacingSchedule | None = None,
+        use: Any = "order",
+        sizes: np.ndarray | None = None,
     ):
         variant = check_variant(variant)
         check_pacing(pacing)
+        self.use = check_use(use)
         if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < 1:
             raise ValueError(f"n_items must be an integer >= 1; got {n_items!r}")
         if teacher_difficulty is None:
@@ -341,6 +354,10 @@ class CurriculumSelection:
         self.teacher_difficulty = teacher_difficulty
         self.pacing: PacingSchedule = pacing if pacing is not None else LinearPacing()
         self.history: list[EpochRecord] = []
+        sizes = np.ones(self.n_items) if sizes is None else np.asarray(sizes, dtype=np.float64)
+        if sizes.shape != (self.n_items,) or not (sizes > 0).all():
+            raise ValueError(f"sizes must be ({self.n_items},) positive numbers of transitions; got {sizes.shape}")
+        self.sizes = sizes
 
     @property
     def needs_learner_difficulty(self) -> bool:
@@ -371,8 +388,10 @@ class CurriculumSelection:
         prefer = self.preference(learner)
         if prefer is None:
             return EpochSelection(np.arange(self.n_items), None, learner)
-        keep = kept_count(self.pacing, epoch, n_epochs, self.n_items)
-        return EpochSelection(ranking(prefer)[:keep], prefer, learner)
+        # only Algorithm 2's order reads the pacing schedule; select and weight fix their own share
+        keep = kept_count(self.pacing, epoch, n_epochs, self.n_items) if self.use.name == "order" else self.n_items
+        selected, weights = self.use.choose(prefer, keep, self.sizes)
+        return EpochSelection(selected, prefer, learner, weights)
 
     def log(self, selection: EpochSelection, n_transitions: int, n_batches: int) -> EpochRecord:
         """Record an epoch the trainer has trained on ``selection``; appended to :attr:`history` and returned.

@@ -21,45 +21,6 @@ from curteach_teaching.experiments.dataset_bc.run import held_out_seeds, success
 DATASET = "test/cartpole-scripted-v0"
 
 
-def scripted_cartpole(root, n_episodes=6, seed0=100, noisy=(), horizon=120):
-    """A Minari dataset of a hand-written CartPole controller (push toward the pole's lean), ``noisy`` episodes
-    taking the opposite action every third step; episodes cut at ``horizon`` steps (truncated)."""
-    import minari
-    from minari.data_collector.episode_buffer import EpisodeBuffer
-
-    env = gym.make("CartPole-v1", max_episode_steps=horizon)
-    buffers = []
-    for i in range(n_episodes):
-        obs, _ = env.reset(seed=seed0 + i)
-        observations, actions, rewards, terms, truncs = [obs], [], [], [], []
-        done = False
-        while not done:
-            action = int(obs[2] + 0.5 * obs[3] > 0)
-            if i in noisy and len(actions) % 3 == 0:
-                action = 1 - action
-            obs, reward, terminated, truncated, _ = env.step(action)
-            observations.append(obs), actions.append(action), rewards.append(reward)
-            terms.append(terminated), truncs.append(truncated)
-            done = terminated or truncated
-        buffers.append(EpisodeBuffer(id=i, seed=seed0 + i, observations=np.array(observations),
-                                     actions=np.array(actions), rewards=rewards, terminations=terms,
-                                     truncations=truncs, infos={}))
-    minari.create_dataset_from_buffers(DATASET, buffers, env=env, author="tests", author_email="tests@example.org",
-                                       code_permalink="tests/experiments/test_dataset_bc.py",
-                                       algorithm_name="scripted", description="scripted CartPole")
-
-
-@pytest.fixture(scope="module")
-def cartpole_root(tmp_path_factory):
-    import warnings
-
-    root = tmp_path_factory.mktemp("minari")
-    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # Minari's notes on the dataset's metadata
-        patch.setenv("MINARI_DATASETS_PATH", str(root))
-        scripted_cartpole(root, noisy=(4, 5))
-    return root
-
 
 def test_fixed_step_batches_take_the_same_steps_from_any_selection():
     index = DemonstrationIndex(np.array([3, 5, 2]))  # transitions 0-2, 3-7, 8-9

@@ -40,7 +40,7 @@ from curteach_teaching.curriculum.adapters._imitation_compat import bc_step_sett
 from curteach_teaching.curriculum.batches import BATCH_UNITS, REMAINDERS, FixedStepBatches, make_batcher
 from curteach_teaching.curriculum.core import Curriculum
 from curteach_teaching.curriculum.index import DemonstrationIndex
-from curteach_teaching.curriculum.loss import MetricsRecorder, StepMeanLoss
+from curteach_teaching.curriculum.loss import MetricsRecorder, StepMeanLoss, WeightedLoss
 from curteach_teaching.curriculum.options import CurriculumOptions, check_demonstrations
 from curteach_teaching.curriculum.policy_steps import PolicyStepTrainer
 from curteach_teaching.curriculum.scores import (
@@ -91,6 +91,25 @@ class BCStepTrainer(PolicyStepTrainer):
         self.full_batch_size = full_batch_size
         self.loss = loss
         self._recorder: MetricsRecorder | None = None
+        self._weights: np.ndarray | None = None
+
+    def set_transition_weights(self, weights: np.ndarray | None) -> None:
+        """The loss weight of every transition ``(T,)`` for the steps to come (:class:`WeightedLoss`), or ``None``
+        (BC's own loss).
+
+        Raises:
+            ValueError: weights of another shape, negative or not finite, or with ``loss="original"``.
+        """
+        if weights is not None:
+            weights = np.asarray(weights, dtype=np.float64)
+            if weights.shape != (self.index.n_transitions,):
+                raise ValueError(f"transition weights must have shape ({self.index.n_transitions},); "
+                                 f"got {weights.shape}")
+            if not np.isfinite(weights).all() or (weights < 0).any():
+                raise ValueError("transition weights must be finite and >= 0")
+            if self.loss != "mean":
+                raise ValueError("weighted training needs loss='mean' (BC's own loss, weighted per transition)")
+        self._weights = weights
 
     def _batch(self, index: np.ndarray) -> dict:
         return {"obs": index_observations(self.transitions.obs, index), "acts": self.transitions.acts[index]}
@@ -104,6 +123,8 @@ class BCStepTrainer(PolicyStepTrainer):
                     base = self.trainer.loss_calculator
                     loss = StepMeanLoss(self.index.time_step[group], ent_weight=base.ent_weight,
                                         l2_weight=base.l2_weight)
+                else:
+                    loss = self._weighted([group])
                 self._train_once([self._batch(group)], group.size, group.size, after_step, loss)
                 if loss is not None and loss.calls != 1:
                     raise RuntimeError(f"the loss of a batch was computed {loss.calls} times instead of once")
@@ -113,10 +134,20 @@ class BCStepTrainer(PolicyStepTrainer):
         partial = [g for g in batches if g.size != batch_size]
         minibatch = self.trainer.minibatch_size
         if full:
-            minibatches = [self._batch(g[i : i + minibatch]) for g in full for i in range(0, batch_size, minibatch)]
-            self._train_once(minibatches, batch_size, minibatch, after_step)
+            pieces = [g[i : i + minibatch] for g in full for i in range(0, batch_size, minibatch)]
+            weighted = self._weighted(pieces)
+            self._train_once([self._batch(p) for p in pieces], batch_size, minibatch, after_step, weighted)
+            if weighted is not None and weighted.calls != len(pieces):
+                raise RuntimeError(f"BC computed {weighted.calls} weighted minibatches of {len(pieces)}")
         for group in partial:  # the original's smaller last batch: a step on the mean loss of its transitions
-            self._train_once([self._batch(group)], group.size, group.size, after_step)
+            self._train_once([self._batch(group)], group.size, group.size, after_step, self._weighted([group]))
+
+    def _weighted(self, pieces: list) -> WeightedLoss | None:
+        if self._weights is None:
+            return None
+        base = self.trainer.loss_calculator
+        return WeightedLoss([self._weights[p] for p in pieces], ent_weight=getattr(base, "ent_weight", 0.0),
+                            l2_weight=getattr(base, "l2_weight", 0.0))
 
     def _train_once(self, batches: list, batch_size: int, minibatch_size: int, after_step: Callable[[], None],
                     loss: Any = None) -> None:
@@ -204,6 +235,8 @@ class CurriculumBC(Curriculum):
             if batch_unit != "transitions":
                 raise ValueError("steps_per_epoch applies to batch_unit='transitions' only")
             steps_per_epoch = check_int("steps_per_epoch", steps_per_epoch, 1)
+        if options.use.name == "weight" and loss != "mean":
+            raise ValueError("use='weight' weights BC's own loss per transition; it needs loss='mean'")
         if loss == "original" and not all(hasattr(trainer.loss_calculator, a) for a in ("ent_weight", "l2_weight")):
             raise ValueError("loss='original' needs a trainer whose loss_calculator has ent_weight and l2_weight")
         demonstrations = check_demonstrations(demonstrations, "CurriculumBC")
@@ -240,7 +273,8 @@ class CurriculumBC(Curriculum):
         batcher = (make_batcher(batch_unit, unit_size, remainder) if steps_per_epoch is None
                    else FixedStepBatches(unit_size, steps_per_epoch))
         super().__init__(
-            step_trainer, index, CurriculumSelection(index.n_demonstrations, options.variant, scores, options.pacing),
+            step_trainer, index, CurriculumSelection(index.n_demonstrations, options.variant, scores, options.pacing,
+                                                   use=options.use, sizes=index.lengths),
             batcher, rng=options.rng if options.rng is not None else trainer.rng, callbacks=callbacks,
             state_format=STATE_FORMAT, extra_config={"loss": loss},
         )

@@ -15,6 +15,12 @@ epochs then take fewer steps).
 **Scales** (:mod:`~curteach_teaching.experiments.dataset_bc.preference`): the task score is the teacher's
 ``log Psi^E`` (larger = harder); the learner's difficulty is taken per step or summed, and both terms are
 standardised over the pool or left raw.
+
+**Uses** (:mod:`~curteach_teaching.curriculum.uses`): each cell orders (Algorithm 2), selects the ``keep`` most
+preferred or weights every demonstration by its preference; cells are written ``CURRICULUM[@USE][/TASK]``
+(:mod:`~curteach_teaching.experiments.dataset_bc.cells`). **Ensemble teacher** (``task_difficulty="ensemble"``):
+:class:`~curteach_teaching.curriculum.ensemble.EnsembleTeacher`, fitted once per data and ``teacher_seed`` and cached
+in ``teacher_cache``.
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from curteach_envs._util import check_int
-from curteach_teaching.curriculum.selection import check_curricula, curriculum_cells
+from curteach_teaching.curriculum.uses import USES, Order, Select, Weight
+from curteach_teaching.experiments.dataset_bc.cells import CellSpec, parse_cell
 from curteach_teaching.experiments.dataset_bc.preference import LEARNER_TERMS, SCALES
 from curteach_teaching.names import AGN, CUR, PAPER_CURRICULA
 from curteach_teaching.sweeps.results import RunResult
@@ -36,8 +43,13 @@ __all__ = ["BUDGETS", "CURRICULA", "DatasetBCExperiment", "TASK_DIFFICULTIES"]
 CURRICULA = PAPER_CURRICULA
 #: ``"equal"``: the same optimizer steps in every epoch of every curriculum; ``"per-epoch"``: one pass per epoch
 BUDGETS = ("equal", "per-epoch")
-#: the built-in task difficulties besides a field name and ``module:attr`` (``level``: the dataset's rank in the list)
-TASK_DIFFICULTIES = ("length", "return", "level")
+#: the built-in task difficulties besides a field name and ``module:attr`` (``level``: the dataset's rank in the list;
+#: ``ensemble``: :class:`~curteach_teaching.curriculum.ensemble.EnsembleTeacher`)
+TASK_DIFFICULTIES = ("length", "return", "level", "ensemble")
+#: settings added after the first sweeps; left out of :meth:`DatasetBCExperiment.settings` at their defaults, so that
+#: the folders of those sweeps still resume
+_LATER_DEFAULTS = {"use": "order", "keep": 0.6, "temperature": 1.0, "ensemble_size": 5, "ensemble_batches": None,
+                   "teacher_seed": 0}
 
 
 def _finite_positive(name: str, value) -> float:
@@ -68,6 +80,12 @@ class DatasetBCExperiment:
         eval_episodes: held-out episodes per dataset at each evaluation; sampled: also evaluate sampled actions.
         pacing_a, pacing_b: :class:`~curteach_teaching.curriculum.selection.LinearPacing`'s.
         policy: ``auto`` or a kind of :mod:`~curteach_teaching.experiments.dataset_bc.policies`, or ``module:attr``.
+        use: the use of cells that name none (one of :data:`~curteach_teaching.curriculum.uses.USES`).
+        keep: the fraction ``select`` keeps, in ``(0, 1]``; temperature: ``weight``'s (> 0).
+        ensemble_size, ensemble_batches: the ensemble teacher's members and optimizer steps per member (``None``:
+            ``max_batches``); it trains with ``batch_size`` and ``learning_rate``.
+        teacher_seed: the ensemble's seed (the sweep's seed).
+        teacher_cache: the folder the ensemble's scores are cached in (not a setting; ``None``: not cached).
         progress: show a bar per run (not a setting).
     """
 
@@ -89,6 +107,13 @@ class DatasetBCExperiment:
     pacing_a: float = 0.8
     pacing_b: float = 0.5
     policy: str = "auto"
+    use: str = "order"
+    keep: float = 0.6
+    temperature: float = 1.0
+    ensemble_size: int = 5
+    ensemble_batches: int | None = None
+    teacher_seed: int = 0
+    teacher_cache: str | None = field(default=None, compare=False)
     progress: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -96,7 +121,22 @@ class DatasetBCExperiment:
         if not sources or not all(isinstance(s, str) and s for s in sources):
             raise ValueError(f"dataset must name at least one dataset; got {list(sources)}")
         object.__setattr__(self, "sources", sources)
-        object.__setattr__(self, "curricula", check_curricula(self.curricula, CURRICULA))
+        curricula = tuple(self.curricula)
+        if not curricula or len(set(curricula)) != len(curricula):
+            raise ValueError(f"curricula must be distinct names from {list(CURRICULA)} or plug-ins; "
+                             f"got {list(curricula)}")
+        names = [parse_cell(spec).name for spec in curricula]
+        if len(set(names)) != len(names):
+            raise ValueError(f"curricula must have distinct names; got {names}")
+        object.__setattr__(self, "curricula", curricula)
+        if self.use not in USES:
+            raise ValueError(f"use must be one of {USES}; got {self.use!r}")
+        Select(self.keep)  # the range checks of keep and temperature, in one place
+        Weight(self.temperature)
+        check_int("ensemble_size", self.ensemble_size, 2)
+        if self.ensemble_batches is not None:
+            check_int("ensemble_batches", self.ensemble_batches, 1)
+        check_int("teacher_seed", self.teacher_seed, 0)
         if self.learner_term not in LEARNER_TERMS:
             raise ValueError(f"learner_term must be one of {LEARNER_TERMS}; got {self.learner_term!r}")
         if self.scale not in SCALES:
@@ -121,13 +161,34 @@ class DatasetBCExperiment:
         return tuple(self.curriculum_names())
 
     def curriculum_names(self) -> dict:
-        """``cell name -> curriculum spec``."""
-        return curriculum_cells(self.curricula)
+        """``cell name -> curriculum spec`` (the whole ``CURRICULUM[@USE][/TASK]``)."""
+        return {parse_cell(spec).name: spec for spec in self.curricula}
+
+    def cell_spec(self, cell: str) -> CellSpec:
+        """The :class:`~curteach_teaching.experiments.dataset_bc.cells.CellSpec` of ``cell`` with the sweep's use and
+        task score filled in where it names none (Agn: ``use="order"``, no task)."""
+        spec = parse_cell(self.curriculum_names()[cell])
+        if spec.curriculum == AGN:
+            return CellSpec(AGN, "order", None)
+        return CellSpec(spec.curriculum, spec.use or self.use, spec.task or self.task_difficulty)
+
+    def use_of(self, cell: str):
+        """The :mod:`~curteach_teaching.curriculum.uses` object of ``cell``."""
+        use = self.cell_spec(cell).use
+        return Select(self.keep) if use == "select" else Weight(self.temperature) if use == "weight" else Order()
+
+    def tasks(self) -> list[str]:
+        """The task scores the cells read (those of curricula without a teacher term included)."""
+        return sorted({spec.task for spec in map(self.cell_spec, self.cells) if spec.task is not None})
 
     def settings(self) -> dict:
         """JSON-serialisable settings (fingerprinted into run files)."""
         data = asdict(self)
         data.pop("progress")
+        data.pop("teacher_cache")
+        for name, default in _LATER_DEFAULTS.items():
+            if data[name] == default:
+                data.pop(name)
         data["sources"] = list(self.sources)
         data["curricula"] = list(self.curricula)
         data["experiment"] = "dataset-bc"
@@ -152,14 +213,36 @@ class DatasetBCExperiment:
         from curteach_teaching.experiments.dataset_bc.policies import make_policy
         from curteach_teaching.experiments.dataset_bc.run import task_difficulty_scores
 
-        if self.task_difficulty == "level" and len(pool.group_names) < 2:
-            raise ValueError("task difficulty 'level' ranks the datasets of a ladder: give at least two")
-        if any(spec != AGN for spec in self.curricula):
-            scores = task_difficulty_scores(pool, self.task_difficulty)
+        for task in self.tasks():
+            if task == "ensemble":
+                continue  # fitted, not read: its checks are its own
+            if task == "level" and len(pool.group_names) < 2:
+                raise ValueError("task difficulty 'level' ranks the datasets of a ladder: give at least two")
+            scores = task_difficulty_scores(pool, task)
             if not np.isfinite(scores).all():
-                raise ValueError(f"task difficulty {self.task_difficulty!r} is not finite for every episode")
+                raise ValueError(f"task difficulty {task!r} is not finite for every episode")
+        if "ensemble" in self.tasks() and len(pool) < 2:
+            raise ValueError("the ensemble teacher needs at least 2 episodes to split in halves")
         codec = codec_for(pool.observation_space)
         make_policy(self.policy, codec.observation_space, pool.action_space, 0)
+
+    def teacher_scores(self, pool, task: str, trajectories: list, codec, *, progress: bool = False) -> np.ndarray:
+        """``(N,)`` the task score ``task`` of every episode: :func:`~curteach_teaching.experiments.dataset_bc.run.
+        task_difficulty_scores`, or the ensemble teacher's on the encoded ``trajectories`` (read from
+        :attr:`teacher_cache` when it was fitted already)."""
+        from curteach_teaching.experiments.dataset_bc.run import task_difficulty_scores
+
+        if task != "ensemble":
+            return task_difficulty_scores(pool, task)
+        from curteach_teaching.curriculum.ensemble import EnsembleTeacher
+        from curteach_teaching.experiments.dataset_bc.policies import make_policy
+
+        teacher = EnsembleTeacher(size=self.ensemble_size, batches=self.ensemble_batches or self.max_batches,
+                                  batch_size=self.batch_size, learning_rate=self.learning_rate, seed=self.teacher_seed)
+        spaces = (codec.observation_space, pool.action_space)
+        return teacher.scores(trajectories, lambda seed: make_policy(self.policy, *spaces, seed), *spaces,
+                              cache=self.teacher_cache, label=f"{self.policy}|{self.digest}",
+                              progress=progress).difficulty
 
     def run_cell(self, cell: str, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
         """Run ``index`` of curriculum ``cell`` (:func:`~curteach_teaching.experiments.dataset_bc.run.run_once`)."""

@@ -5,6 +5,11 @@ policy's mean test return over runs), then ``success_mean, success_sem`` and ``s
 sampled_success_sem`` where success is defined (the environment reports it, or only terminal steps are rewarded)
 and, with several datasets, ``success_mean:<dataset>`` per dataset.
 
+When a cell selects or weights, or reads another task score than the sweep's, every row also says the cell's ``use``
+and ``task`` (Agn: ``all``). ``selection.csv`` records what every run trained on, and ``report.json``'s
+``selection_quality`` how much of the bad data (a boolean metadata field, ``bad_field``) each cell kept
+(:mod:`~curteach_teaching.experiments.dataset_bc.selection_table`).
+
 ``report.json``'s ``paired`` holds, for every curriculum against Agn (:mod:`curteach_teaching.sweeps.paired`), the
 per-pair difference of the final return (and success rate) with a bootstrap interval, the Wilcoxon p-value, the
 share of pairs where it is better, the IQMs, and the difference in optimizer steps to reach the target (``target``:
@@ -36,15 +41,44 @@ class DatasetBCReport(Report):
         success: whether success is defined for the pool (and reported).
         target: the return to reach for steps-to-target (``None``: 90 % of Agn's final mean).
         title: the figures' title prefix.
+        bad_field: the boolean metadata field that marks bad episodes (default ``noisy``, as the BabyAI bot's
+            datasets do); ignored when an episode lacks it.
     """
 
     label = "curriculum"
     metric_name = "test return"
 
-    def __init__(self, experiment, *, success: bool, target: float | None = None, title: str = ""):
+    extras_not_averaged = ("selection",)
+
+    def __init__(self, experiment, *, success: bool, target: float | None = None, title: str = "",
+                 bad_field: str = "noisy"):
         super().__init__(experiment, curves=["return"], title=title)
         self.success = success
         self.target = target
+        self.bad_field = bad_field
+        cells = [experiment.cell_spec(cell) for cell in experiment.cells]
+        self.use_columns = any(c.use not in (None, "order") for c in cells) or len({c.task for c in cells} - {None}) > 1
+
+    def _pool(self):
+        from curteach_teaching.experiments.dataset_bc.run import load_pool
+
+        return load_pool(self.experiment.sources, self.experiment.env_id)
+
+    def tables(self, sweep, rows: list, out_dir: Path, report: dict) -> list:
+        """``selection.csv`` (when the runs recorded their selections) and ``report["selection_quality"]``."""
+        from curteach_teaching.experiments.dataset_bc.selection_table import (
+            bad_episodes,
+            selection_quality,
+            write_selection_csv,
+        )
+
+        pool = self._pool()
+        if not write_selection_csv(sweep, pool, out_dir / "selection.csv"):
+            return []
+        bad = bad_episodes(pool, self.bad_field)
+        if bad is not None:
+            report["selection_quality"] = {"field": self.bad_field, **selection_quality(sweep, pool, bad)}
+        return ["selection.csv"]
 
     def metrics(self, sweep) -> list[str]:
         """The curves summarised besides the return."""
@@ -61,8 +95,11 @@ class DatasetBCReport(Report):
             batches, stack = _stack(results, "return")
             mean, sem = mean_sem(stack)
             extra = {name: mean_sem(_stack(results, name)[1]) for name in self.metrics(sweep)}
+            spec = self.experiment.cell_spec(cell)
+            labels = ({"use": spec.use if spec.task is not None else "all", "task": spec.task or ""}
+                      if self.use_columns else {})
             for k, b in enumerate(batches):
-                row = {"curriculum": cell, "batches": int(b), "mean": float(mean[k]), "sem": float(sem[k]),
+                row = {"curriculum": cell, **labels, "batches": int(b), "mean": float(mean[k]), "sem": float(sem[k]),
                        "n": len(results)}
                 for name, (m, s) in extra.items():
                     base, _, group = name.partition(":")
@@ -81,7 +118,7 @@ class DatasetBCReport(Report):
         final = {}
         for cell in sweep.cells:
             last = [r for r in rows if r["curriculum"] == cell][-1]
-            final[cell] = {k: v for k, v in last.items() if k != "curriculum"}
+            final[cell] = {k: v for k, v in last.items() if k not in ("curriculum", "use", "task")}
         return final
 
     def paired(self, sweep) -> dict:
@@ -151,3 +188,13 @@ class DatasetBCReport(Report):
         for cell, runs in report.get("diverged_runs", {}).items():
             where = ", ".join(f"run {index} at batch {step}" for index, step in runs.items())
             print(f"warning: the training loss of {cell} stopped being finite (training stopped): {where}")
+        quality = report.get("selection_quality")
+        if quality:
+            print(f"bad episodes ({quality['field']}): {quality['bad_share']:.0%} of the pool")
+            for cell, kept in quality["cells"].items():
+                if "bad_weight_share" in kept:
+                    print(f"  {cell}: {kept['bad_weight_share']:.0%} of the loss weight on them "
+                          f"({kept['bad_transition_share']:.0%} of the transitions)")
+                elif kept["dropped"] > 0:
+                    print(f"  {cell}: {kept['dropped_bad_share']:.0%} of the {kept['dropped']:.0f} episodes it drops "
+                          f"are bad; {kept['kept_bad_share']:.0%} of those it keeps")

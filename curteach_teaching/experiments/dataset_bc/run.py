@@ -11,7 +11,10 @@ first before training):
 * ``curves["success:<dataset>"]`` (and ``sampled_success:<dataset>``): per dataset, when the pool has several;
 * ``curves["train:loss"]``: the mean training loss of the steps since the previous point (NaN at the first);
 * ``extras["selected_fraction"]``: the fraction of the pool each epoch trained on; ``extras["diverged"]``: the step
-  at which the loss stopped being finite (training stopped there; later points repeat the last evaluation).
+  at which the loss stopped being finite (training stopped there; later points repeat the last evaluation);
+* ``extras["selection"]``: what each epoch trained on, one entry per epoch: ``None`` (every episode, unweighted),
+  ``{"selected": [pool indices]}`` (order, select) or ``{"weights": (N,) loss weights}`` (weight); ``extras["use"]``
+  and ``extras["task"]``: the cell's use and task score.
 
 Held-out reset seeds: per dataset, the integers ``0, 1, 2, ...`` that are not the reset seed of any of its
 episodes, the first ``eval_episodes`` of them (BabyAI bot datasets never use seeds below ``2**20``). Every run and
@@ -157,12 +160,12 @@ def run_once(experiment: Any, cell: str, index: int, seed_sequence: np.random.Se
     codec = codec_for(pool.observation_space)
     trajectories = codec.trajectories(pool.trajectories)
     lengths = np.asarray([len(t.acts) for t in trajectories], dtype=np.float64)
-    spec = experiment.curriculum_names()[cell]
-    variant = check_variant(spec)
+    spec = experiment.cell_spec(cell)
+    variant = check_variant(spec.curriculum)
     if isinstance(variant, str) and variant != AGN:
         variant = ScaledPreference(variant, lengths, learner=experiment.learner_term, scale=experiment.scale)
     needs_teacher = getattr(variant, "needs_teacher", True) if not isinstance(variant, str) else False
-    teacher = task_difficulty_scores(pool, experiment.task_difficulty) if needs_teacher else None
+    teacher = experiment.teacher_scores(pool, spec.task, trajectories, codec) if needs_teacher else None
 
     net_seed, batch_seed, sample_seed = (int(s.generate_state(1)[0]) for s in seed_sequence.spawn(3))
     policy = make_policy(experiment.policy, codec.observation_space, pool.action_space, net_seed)
@@ -183,12 +186,27 @@ def run_once(experiment: Any, cell: str, index: int, seed_sequence: np.random.Se
                 self.diverged_at = batch.step
                 raise _Diverged()
 
+    selection: list = []
+
+    class _Record(CurriculumCallback):
+        def on_epoch_start(self, plan: Any) -> None:
+            chosen = plan.selection
+            if chosen.weights is not None:
+                selection.append({"weights": [float(w) for w in chosen.weights]})
+            elif chosen.preference is None:
+                selection.append(None)
+            else:
+                selection.append({"selected": [int(i) for i in np.sort(chosen.selected)]})
+
     watch = _Watch()
     curriculum = CurriculumBC(trainer, trajectories, variant=variant, teacher=teacher,
                               pacing=LinearPacing(experiment.pacing_a, experiment.pacing_b),
                               rng=np.random.default_rng(batch_seed), steps_per_epoch=steps_per_epoch, log=False,
-                              callbacks=[watch, EveryNSteps(experiment.eval_every, evaluations, at_start=True)])
-    extras: dict[str, Any] = {"steps_per_epoch": steps_per_epoch, "epochs": epochs}
+                              use=experiment.use_of(cell),
+                              callbacks=[watch, _Record(),
+                                         EveryNSteps(experiment.eval_every, evaluations, at_start=True)])
+    extras: dict[str, Any] = {"steps_per_epoch": steps_per_epoch, "epochs": epochs, "use": spec.use,
+                              "task": spec.task}
     try:
         curriculum.train(epochs, max_steps=experiment.max_batches)
     except _Diverged:
@@ -196,6 +214,7 @@ def run_once(experiment: Any, cell: str, index: int, seed_sequence: np.random.Se
     if not evaluations.batches or evaluations.batches[-1] != curriculum.step and "diverged" not in extras:
         evaluations(curriculum.step)  # the last point, when max_batches is no multiple of eval_every
     extras["selected_fraction"] = [float(r.fraction) for r in curriculum.history]
+    extras["selection"] = selection[: len(curriculum.history)]
     extras["groups"] = evaluations.groups
     curves = {name: np.asarray(values, dtype=np.float64) for name, values in evaluations.curves.items()}
     return RunResult(index=index, seed=0, cell=cell, curves=curves,

@@ -1,0 +1,202 @@
+"""A teacher for datasets without an expert: an ensemble of BC policies fitted on bootstrap halves of the data.
+
+Cur and Cur-T need the teacher's difficulty ``log Psi^E`` of every demonstration; most datasets come without the
+policy that made them. :class:`EnsembleTeacher` stands in for it: ``K`` BC policies, member ``k`` fitted on a random
+half ``B_k`` of the demonstrations (drawn without replacement, each member its own half), then every demonstration is
+scored by the members that did *not* see it::
+
+    log Psi^E(xi_i) = - mean_{k : i not in B_k}  (1 / L_i) sum_tau log pi_k(a_tau | s_tau)
+
+the negative mean per-step log-likelihood of its actions under the members it was held out from (all ``K`` members
+where it was in every half, which happens with probability ``2^-K``). Held-out scores are what makes this a quality
+score: a member that trained on a bad demonstration may have learned its mistakes, one that did not rates them as
+unlikely. Per step, so that a long demonstration is not harder for its length alone.
+
+Cost: ``K`` trainings of ``batches`` optimizer steps each plus ``K`` scoring passes over the data; with ``cache`` the
+scores are written once per data, settings and seed (a ``.npz`` named by their digest) and read back after.
+
+Each member trains through :class:`~curteach_teaching.curriculum.adapters.bc.CurriculumBC` (variant Agn, a fixed
+number of steps) with its own generators, so the ensemble is a function of the data, the settings and ``seed``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from curteach_envs._util import check_int
+
+__all__ = ["EnsembleScores", "EnsembleTeacher", "data_digest"]
+
+
+@dataclass(frozen=True)
+class EnsembleScores:
+    """What an :class:`EnsembleTeacher` found.
+
+    Attributes:
+        difficulty: ``(N,)`` ``log Psi^E`` of every demonstration (larger = less likely under the held-out members).
+        log_likelihood: ``(K, N)`` each member's mean per-step log-likelihood of each demonstration.
+        in_bag: ``(K, N)`` bool, demonstration ``i`` was in member ``k``'s half.
+    """
+
+    difficulty: np.ndarray
+    log_likelihood: np.ndarray
+    in_bag: np.ndarray
+
+
+def data_digest(demonstrations: Sequence[Any]) -> str:
+    """SHA-256 of the demonstrations' actions and lengths (what the cache is keyed by besides the settings)."""
+    digest = hashlib.sha256()
+    for demo in demonstrations:
+        acts = np.ascontiguousarray(demo.acts)
+        digest.update(f"{len(acts)}|{acts.dtype}|".encode())
+        digest.update(acts.tobytes())
+    return digest.hexdigest()
+
+
+def _held_out_difficulty(log_likelihood: np.ndarray, in_bag: np.ndarray) -> np.ndarray:
+    held_out = ~in_bag
+    counts = held_out.sum(axis=0)
+    mean_out = np.where(held_out, log_likelihood, 0.0).sum(axis=0) / np.maximum(counts, 1)
+    # a demonstration in every member's half has no held-out score: all members' mean stands in
+    return -np.where(counts > 0, mean_out, log_likelihood.mean(axis=0))
+
+
+@dataclass(frozen=True)
+class EnsembleTeacher:
+    """``size`` BC policies on bootstrap halves; :meth:`scores` gives every demonstration's ``log Psi^E``.
+
+    Args:
+        size: K, the number of members (>= 2, so that most demonstrations are held out from some member).
+        batches: optimizer steps per member (>= 1).
+        batch_size: transitions per step; learning_rate: Adam's.
+        seed: the seed of the halves, the members' initialisations and their batches.
+
+    Raises:
+        ValueError: any setting out of its range.
+    """
+
+    size: int = 5
+    batches: int = 500
+    batch_size: int = 64
+    learning_rate: float = 1e-3
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_int("ensemble size", self.size, 2)
+        check_int("ensemble batches", self.batches, 1)
+        check_int("ensemble batch_size", self.batch_size, 1)
+        check_int("ensemble seed", self.seed, 0)
+        lr = self.learning_rate
+        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (np.isfinite(lr) and lr > 0):
+            raise ValueError(f"ensemble learning_rate must be a finite number > 0; got {lr!r}")
+
+    def halves(self, n: int) -> np.ndarray:
+        """``(K, N)`` bool: member ``k``'s half, ``ceil(N / 2)`` demonstrations drawn without replacement."""
+        in_bag = np.zeros((self.size, n), dtype=bool)
+        for k in range(self.size):
+            rng = np.random.default_rng(np.random.SeedSequence([self.seed, k, 0]))
+            in_bag[k, rng.permutation(n)[: -(-n // 2)]] = True
+        return in_bag
+
+    def fit_member(self, k: int, demonstrations: Sequence[Any], in_bag: np.ndarray,
+                   make_policy: Callable[[int], Any], observation_space: Any, action_space: Any) -> Any:
+        """Member ``k``: a fresh policy ``make_policy(seed)`` trained by BC on its half; returns the policy."""
+        import torch as th
+        from imitation.algorithms.bc import BC
+
+        from curteach_teaching.curriculum.adapters.bc import CurriculumBC
+        from curteach_teaching.learners.quiet_logger import silent_logger
+
+        net_seed, batch_seed = (int(s.generate_state(1)[0])
+                                for s in np.random.SeedSequence([self.seed, k, 1]).spawn(2))
+        policy = make_policy(net_seed)
+        trainer = BC(observation_space=observation_space, action_space=action_space, policy=policy,
+                     rng=np.random.default_rng(batch_seed), batch_size=self.batch_size,
+                     optimizer_cls=th.optim.Adam, optimizer_kwargs={"lr": self.learning_rate},
+                     custom_logger=silent_logger())
+        half = [demonstrations[i] for i in np.flatnonzero(in_bag)]
+        curriculum = CurriculumBC(trainer, half, variant="Agn", rng=np.random.default_rng(batch_seed), log=False,
+                                  steps_per_epoch=self.batches)
+        with warnings.catch_warnings():
+            # imitation's BC logger calls float() on tensors that require grad (harmless)
+            warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
+            warnings.filterwarnings("ignore", message="trying to unwrap object of type")
+            curriculum.train(1)
+        return policy
+
+    def scores(self, demonstrations: Sequence[Any], make_policy: Callable[[int], Any], observation_space: Any,
+               action_space: Any, *, cache: str | os.PathLike | None = None, label: str = "",
+               progress: bool = False) -> EnsembleScores:
+        """Fit the members and score every demonstration (see the module docstring).
+
+        Args:
+            demonstrations: the N imitation ``Trajectory`` objects (N >= 2).
+            make_policy: ``seed -> SB3 policy`` for the spaces (a fresh network per call).
+            observation_space, action_space: the policies' spaces.
+            cache: a folder: read the scores from it when they were computed for the same data, settings and
+                ``label`` (e.g. the policy's kind), else compute and write them there.
+            label: what else distinguishes the cached scores (the policy), part of the cache key.
+            progress: a bar over the members.
+
+        Returns:
+            The :class:`EnsembleScores`.
+
+        Raises:
+            ValueError: fewer than two demonstrations, or a member whose log-likelihoods are not finite.
+        """
+        from curteach_teaching.curriculum.index import DemonstrationIndex
+        from curteach_teaching.curriculum.scores import policy_difficulty
+
+        demonstrations = list(demonstrations)
+        n = len(demonstrations)
+        if n < 2:
+            raise ValueError(f"an ensemble teacher needs at least 2 demonstrations to split in halves; got {n}")
+        path = None
+        if cache is not None:
+            key = {**asdict(self), "data": data_digest(demonstrations), "label": label}
+            name = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
+            path = Path(cache) / f"ensemble-{name}.npz"
+            if path.exists():
+                with np.load(path) as saved:
+                    return EnsembleScores(saved["difficulty"], saved["log_likelihood"], saved["in_bag"])
+        from imitation.data import rollout
+
+        index = DemonstrationIndex.from_trajectories(demonstrations)
+        transitions = rollout.flatten_trajectories(demonstrations)
+        in_bag = self.halves(n)
+        log_likelihood = np.empty((self.size, n))
+        members = range(self.size)
+        if progress:
+            from tqdm.auto import tqdm
+
+            members = tqdm(members, desc="ensemble teacher", unit="member", leave=False)
+        for k in members:
+            policy = self.fit_member(k, demonstrations, in_bag[k], make_policy, observation_space, action_space)
+            per_demo = -policy_difficulty(policy, transitions.obs, transitions.acts, index)
+            if not np.isfinite(per_demo).all():
+                raise ValueError(f"ensemble member {k} gave log-likelihoods that are not finite (did BC diverge? "
+                                 "try a smaller learning rate)")
+            log_likelihood[k] = per_demo / index.lengths
+        result = EnsembleScores(_held_out_difficulty(log_likelihood, in_bag), log_likelihood, in_bag)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
+            os.close(handle)
+            try:
+                with open(tmp, "wb") as f:
+                    np.savez(f, difficulty=result.difficulty, log_likelihood=log_likelihood, in_bag=in_bag)
+                os.replace(tmp, path)  # whole or absent: a run reading the cache never sees half a file
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        return result

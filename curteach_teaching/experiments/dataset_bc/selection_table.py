@@ -1,0 +1,102 @@
+"""What every run of ``dataset-bc`` trained on: ``selection.csv``, and how much of it was bad data.
+
+``selection.csv`` has one row per cell, run, epoch and episode of the pool::
+
+    curriculum, run, epoch, dataset, episode_id, weight
+
+``weight`` is 1 or 0 for order and select (trained on in that epoch or not; Agn: always 1) and the loss weight for
+weight (:func:`~curteach_teaching.curriculum.uses.preference_weights`, mean 1 over the pool's transitions).
+``dataset`` is the episode's source dataset, since episode ids repeat across datasets.
+
+With a boolean metadata field marking bad episodes (``noisy`` in the BabyAI bot's datasets),
+:func:`selection_quality` says per cell how much of the bad data each use kept: the share of bad episodes among
+those dropped (select: in the last epoch; order: in the first, the most selective one) and, for weight, the share
+of the loss weight, per transition, that bad episodes carry against their share of transitions.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from curteach_envs._util import atomic_write
+
+__all__ = ["bad_episodes", "epoch_weights", "selection_quality", "write_selection_csv"]
+
+
+def epoch_weights(entry: Any, n: int) -> np.ndarray:
+    """``(N,)`` the weight of every episode in one epoch's ``extras["selection"]`` entry (see the module
+    docstring)."""
+    if entry is None:
+        return np.ones(n)
+    if "weights" in entry:
+        return np.asarray(entry["weights"], dtype=np.float64)
+    weights = np.zeros(n)
+    weights[np.asarray(entry["selected"], dtype=np.int64)] = 1.0
+    return weights
+
+
+def write_selection_csv(sweep: Any, pool: Any, path: Path) -> bool:
+    """Write ``selection.csv`` for every run that recorded its selection; ``False`` (nothing written) when none
+    did (runs of older versions)."""
+    n = len(pool)
+    groups = np.asarray(pool.groups, dtype=object)
+    ids = np.asarray(pool.episode_ids)
+    recorded = [(cell, r) for cell, results in sweep.cells.items() for r in results if "selection" in r.extras]
+    if not recorded:
+        return False
+
+    def write(stream) -> None:
+        writer = csv.writer(stream)
+        writer.writerow(["curriculum", "run", "epoch", "dataset", "episode_id", "weight"])
+        for cell, result in recorded:
+            for epoch, entry in enumerate(result.extras["selection"], start=1):
+                weights = epoch_weights(entry, n)
+                text = [repr(float(w)) if entry is not None and "weights" in entry else str(int(w)) for w in weights]
+                writer.writerows(zip([cell] * n, [result.index] * n, [epoch] * n, groups, ids.tolist(), text))
+
+    atomic_write(path, write, newline="")
+    return True
+
+
+def bad_episodes(pool: Any, field: str) -> np.ndarray | None:
+    """``(N,)`` bool from every episode's metadata ``field``, or ``None`` where some episode lacks it."""
+    if not all(field in meta for meta in pool.metadata):
+        return None
+    return np.asarray([bool(meta[field]) for meta in pool.metadata])
+
+
+def selection_quality(sweep: Any, pool: Any, bad: np.ndarray) -> dict:
+    """Per cell: what the use did with the bad episodes (mean over runs; see the module docstring).
+
+    Returns:
+        ``{"bad_share": share of bad episodes in the pool, "cells": {cell: {...}}}`` where a cell that dropped
+        episodes has ``dropped_bad_share`` (bad among the dropped) and ``kept_bad_share``, and a weighting cell has
+        ``bad_weight_share`` (the loss weight on bad transitions over all weight) beside ``bad_transition_share``.
+    """
+    lengths = np.asarray(pool.lengths, dtype=np.float64)
+    out: dict = {"bad_share": float(bad.mean()), "cells": {}}
+    for cell, results in sweep.cells.items():
+        rows = []
+        for result in results:
+            selection = result.extras.get("selection") or []
+            if not selection or all(entry is None for entry in selection):
+                continue
+            use = result.extras.get("use")
+            last = selection[-1] if use == "select" else selection[0]
+            weights = epoch_weights(last, len(pool))
+            if last is not None and "weights" in last:
+                rows.append({"bad_weight_share": float((weights * lengths)[bad].sum() / (weights * lengths).sum()),
+                             "bad_transition_share": float(lengths[bad].sum() / lengths.sum())})
+            else:
+                kept = weights > 0
+                dropped = ~kept
+                rows.append({"dropped": int(dropped.sum()),
+                             "dropped_bad_share": float(bad[dropped].mean()) if dropped.any() else float("nan"),
+                             "kept_bad_share": float(bad[kept].mean())})
+        if rows:
+            out["cells"][cell] = {key: float(np.mean([row[key] for row in rows])) for key in rows[0]}
+    return out
