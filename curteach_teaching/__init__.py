@@ -41,6 +41,8 @@ _EXPORTS = {
         "CURRICULA", "CurriculumSelection", "EpochRecord", "FullPacing", "LinearPacing",
     ),
     "curteach_teaching.curriculum.adapters.bc": ("CurriculumBC",),
+    "curteach_teaching.curriculum.uses": ("Order", "Select", "Weight"),
+    "curteach_teaching.curriculum.ensemble": ("EnsembleTeacher",),
     "curteach_teaching.curriculum.adapters.dagger": ("CurriculumDAgger",),
     "curteach_teaching.curriculum.adapters.adversarial": ("CurriculumAdversarial",),
     "curteach_teaching.curriculum.adapters.mce_irl": ("CurriculumMCEIRL",),

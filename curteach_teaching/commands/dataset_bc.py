@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from pathlib import Path
 
 from curteach_teaching.commands.sweep_options import (
     add_sweep_arguments,
@@ -130,10 +131,14 @@ def fit_ensemble_once(experiment, pool, *, progress: bool = False) -> None:
     from curteach_teaching.experiments.dataset_bc.observations import codec_for
 
     codec = codec_for(pool.observation_space)
+    cache = Path(experiment.teacher_cache)
+    before = set(cache.glob("ensemble-*.npz")) if cache.is_dir() else set()
     started = time.perf_counter()
     print(f"ensemble teacher: {experiment.ensemble_size} BC policies x "
           f"{experiment.ensemble_batches or experiment.max_batches} steps (cached in {experiment.teacher_cache})",
           flush=True)
     experiment.teacher_scores(pool, "ensemble", codec.trajectories(pool.trajectories), codec,
                               progress=progress)
-    print(f"ensemble teacher ready ({time.perf_counter() - started:.0f} s)", flush=True)
+    fitted = set(cache.glob("ensemble-*.npz")) - before
+    how = f"fitted in {time.perf_counter() - started:.0f} s" if fitted else "read from the cache"
+    print(f"ensemble teacher ready ({how})", flush=True)

@@ -1,0 +1,70 @@
+"""The ensemble teacher: halves, held-out scores by hand, bad demonstrations ranked last, the cache, the seed."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from imitation.data.types import Trajectory
+
+from curteach_teaching.curriculum.ensemble import EnsembleTeacher, _held_out_difficulty
+from curteach_teaching.experiments.dataset_bc.policies import make_policy
+
+
+def test_held_out_difficulty_by_hand():
+    log_likelihood = np.array([[-1.0, -2.0, -3.0], [-5.0, -4.0, -6.0]])
+    in_bag = np.array([[True, False, True], [False, False, True]])
+    # demo 0: held out from member 1 only -> 5; demo 1: from both -> 3; demo 2: in both halves -> all members, 4.5
+    np.testing.assert_allclose(_held_out_difficulty(log_likelihood, in_bag), [5.0, 3.0, 4.5])
+
+
+def test_halves_are_seeded_halves():
+    teacher = EnsembleTeacher(size=4, seed=3)
+    halves = teacher.halves(9)
+    assert halves.shape == (4, 9) and (halves.sum(axis=1) == 5).all()
+    np.testing.assert_array_equal(halves, EnsembleTeacher(size=4, seed=3).halves(9))
+    assert not np.array_equal(halves, EnsembleTeacher(size=4, seed=4).halves(9))
+    for bad, message in (({"size": 1}, "ensemble size"), ({"batches": 0}, "ensemble batches"),
+                         ({"learning_rate": -1.0}, "learning_rate")):
+        with pytest.raises(ValueError, match=message):
+            EnsembleTeacher(**bad)
+
+
+def _cartpole_with_bad_ones(n=24, bad=(3, 9, 14, 20), horizon=40):
+    """A scripted CartPole controller's episodes (push toward the pole's lean); the ``bad`` ones act at random."""
+    env = gym.make("CartPole-v1", max_episode_steps=horizon)
+    rng = np.random.default_rng(7)
+    demos = []
+    for i in range(n):
+        obs, _ = env.reset(seed=i)
+        observations, actions, done = [obs], [], False
+        while not done:
+            action = int(rng.integers(2)) if i in bad else int(obs[2] + 0.5 * obs[3] > 0)
+            obs, _, terminated, truncated, _ = env.step(action)
+            observations.append(obs), actions.append(action)
+            done = terminated or truncated
+        demos.append(Trajectory(obs=np.array(observations), acts=np.array(actions), infos=None, terminal=True))
+    return env, demos, np.array(bad)
+
+
+def test_the_ensemble_ranks_bad_demonstrations_last_and_caches(tmp_path):
+    env, demos, bad = _cartpole_with_bad_ones()
+    made = []
+
+    def make(seed):
+        made.append(seed)
+        return make_policy("mlp", env.observation_space, env.action_space, seed)
+
+    spaces = (env.observation_space, env.action_space)
+    teacher = EnsembleTeacher(size=3, batches=60, batch_size=32, learning_rate=1e-2, seed=0)
+    scores = teacher.scores(demos, make, *spaces, cache=tmp_path)
+    assert scores.difficulty.shape == (24,) and scores.log_likelihood.shape == (3, 24)
+    assert set(np.argsort(-scores.difficulty)[: bad.size]) == set(bad)  # the hardest are the bad ones
+    assert len(made) == 3 and len(list(tmp_path.glob("ensemble-*.npz"))) == 1
+    again = teacher.scores(demos, make, *spaces, cache=tmp_path)
+    assert len(made) == 3  # read from the cache: no member fitted again
+    np.testing.assert_array_equal(again.difficulty, scores.difficulty)
+    one = EnsembleTeacher(size=2, batches=5, seed=1)
+    first = one.scores(demos, make, *spaces, cache=tmp_path)
+    assert len(list(tmp_path.glob("ensemble-*.npz"))) == 2  # another seed is another entry
+    np.testing.assert_array_equal(one.scores(demos, make, *spaces).log_likelihood, first.log_likelihood)  # seeded
+    with pytest.raises(ValueError, match="at least 2"):
+        teacher.scores(demos[:1], make, *spaces)
