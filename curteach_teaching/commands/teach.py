@@ -59,7 +59,7 @@ def _env_kwargs(text: str) -> dict:
 def run_teach(args: argparse.Namespace) -> int:
     """Run (or resume) the sweep and write its report."""
     from curteach_teaching.experiments.tabular.experiment import EnvTeachingExperiment
-    from curteach_teaching.sweeps.reports import Report
+    from curteach_teaching.experiments.tabular.report import TeachReport
 
     check_sweep_flags(args)
     kwargs = _env_kwargs(args.env_kwargs)
@@ -71,6 +71,6 @@ def run_teach(args: argparse.Namespace) -> int:
         )
     experiment.check_environment()  # an unusable environment fails before the folder is touched
     out = output_folder(args, f"results/teach-{args.env.replace('/', '-')}")
-    report = Report(experiment, curves=experiment.teacher_names,
+    report = TeachReport(experiment, curves=experiment.teacher_names,
                     title=f"{args.env}, {experiment.learner} learner: expected return")
     return run_sweep_command(args, experiment, report, out)
