@@ -205,7 +205,7 @@ def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path, s
 
     if session is None:
         session = sweep_session(args, out)
-    logger = run_logger(args, experiment, out)  # None without --log-dir
+    logger = run_logger(args, experiment, out, report)  # None without --log-dir
     session.on_saved = None if logger is None else logger.log_run
     # the lock covers the report too: two commands never write one folder's outputs at once
     with nullcontext() if session.claimed else session:

@@ -34,6 +34,7 @@ class TeachReport(Report):
     label = "teacher"
     reference_extra = "expert_reward"
     extras_not_averaged = ("diverged",)
+    curves_compared = True
     metric_name = "expected return"
 
     def report_data(self, sweep, rows: list) -> dict:
