@@ -63,7 +63,7 @@ def run_teach(args: argparse.Namespace) -> int:
 
     check_sweep_flags(args)
     kwargs = _env_kwargs(args.env_kwargs)
-    with named_as_options(args):
+    with named_as_options(args, {"n_per_start": "demos_per_start", "length": "demo_length"}):
         experiment = EnvTeachingExperiment(
             env_id=args.env, env_kwargs=kwargs, learner=args.learner, teachers=teacher_names(args),
             steps=args.steps, gamma=args.gamma, learning_rate=args.learning_rate,
