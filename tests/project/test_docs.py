@@ -81,6 +81,8 @@ def test_readme_snippets_run(tmp_path):
         )
         assert run.returncode == 0, f"README snippet {i + 1} failed:\n{block}\n{run.stderr[-3000:]}"
         assert printed.get(i, "") in run.stdout
+        if i == 2:  # the curriculum's snippet prints its one line: no logger tables of imitation, no torch warning
+            assert run.stdout.strip() == "(5, 400)" and not run.stderr.strip(), run.stdout[-2000:] + run.stderr
 
 
 def test_nothing_points_outside_the_repository():
