@@ -64,6 +64,14 @@ def test_readme_links_resolve():
     assert not broken, f"README links to files that do not exist: {broken}"
 
 
+def test_the_docs_say_how_to_serve_the_built_site():
+    """The built site's pages link to folders (MkDocs' directory URLs), so from disk they open folder listings: both
+    places that say how to build it say how to serve it."""
+    for page in (README, ROOT / "docs" / "installation.md"):
+        text = page.read_text(encoding="utf-8")
+        assert "python -m http.server -d site" in text and "mkdocs serve" in text, page.name
+
+
 def test_readme_has_one_figure_and_the_two_setup_commands():
     text = README.read_text(encoding="utf-8")
     assert len(re.findall(r"!\[[^\]]*\]\(", text)) == 1
