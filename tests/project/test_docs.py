@@ -72,6 +72,19 @@ def test_the_docs_say_how_to_serve_the_built_site():
         assert "python -m http.server -d site" in text and "mkdocs serve" in text, page.name
 
 
+#: pages that quote what a trained network did: its digits come from the CPU's arithmetic, and the page must say so
+MACHINE_DEPENDENT = ("experiments/nav.md", "experiments/car-trainers.md", "experiments/dataset-bc.md",
+                     "experiments/babyai.md", "extending.md")
+
+
+@pytest.mark.parametrize("page", MACHINE_DEPENDENT)
+def test_numbers_that_depend_on_the_cpu_are_labelled(page):
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    assert "CPU's floating-point arithmetic" in text, f"{page} quotes trained networks' numbers without saying so"
+    if page == "experiments/nav.md":  # the demo's table: both machines, and the spread between them
+        assert "**−2.01 / −2.85**" in text and "0.22 (Cur) to 0.84 (Agn)" in text
+
+
 def test_readme_has_one_figure_and_the_two_setup_commands():
     text = README.read_text(encoding="utf-8")
     assert len(re.findall(r"!\[[^\]]*\]\(", text)) == 1
