@@ -24,6 +24,7 @@ raises or returns the wrong type, so a broken plug-in is never mistaken for a bu
 from __future__ import annotations
 
 import importlib
+import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -49,6 +50,13 @@ class PluginError(ValueError):
 
     def __str__(self) -> str:
         return self.message
+
+    @classmethod
+    def here(cls, message: str) -> PluginError:
+        """The error for what a plug-in *returned* (no exception of its own to show): its details are where the
+        library found it, the call stack up to here."""
+        return cls(message, "Found here, by the library's check of what the plug-in returned:\n"
+                   + "".join(traceback.format_stack()[:-1]))
 
 
 def display_name(obj: Any, fallback: str) -> str:
@@ -181,17 +189,20 @@ class Registry:
             expect: a type (or tuple of types) the result must be an instance of, or a predicate on it.
 
         Raises:
-            ValueError: the factory is not callable, raised (chained), or returned something ``expect`` refuses.
+            ValueError: the factory is not callable.
+            PluginError: the factory raised (chained; its traceback kept for the log) or returned something
+                ``expect`` refuses.
         """
         if not callable(factory):
             raise ValueError(f"{self.kind} {name!r} is not callable (got {type(factory).__name__})")
         try:
             result = factory(*args, **kwargs)
         except Exception as error:
-            raise ValueError(f"{self.kind} factory {name!r} raised {type(error).__name__}: {error}") from error
+            raise PluginError(f"{self.kind} factory {name!r} raised {type(error).__name__}: {error}",
+                              traceback.format_exc()) from error
         if expect is not None:
             ok = isinstance(result, expect) if isinstance(expect, (type, tuple)) else bool(expect(result))
             if not ok:
-                raise ValueError(f"{self.kind} factory {name!r} returned {type(result).__name__}, which is not a "
-                                 f"{self.kind} (see the {self.kind} protocol)")
+                raise PluginError.here(f"{self.kind} factory {name!r} returned {type(result).__name__}, which is "
+                                       f"not a {self.kind} (see the {self.kind} protocol)")
         return result

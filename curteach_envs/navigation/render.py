@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["nav_ansi", "nav_rgb", "NAV_LEGEND"]
+__all__ = ["nav_ansi", "nav_rgb", "NAV_COLOR_LEGEND", "NAV_LEGEND"]
 
 _SYMBOLS = {"empty": ".", "mud": "#", "bomb": "+", "goal": "G", "start": "S", "visited": "g"}
 _ARROWS = ">v<^"  # east, south, west, north
@@ -24,6 +24,16 @@ _COLORS = {
     "agent": (20, 20, 20),
     "line": (170, 170, 170),
 }
+#: What each colour of :func:`nav_rgb` means, in legend order: ``(label, (r, g, b))``.
+NAV_COLOR_LEGEND = (
+    ("empty", _COLORS["empty"]),
+    ("mud", _COLORS["mud"]),
+    ("bomb", _COLORS["bomb"]),
+    ("goal", _COLORS["goal"]),
+    ("visited goal", _COLORS["visited"]),
+    ("start / home", _COLORS["start"]),
+    ("agent (points where it faces)", _COLORS["agent"]),
+)
 
 
 def nav_ansi(kinds: np.ndarray, pose: int, title: str = "") -> str:

@@ -21,7 +21,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     babyai.add_argument("--noise", type=float, default=0.0,
                         help="share of the episodes that take a random action with probability 0.5 per step "
                              "(default 0)")
-    babyai.add_argument("--overwrite", action="store_true", help="replace existing datasets of the same levels")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,7 +44,6 @@ def run(args: argparse.Namespace) -> int:
 def check_unused(args: argparse.Namespace) -> None:
     """A one-line error when a BabyAI-only flag is given to another kind of dataset."""
     given = [flag for flag, value in (("--levels", args.levels), ("--episodes", args.episodes),
-                                      ("--noise", args.noise or None), ("--overwrite", args.overwrite or None))
-             if value is not None]
+                                      ("--noise", args.noise or None)) if value is not None]
     if given:
         raise ValueError(f"{', '.join(given)} only apply to make-dataset babyai")

@@ -33,6 +33,9 @@ def add_parser(subparsers) -> None:
     make.add_argument("--minari-storage", choices=["hdf5", "arrow"], default="hdf5",
                       help="Minari's storage format with --format minari (default: hdf5)")
     make.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    make.add_argument("--overwrite", action="store_true",
+                      help="replace an existing --out file (babyai: existing datasets of the same levels) instead of "
+                      "refusing")
     babyai_dataset.add_arguments(make)
     make.set_defaults(func=run_make)
 
@@ -49,12 +52,15 @@ def add_parser(subparsers) -> None:
     info.set_defaults(func=run_info)
 
 
-def _check_output_file(out: Path) -> None:
-    """A one-line error before generating anything if ``out`` cannot become the dataset file."""
+def _check_output_file(out: Path, overwrite: bool) -> None:
+    """A one-line error before generating anything if ``out`` cannot become the dataset file, or is one already
+    (a dataset is minutes to hours of work: replaced only when asked)."""
     if not str(out).strip() or out.name in ("", ".", ".."):
         raise ValueError(f"--out must name a file; got {str(out)!r}")
     if out.exists() and not out.is_file():
         raise ValueError(f"--out {str(out)!r} exists and is not a file")
+    if out.exists() and not overwrite:
+        raise ValueError(f"--out {str(out)!r} exists; pass --overwrite to replace it, or choose another --out")
     from curteach_teaching.sweeps.folders import check_writable
 
     check_writable(out.parent)
@@ -67,18 +73,23 @@ def run_make(args: argparse.Namespace) -> int:
 
     from curteach_envs.navigation.dataset import save_dataset
     from curteach_envs.navigation.generate import generate_dataset
+    from curteach_teaching.commands.sweep_options import named_as_options
     from curteach_teaching.sweeps.interrupts import interruption_message
 
     if args.kind == "babyai":
-        return babyai_dataset.run(args)
+        with named_as_options(args):  # --episodes, --seed, --workers: the flags, not the library's names
+            return babyai_dataset.run(args)
     babyai_dataset.check_unused(args)
     minari = args.format == "minari"
     if minari:
         from curteach_teaching.datasets.navigation import check_minari_out
 
+        if args.overwrite:
+            raise ValueError("--overwrite replaces an --out file (--format npz) or BabyAI datasets; remove the Minari "
+                             "datasets to write them again")
         check_minari_out(args.out, args.kind)
     else:
-        _check_output_file(args.out)
+        _check_output_file(args.out, args.overwrite)
     chunks = args.out.with_name(args.out.name + ".chunks")
 
     def interrupted() -> str:
@@ -88,8 +99,9 @@ def run_make(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     with interruption_message(interrupted):
         try:
-            dataset = generate_dataset(_KIND_NAMES[args.kind], args.split_sizes, seed=args.seed,
-                                       workers=args.workers, progress=progress_wanted(args), chunk_dir=chunks)
+            with named_as_options(args):  # a bad --seed or --workers is refused before any work, named as the flag
+                dataset = generate_dataset(_KIND_NAMES[args.kind], args.split_sizes, seed=args.seed,
+                                           workers=args.workers, progress=progress_wanted(args), chunk_dir=chunks)
         except KeyboardInterrupt:
             from curteach_teaching.sweeps.interrupts import announce
 

@@ -23,8 +23,10 @@ _DEFAULT_FORMATS = ("csv", "tensorboard")
 def add_log_arguments(group) -> None:
     """Add ``--log-dir`` and ``--log-format`` to an argument group (or parser)."""
     group.add_argument("--log-dir", default=None,
-                       help="also log every run as it is saved, into LOG_DIR/<cell>/run_XXXXX/ (e.g. for "
-                       "tensorboard --logdir LOG_DIR); with --report-only: every saved run")
+                       help="also log every run as it is saved, one folder per compared curve: "
+                       "LOG_DIR/<cell>/run_XXXXX/, or LOG_DIR/<teacher>/run_XXXXX/ where the teachers are curves of "
+                       "one run (car-irl, teach), so that tensorboard --logdir LOG_DIR overlays them; with "
+                       "--report-only: every saved run")
     group.add_argument("--log-format", default=None,
                        help=f"comma-separated output formats of --log-dir: {', '.join(_FORMATS)} (default "
                        f"{','.join(_DEFAULT_FORMATS)}; tensorboard and wandb need pip install "
@@ -71,12 +73,17 @@ def check_folder_to_create(path: Path, named: str, what: str, *, writable: bool 
         raise ValueError(f"cannot write into {existing} (permission denied)")
 
 
-def run_logger(args: argparse.Namespace, experiment, out: Path):
+def run_logger(args: argparse.Namespace, experiment, out: Path, report=None):
     """The driver's :class:`~curteach_teaching.sweeps.tracking.RunLogger` for these flags (``None`` without
-    ``--log-dir``); its W&B group is the output folder's name."""
+    ``--log-dir``); its W&B group is the output folder's name. With the sweep's ``report``, the curves it compares
+    within a run (the car's teachers) get a folder each (:meth:`~curteach_teaching.sweeps.reports.Report.
+    logged_curves`), under one tag named by its metric."""
     formats = check_log_flags(args)
     if not formats:
         return None
     from curteach_teaching.sweeps.tracking import RunLogger
 
-    return RunLogger(args.log_dir, formats, config=experiment.settings(), group=Path(out).name)
+    return RunLogger(args.log_dir, formats, config=experiment.settings(), group=Path(out).name,
+                     curves=None if report is None else report.logged_curves(),
+                     metric="value" if report is None else report.metric_name,
+                     cell_folders=len(tuple(experiment.cells)) > 1)

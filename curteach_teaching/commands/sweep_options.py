@@ -40,16 +40,20 @@ __all__ = [
 
 
 @contextmanager
-def named_as_options(args: argparse.Namespace):
+def named_as_options(args: argparse.Namespace, renamed: dict[str, str] | None = None):
     """Within the block, a ``ValueError`` whose message starts with a setting's name (``teaching_rate must be
-    ...``) names the command-line option instead (``--teaching-rate must be ...``), where the command has one."""
+    ...``) names the command-line option instead (``--teaching-rate must be ...``), where the command has one:
+    the flag of the same name, or the one ``renamed`` gives (``{"n_per_start": "demos_per_start"}`` for
+    ``--demos-per-start``)."""
     try:
         yield
     except ValueError as error:
         message = str(error)
         match = re.match(r"([a-z][a-z_]*) must ", message)
-        if match and hasattr(args, match.group(1)):
-            message = "--" + match.group(1).replace("_", "-") + message[match.end(1):]
+        if match:
+            flag = (renamed or {}).get(match.group(1), match.group(1))
+            if hasattr(args, flag):
+                message = "--" + flag.replace("_", "-") + message[match.end(1):]
         raise ValueError(message) from None
 
 
@@ -155,7 +159,8 @@ def check_sweep_flags(args: argparse.Namespace):
 
     if getattr(args, "sweep_backend", None) is not None:
         return args.sweep_backend
-    check_sweep_arguments(args.runs, args.seed, args.workers)
+    with named_as_options(args):  # --runs, not the library's runs
+        check_sweep_arguments(args.runs, args.seed, args.workers)
     check_log_flags(args)
     if args.report_only and args.overwrite:
         raise ValueError("--report-only computes nothing and cannot --overwrite")
@@ -205,7 +210,7 @@ def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path, s
 
     if session is None:
         session = sweep_session(args, out)
-    logger = run_logger(args, experiment, out)  # None without --log-dir
+    logger = run_logger(args, experiment, out, report)  # None without --log-dir
     session.on_saved = None if logger is None else logger.log_run
     # the lock covers the report too: two commands never write one folder's outputs at once
     with nullcontext() if session.claimed else session:

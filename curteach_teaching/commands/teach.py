@@ -59,11 +59,11 @@ def _env_kwargs(text: str) -> dict:
 def run_teach(args: argparse.Namespace) -> int:
     """Run (or resume) the sweep and write its report."""
     from curteach_teaching.experiments.tabular.experiment import EnvTeachingExperiment
-    from curteach_teaching.sweeps.reports import Report
+    from curteach_teaching.experiments.tabular.report import TeachReport
 
     check_sweep_flags(args)
     kwargs = _env_kwargs(args.env_kwargs)
-    with named_as_options(args):
+    with named_as_options(args, {"n_per_start": "demos_per_start", "length": "demo_length"}):
         experiment = EnvTeachingExperiment(
             env_id=args.env, env_kwargs=kwargs, learner=args.learner, teachers=teacher_names(args),
             steps=args.steps, gamma=args.gamma, learning_rate=args.learning_rate,
@@ -71,6 +71,6 @@ def run_teach(args: argparse.Namespace) -> int:
         )
     experiment.check_environment()  # an unusable environment fails before the folder is touched
     out = output_folder(args, f"results/teach-{args.env.replace('/', '-')}")
-    report = Report(experiment, curves=experiment.teacher_names,
+    report = TeachReport(experiment, curves=experiment.teacher_names,
                     title=f"{args.env}, {experiment.learner} learner: expected return")
     return run_sweep_command(args, experiment, report, out)

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from curteach_envs._util import check_positive
+from curteach_teaching.curriculum.plugins import checked_preference
 from curteach_teaching.curriculum.uses import check_use
 from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T, CURRICULUM_VARIANTS
 from curteach_teaching.registry import Registry
@@ -180,11 +181,11 @@ def check_variant(variant):
     if isinstance(variant, str):
         if variant in VARIANTS:
             return variant
-        _, variant = CURRICULA.load(variant)
+        name, variant = CURRICULA.load(variant)
         if isinstance(variant, str):  # a built-in registered under another name
             return check_variant(variant)
         if isinstance(variant, type):
-            variant = variant()
+            variant = CURRICULA.call(name, variant)  # a constructor that raises is named
     if not callable(getattr(variant, "preference", None)):
         raise ValueError(f"variant must be one of {VARIANTS}, a registered curriculum or an object with "
                          f"preference(learner_difficulty, teacher_difficulty); got {variant!r}")
@@ -260,19 +261,12 @@ def preference(variant, learner_difficulty: np.ndarray | None, teacher_difficult
         a plug-in's own preference.
 
     Raises:
-        ValueError: a plug-in's preference is not ``None`` nor a NaN-free array of the difficulties' shape.
+        PluginError: a plug-in raised, or its preference is not ``None`` nor a NaN-free array of the difficulties'
+            shape (a ``ValueError``).
     """
     variant = check_variant(variant)
     if not isinstance(variant, str):
-        prefer = variant.preference(learner_difficulty, teacher_difficulty)
-        if prefer is None:
-            return None
-        prefer = np.array(prefer, dtype=np.float64)
-        size = next((np.shape(d) for d in (learner_difficulty, teacher_difficulty) if d is not None), prefer.shape)
-        if prefer.shape != size or prefer.ndim != 1 or np.isnan(prefer).any():
-            raise ValueError(f"curriculum {variant_name(variant)!r} returned a preference of shape {prefer.shape} "
-                             f"(or with NaN); it must be None or ({size[0] if size else 'N'},) without NaN")
-        return prefer
+        return checked_preference(variant, variant_name(variant), learner_difficulty, teacher_difficulty)
     if variant == AGN:
         return None
     if variant == CUR:

@@ -21,6 +21,13 @@ from curteach_teaching.learners.divergence import LearnerDiverged, all_finite
 __all__ = ["LinearMaxEntIRL", "TabularSoftmaxBC", "maxent_irl_learner", "bc_learner"]
 
 
+def _is_policy(log_policy: np.ndarray, tolerance: float = 1e-6) -> bool:
+    """Whether every row of ``exp(log_policy)`` sums to 1. Rewards near the largest floats pass the finiteness check
+    yet lose the log-normaliser to rounding (``top + log k == top``), so tied actions each get probability 1: an
+    overflow too, and the step is refused as one."""
+    return bool(np.all(np.abs(np.exp(log_policy).sum(axis=1) - 1.0) <= tolerance))
+
+
 class LinearMaxEntIRL:
     """MaxEnt-IRL with a linear state reward on any tabular MDP.
 
@@ -109,7 +116,7 @@ class LinearMaxEntIRL:
             self.parameters = self.parameters - self.learning_rate * gradient
             if all_finite(self.parameters):
                 self._refresh()
-        if not all_finite(self.parameters, self.log_policy, self.occupancy_by_start):
+        if not all_finite(self.parameters, self.log_policy, self.occupancy_by_start) or not _is_policy(self.log_policy):
             self.parameters, self.log_policy, self.occupancy_by_start = before
             self._values = np.zeros(self.mdp.n_states)
             raise LearnerDiverged(f"a step of rate {self.learning_rate:g} made the MaxEnt-IRL learner non-finite")
@@ -161,7 +168,8 @@ class TabularSoftmaxBC:
         gradient = np.zeros_like(self.logits)
         np.add.at(gradient, (states, actions), 1.0)
         np.add.at(gradient, states, -np.exp(self.action_log_probabilities()[states]))
-        logits = self.logits + self.learning_rate * gradient / max(states.size, 1)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is divergence, reported by the check below
+            logits = self.logits + self.learning_rate * gradient / max(states.size, 1)
         if not all_finite(logits):
             raise LearnerDiverged(f"a step of rate {self.learning_rate:g} made the BC logits non-finite")
         self.logits = logits

@@ -34,6 +34,7 @@ __all__ = [
     "folder_lock",
     "library_files",
     "library_version",
+    "remove_interrupted_writes",
     "remove_stale_outputs",
 ]
 
@@ -152,6 +153,19 @@ def _foreign_run_files(out_dir: Path, fingerprint: str, seed: int) -> int:
 _RUN_FILE = re.compile(r"run_\d{5}\.json")
 _CHECKPOINT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*_run_\d{5}_[0-9a-f]{16}\.pt")
 _TEMPORARY = re.compile(r"\.(run_\d{5}\.|[A-Za-z0-9][A-Za-z0-9._-]*_run_\d{5}_[0-9a-f]{16}\.pt\.).*\.tmp")
+
+
+def remove_interrupted_writes(out_dir: Path) -> list[Path]:
+    """Delete the temporary files of interrupted atomic writes under ``runs/<cell>/`` and ``checkpoints/`` (a run
+    file or a checkpoint whose writer was killed before it could clean up: ``kill -9``, a lost machine); returns
+    them. Only for the holder of the folder's lock, so that no writer is using them."""
+    found, runs = [], out_dir / "runs"
+    for folder in [*(sorted(runs.iterdir()) if runs.is_dir() else []), out_dir / "checkpoints"]:
+        if folder.is_dir() and not folder.is_symlink():
+            found += [path for path in sorted(folder.iterdir()) if path.is_file() and _TEMPORARY.fullmatch(path.name)]
+    for path in found:
+        path.unlink(missing_ok=True)
+    return found
 
 
 def _artifacts_of(run_file: Path) -> list[Path]:

@@ -7,6 +7,12 @@ each worker has its own pipe and is given one task at a time, and the driver wai
 processes' sentinels together: a sentinel that fires before the answer names the lost task exactly, and only that
 worker is replaced (under the same index). Workers are ``spawn``-ed (no inherited locks or threads), ignore the
 terminal's Ctrl-C (the driver decides what stops) and die with the driver (:func:`~.orphans.die_with_parent`).
+
+Closing the pool ends the workers the way that lets them clean up: an idle worker is told to stop and returns, a
+busy one gets ``SIGTERM``, which ends its task with ``SystemExit`` (so an atomic write in flight removes its
+temporary file, and multiprocessing's finalizers unregister the semaphores the worker made, e.g. tqdm's lock; a
+killed worker leaves them to the resource tracker, which warns of "leaked semaphore objects" at exit). A worker
+still alive after :data:`STOP_GRACE` seconds is killed.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,6 +30,9 @@ from multiprocessing.connection import wait
 from curteach_teaching.sweeps.orphans import die_with_parent
 
 __all__ = ["PoolEvent", "WorkerPool"]
+
+#: seconds a closing pool's workers get to end their task and exit before they are killed
+STOP_GRACE = 5.0
 
 
 class RemoteTraceback(Exception):
@@ -43,11 +53,16 @@ def _portable(error: BaseException) -> tuple:
     return error, text
 
 
+def _exit_on_sigterm(signum, frame) -> None:
+    raise SystemExit(128 + signum)  # unwinds the task: its clean-ups and the process's finalizers run
+
+
 def _worker_main(connection, index: int, parent_pid: int, function: Callable, initializer: Callable | None) -> None:
     """A worker: answer each task received with ``(result, None)`` or ``(None, (error, traceback))`` until told to
-    stop."""
+    stop (``None``, or ``SIGTERM`` in the middle of a task)."""
     die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     if initializer is not None:
         initializer(index)
     while True:
@@ -86,11 +101,25 @@ class _Worker:
         except (BrokenPipeError, ConnectionError):  # it died while idle: its sentinel reports it next
             pass
 
-    def stop(self) -> None:
-        self.connection.close()
+    def ask_to_stop(self) -> None:
+        """Idle: told to stop (it returns); busy: ``SIGTERM`` (its task ends with ``SystemExit``)."""
+        if not self.process.is_alive():
+            return
+        if self.task is None:
+            try:
+                self.connection.send(None)
+                return
+            except (BrokenPipeError, ConnectionError, OSError):  # its end is gone: a signal is all that is left
+                pass
+        self.process.terminate()
+
+    def stop(self, grace: float = 0.0) -> None:
+        """Wait up to ``grace`` seconds for the process to end, then kill it."""
+        self.process.join(timeout=grace)
         if self.process.is_alive():
             self.process.kill()
         self.process.join(timeout=10)
+        self.connection.close()
 
 
 @dataclass(frozen=True)
@@ -189,9 +218,13 @@ class WorkerPool:
         self._workers[self._workers.index(worker)] = self._start(worker.index)
         return PoolEvent(task, exit_code=exit_code if exit_code is not None else -signal.SIGKILL)
 
-    def close(self) -> None:
-        """Stop every worker now (tasks in flight are dropped)."""
+    def close(self, grace: float = STOP_GRACE) -> None:
+        """Stop every worker now (tasks in flight are dropped): each is asked to end and given ``grace`` seconds in
+        all to exit cleanly (module docstring), then killed."""
         for worker in self._workers:
-            worker.stop()
+            worker.ask_to_stop()
+        deadline = time.monotonic() + grace
+        for worker in self._workers:
+            worker.stop(max(0.0, deadline - time.monotonic()))
         self._workers = []
         self._queue = []

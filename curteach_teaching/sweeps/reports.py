@@ -163,6 +163,9 @@ class Report:
     reference_extra: str | None = None
     #: extras left out of ``report.json``'s ``extras_mean``
     extras_not_averaged: tuple = ()
+    #: whether a run's curves are the things compared (the car's teachers, each a curve of every run) rather than
+    #: measures of one learner (navigation's test and validation returns: there the cells are compared)
+    curves_compared = False
 
     def __init__(self, experiment, *, curves: Sequence[str] | None = None, title: str = ""):
         self.experiment = experiment
@@ -179,6 +182,11 @@ class Report:
         if self._curves is not None:
             return self._curves
         return list(sweep.all_results[0].curves)
+
+    def logged_curves(self) -> list | None:
+        """The curves a logger gives a folder each, so that TensorBoard overlays them (:attr:`curves_compared`:
+        the ``curves`` this report was given), or ``None``: one folder per cell and run."""
+        return self._curves if self.curves_compared else None
 
     def report_data(self, sweep, rows: list) -> dict:
         """Extra ``report.json`` entries (default: none)."""

@@ -37,7 +37,7 @@ from curteach_teaching.sweeps.backends import (
     Unit,
     run_seed_sequence,
 )
-from curteach_teaching.sweeps.folders import check_folder, check_writable, folder_lock
+from curteach_teaching.sweeps.folders import check_folder, check_writable, folder_lock, remove_interrupted_writes
 from curteach_teaching.sweeps.interrupts import announce, interruption_message
 from curteach_teaching.sweeps.ray_backend import RayBackend
 from curteach_teaching.sweeps.results import (
@@ -285,9 +285,8 @@ def _run_sweep(session: SweepSession, experiment, cells: tuple) -> SweepResult:
     todo = []
     for cell in cells if compute else ():  # a report of the saved runs writes and deletes nothing
         (runs_dir / cell).mkdir(parents=True, exist_ok=True)
-        # leftovers of an interrupted write of this folder's sweep (the lock keeps any other sweep out)
-        for stale in (runs_dir / cell).glob(".run_*.tmp"):
-            stale.unlink(missing_ok=True)
+    if compute:  # leftovers of an interrupted write of this folder's sweep (the lock keeps any other sweep out)
+        remove_interrupted_writes(out_dir)
     # run-major order: run 0 of every cell first, so that a sweep stopped early still holds paired runs
     for index in range(runs):
         for cell in cells:

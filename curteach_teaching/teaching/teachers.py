@@ -215,8 +215,10 @@ class OmniscientTeacher(Teacher):
         offset = view.parameters - self.target_parameters
         with np.errstate(over="ignore", invalid="ignore"):
             scores = eta**2 * np.einsum("kp,kp->k", g, g) - 2.0 * eta * (g @ offset)
-        if not np.all(np.isfinite(scores)):  # eta^2 overflows: the same argmin, divided by eta > 0
-            scores = eta * np.einsum("kp,kp->k", g, g) - 2.0 * (g @ offset)
+            if not np.all(np.isfinite(scores)):  # eta^2 overflows: the same argmin, divided by eta > 0
+                scores = eta * np.einsum("kp,kp->k", g, g) - 2.0 * (g @ offset)
+            if not np.all(np.isfinite(scores)):  # eta overflows too: divided by eta^2 (the learner then diverges,
+                scores = np.einsum("kp,kp->k", g, g) - 2.0 / eta * (g @ offset)  # which the run reports)
         return scores
 
     def select(self, view: GradientView, step: int) -> int:

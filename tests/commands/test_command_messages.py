@@ -1,5 +1,5 @@
 """One accurate line for a file that is not a model, a damaged dataset cache that is generated again, counts in
-words ("1 run")."""
+words ("1 run"), errors that name the flags, and a dataset file never replaced unasked."""
 
 import argparse
 
@@ -79,3 +79,38 @@ def test_every_car_command_names_a_bad_init_in_one_line_and_writes_nothing(comma
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--init must be one of ['none', 'T0', 'T0-T1'" in err and "got 'T9'" in err, err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["teach", "--env", "FrozenLake-v1", "--runs", "0"], "--runs must be an integer in [1, 100000]; got 0"),
+    (["teach", "--env", "FrozenLake-v1", "--seed", "-1"], "--seed must be an integer >= 0; got -1"),
+    (["teach", "--env", "FrozenLake-v1", "--workers", "0"], "--workers must be an integer >= 1; got 0"),
+    (["teach", "--env", "FrozenLake-v1", "--demos-per-start", "0"], "--demos-per-start must be an integer in [1, "
+                                                                     "10000]; got 0"),
+    (["teach", "--env", "FrozenLake-v1", "--demo-length", "0"], "--demo-length must be an integer in [1, 10000]"),
+    (["car-irl", "--runs", "-2"], "--runs must be an integer in [1, 100000]; got -2"),
+    (["make-dataset", "shortest-path", "--seed", "-3"], "--seed must be a non-negative integer; got -3"),
+    (["make-dataset", "tsp", "--workers", "0"], "--workers must be an integer in [1, 256]; got 0"),
+    (["make-dataset", "babyai", "--levels", "GoToLocal", "--episodes", "0"], "--episodes must be an integer >= 1"),
+])
+def test_errors_name_the_flag_not_the_library_setting(argv, message, tmp_path, capsys):
+    out = tmp_path / ("out.npz" if argv[0] == "make-dataset" and argv[1] != "babyai" else "out")
+    assert main([*argv, "--out", str(out), *(["--no-progress"] if argv[0] != "make-dataset" else [])]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and message in err, err
+    assert not list(tmp_path.iterdir())  # refused before anything is written
+
+
+def test_make_dataset_refuses_to_replace_a_file_unless_asked(tmp_path, capsys):
+    out = tmp_path / "sp.npz"
+    out.write_bytes(b"a week of generation")
+    assert main(["make-dataset", "shortest-path", "--split-sizes", "small", "--no-progress", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"curteach make-dataset: error: --out {str(out)!r} exists; pass --overwrite to replace it, or "
+                   "choose another --out")
+    assert out.read_bytes() == b"a week of generation" and sorted(tmp_path.iterdir()) == [out]
+    assert main(["make-dataset", "shortest-path", "--split-sizes", "small", "--workers", "1", "--no-progress",
+                 "--overwrite", "--out", str(out)]) == 0
+    assert out.read_bytes() != b"a week of generation"
+    assert main(["make-dataset", "tsp", "--format", "minari", "--overwrite", "--out", str(tmp_path / "m")]) == 2
+    assert "--overwrite replaces an --out file (--format npz) or BabyAI datasets" in capsys.readouterr().err

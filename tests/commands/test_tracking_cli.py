@@ -28,21 +28,20 @@ def _saved_curves(out, index, cell="main"):
 
 
 def _check_run_logged(logs, out, index):
-    """The run's event file holds exactly its saved curves (as TensorBoard's 32-bit floats, at steps 0..T), and its
-    progress.csv every digit of them."""
-    folder = logs / "main" / f"run_{index:05d}"
-    events = _events(folder)
+    """Each teacher's folder of the run (one per compared curve, so that TensorBoard overlays them) holds exactly its
+    saved curve under the one tag curves/expected_reward (as TensorBoard's 32-bit floats, at steps 0..T), and its
+    progress.csv every digit of it."""
     curves = _saved_curves(out, index)
     assert set(curves) == {"Agn", "Cur", "Omn"}
     for name, curve in curves.items():
-        assert events[f"curves/{name}"] == [(t, float(np.float32(v))) for t, v in enumerate(curve)]
-    with open(folder / "progress.csv", newline="") as stream:
-        table = list(csv.DictReader(stream))
-    for name, curve in curves.items():
-        assert [float(row[f"curves/{name}"]) for row in table] == curve
-    # what each teacher selected: the share of every task type over the trailing window sums to one
-    for name in curves:
-        shares = [tag for tag in events if tag.startswith(f"pick_types_share/{name}/")]
+        folder = logs / name / f"run_{index:05d}"
+        events = _events(folder)
+        assert events["curves/expected_reward"] == [(t, float(np.float32(v))) for t, v in enumerate(curve)]
+        with open(folder / "progress.csv", newline="") as stream:
+            table = list(csv.DictReader(stream))
+        assert [float(row["curves/expected_reward"]) for row in table] == curve
+        # what the teacher selected: the share of every task type over the trailing window sums to one
+        shares = [tag for tag in events if tag.startswith("pick_types_share/")]
         totals = np.sum([[value for _, value in events[tag]] for tag in shares], axis=0)
         np.testing.assert_allclose(totals, 1.0, rtol=1e-6)
 
@@ -51,7 +50,8 @@ def test_process_backend_logs_each_run_once_and_report_only_logs_all(tmp_path):
     out, logs = tmp_path / "out", tmp_path / "logs"
     args = [*CAR, "--out", str(out), "--log-dir", str(logs), "--log-format", "tensorboard,csv"]
     assert main([*args, "--runs", "2", "--workers", "2"]) == 0
-    assert sorted(p.name for p in (logs / "main").iterdir()) == ["run_00000", "run_00001"]
+    assert sorted(p.name for p in logs.iterdir()) == ["Agn", "Cur", "Omn"]
+    assert sorted(p.name for p in (logs / "Cur").iterdir()) == ["run_00000", "run_00001"]
     for index in (0, 1):
         _check_run_logged(logs, out, index)
 
@@ -67,7 +67,7 @@ def test_process_backend_logs_each_run_once_and_report_only_logs_all(tmp_path):
                  "--log-format", "tensorboard,csv"]) == 0
     for index in range(3):
         _check_run_logged(fresh, out, index)
-        assert len(list((fresh / "main" / f"run_{index:05d}").glob("events.out.tfevents.*"))) == 1
+        assert len(list((fresh / "Cur" / f"run_{index:05d}").glob("events.out.tfevents.*"))) == 1
 
 
 @pytest.mark.parametrize("extra, message", [

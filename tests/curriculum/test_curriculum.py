@@ -311,3 +311,16 @@ def test_bad_curriculum_arguments_name_the_problem(car_pool, bc_trainer):
         CurriculumBC(trainer, demos, variant="Cur-T", teacher=np.array([1.0, np.nan, 2.0]))
     with pytest.raises(ValueError, match=r"must have shape \(3,\), one per demonstration; got \(5,\)"):
         CurriculumBC(trainer, demos, variant="Cur-T", teacher=np.zeros(5))
+
+
+@pytest.mark.filterwarnings("error")  # overrides the module's ignore: the adapter itself must keep it quiet
+def test_curriculum_bc_keeps_imitations_requires_grad_warning_to_itself(car_demos, bc_trainer):
+    import warnings
+
+    mdp, log_expert, demos = car_demos
+    trainer = bc_trainer(mdp)
+    curriculum = CurriculumBC(trainer, demos[:64], variant="Cur", teacher=lambda o, a: log_expert[o, a])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        curriculum.train(n_epochs=2)
+    assert not [w for w in caught if "requires_grad" in str(w.message)]

@@ -52,6 +52,16 @@ PLUGIN = textwrap.dedent("""
 
         def preference(self, learner, teacher):
             return learner
+
+    class Raises:
+        name = "Boom"
+
+        def preference(self, learner, teacher):
+            return {"not": "numbers"}[learner]
+
+    class NeedsArguments:
+        def __init__(self, strength):
+            self.strength = strength
 """)
 
 
@@ -80,6 +90,20 @@ def test_names_from_module_attr_and_entry_points(plugins):
         preference("myprefs:Broken", LEARNER, TEACHER)
     with pytest.raises(ValueError, match="unknown curriculum 'Nope'; available: Cur, Cur-L, Cur-T, Agn, AntiEP"):
         check_variant("Nope")
+
+
+def test_a_failing_plugin_curriculum_is_named_with_its_traceback(plugins):
+    from curteach_teaching.registry import PluginError
+
+    selection = CurriculumSelection(4, "myprefs:Raises", TEACHER)
+    with pytest.raises(PluginError, match=r"^curriculum 'Boom' raised TypeError in preference: ") as raised:
+        selection.select(1, 3, LEARNER)
+    assert "myprefs.py" in raised.value.details  # the plug-in's own traceback, for the sweep's errors.log
+    with pytest.raises(PluginError, match=r"^curriculum 'Boom' returned set from preference; it must be None or "
+                                          r"\(4,\) without NaN$"):
+        preference(type("Boom", (), {"name": "Boom", "preference": lambda self, lr, te: {1.0}})(), LEARNER, TEACHER)
+    with pytest.raises(PluginError, match=r"^curriculum factory 'NeedsArguments' raised TypeError: "):
+        check_variant("myprefs:NeedsArguments")  # a class is instantiated without arguments
 
 
 def test_curriculum_bc_trains_on_what_the_plugin_prefers(car_mdp, bc_trainer):

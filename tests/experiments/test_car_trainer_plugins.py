@@ -40,6 +40,10 @@ def with_underscore(setup, curriculum, seed_sequence, *, callbacks=()):
 
 with_underscore.name = "my_trainer"
 NOT_A_RECIPE = 3
+
+
+def divides(setup, curriculum, seed_sequence, *, callbacks=()):
+    return [1.0 / 0.0]
 '''
 
 
@@ -93,6 +97,8 @@ def test_an_entry_point_recipe_by_its_short_name(carplug, tmp_path, capsys):
 @pytest.mark.parametrize("trainers, message", [
     ("carplug:too_short", "car trainer 'too_short' returned a curve of shape (1,); a recipe returns the expected "
                           "reward before teaching and after each of the 2 steps, (3,)"),
+    ("bc,carplug:divides", "car trainer 'divides' raised ZeroDivisionError with curriculum 'Agn': float division by "
+                           "zero"),
     ("carplug:NOT_A_RECIPE", "car trainer 'carplug:NOT_A_RECIPE' is not callable (got int)"),
     ("carplug:missing", "module 'carplug' has no attribute 'missing'"),
     ("bc,ppo", "unknown car trainer 'ppo'; available: bc, dagger, gail, airl, mce-irl, copy-ep. To add one, pass "
@@ -102,6 +108,10 @@ def test_an_entry_point_recipe_by_its_short_name(carplug, tmp_path, capsys):
 def test_a_broken_recipe_is_named(carplug, tmp_path, capsys, trainers, message):
     code = main(command(tmp_path / "out", trainers))
     err = capsys.readouterr().err
-    assert code != 0 and message in err, err
-    if "too_short" not in trainers:  # refused before the folder is claimed
-        assert code == 2 and err.count("\n") == 1 and not (tmp_path / "out").exists()
+    assert code == 2 and message in err and err.count("\n") == 1, err
+    if "carplug:divides" in trainers:  # failed in a run: its traceback is kept
+        assert "carplug.py" in (tmp_path / "out" / "errors.log").read_text()
+    elif "carplug:too_short" in trainers:  # what it returned is refused where it enters
+        assert "Found here" in (tmp_path / "out" / "errors.log").read_text()
+    else:  # refused before the folder is claimed
+        assert not (tmp_path / "out").exists()

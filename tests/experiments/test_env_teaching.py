@@ -149,3 +149,47 @@ def test_a_bad_value_in_env_kwargs_is_one_line(tmp_path, capsys, kwargs, shown):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "refused the arguments" in err and shown in err, err
     assert not out.exists()
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # numpy's overflow warning must not leak: it is handled
+def test_teach_prints_which_learners_diverged(tmp_path, capsys):
+    import json
+
+    from curteach_teaching.cli import main
+
+    out = tmp_path / "out"
+    assert main(["teach", "--env", "FrozenLake-v1", "--learner", "bc", "--learning-rate", "1e308", "--teachers",
+                 "Agn,Cur", "--runs", "2", "--steps", "3", "--backend", "serial", "--no-progress", "--no-figures",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "diverged (learner kept its last finite parameters; a smaller --learning-rate avoids it): share of runs " \
+           "Agn 1.00, Cur 1.00; at steps 0" in printed
+    report = json.loads((out / "report.json").read_text())
+    assert report["diverged_share"] == {"Agn": 1.0, "Cur": 1.0}
+    assert report["diverged_runs"] == {"0": {"Agn": 0, "Cur": 0}, "1": {"Agn": 0, "Cur": 0}}
+    assert main(["teach", "--env", "FrozenLake-v1", "--teachers", "Agn,Cur", "--runs", "1", "--steps", "2",
+                 "--backend", "serial", "--no-progress", "--no-figures", "--out", str(tmp_path / "calm")]) == 0
+    assert "diverged" not in capsys.readouterr().out  # a learner that did not diverge is not mentioned
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_overflowing_learners_diverge_without_warnings():
+    from curteach_teaching.learners.divergence import LearnerDiverged
+    from curteach_teaching.teaching.teachers import OmniscientTeacher
+
+    bc = TabularSoftmaxBC(2, 2, learning_rate=1e308)
+    with pytest.raises(LearnerDiverged):  # 1e308 times the 4 pairs' gradient 2 overflows
+        bc.learn(Lesson(0, 0, np.zeros((1, 4), dtype=np.int64), np.ones((1, 4), dtype=np.int64)))
+    np.testing.assert_array_equal(bc.logits, 0.0)  # unchanged
+    # rewards near the largest floats: the log-normaliser rounds away and tied actions would each get probability 1
+    mdp = TabularMDP.from_gymnasium(gym.make(registered_id("CliffWalking-v0")), gamma=0.95)
+    starts = teaching_starts(mdp)
+    expert = hard_value_iteration(mdp)
+    rho = occupancy_per_start(mdp, expert.policy, starts)
+    learner = LinearMaxEntIRL(mdp, start_states=starts, learning_rate=1e200)
+    with pytest.raises(LearnerDiverged):
+        for k in range(starts.size):
+            learner.step(rho[k], starts[k])
+    np.testing.assert_allclose(np.exp(learner.action_log_probabilities()).sum(axis=1), 1.0)
+    omn = OmniscientTeacher(starts, np.full(mdp.n_features, 1e300), rho)
+    assert omn.select(learner, 0) in starts  # eta^2 and eta overflow in its objective: the argmin all the same

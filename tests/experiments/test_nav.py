@@ -344,3 +344,26 @@ def test_a_run_assembled_from_its_parts_is_the_experiments_run(sp_file):
     steps = np.array([b.metrics["loss"] for b in batches])
     for k in range(1, len(at)):
         np.testing.assert_allclose(loss[k], steps[at[k - 1]: at[k]].mean(), rtol=1e-12)
+
+
+def test_nav_show_pictures_carry_a_legend_of_their_colours(sp_file, tmp_path):
+    from PIL import Image
+
+    from curteach_envs.navigation.dataset import load_dataset
+    from curteach_envs.navigation.render import NAV_COLOR_LEGEND
+    from curteach_teaching.experiments.nav.show import draw_rollout
+
+    policy = NavigationCNNPolicy.for_navigation(seed=0)
+    split = load_dataset(sp_file)["test"]
+    visited = dict(NAV_COLOR_LEGEND)["visited goal"]  # never on a shortest-path grid: only its legend shows it
+    assert [label for label, _ in NAV_COLOR_LEGEND] == ["empty", "mud", "bomb", "goal", "visited goal",
+                                                        "start / home", "agent (points where it faces)"]
+    for name in ("show.png", "show.gif"):
+        draw_rollout(policy, split, 0, tmp_path / name)
+        image = Image.open(tmp_path / name)
+        frames = []
+        for k in range(getattr(image, "n_frames", 1)):
+            image.seek(k)
+            frames.append(np.asarray(image.convert("RGB")).reshape(-1, 3))
+        for pixels in frames:  # every frame of the animation has the legend too
+            assert (np.abs(pixels.astype(int) - visited).sum(axis=1) <= 6).any(), name

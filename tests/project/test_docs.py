@@ -64,6 +64,27 @@ def test_readme_links_resolve():
     assert not broken, f"README links to files that do not exist: {broken}"
 
 
+def test_the_docs_say_how_to_serve_the_built_site():
+    """The built site's pages link to folders (MkDocs' directory URLs), so from disk they open folder listings: both
+    places that say how to build it say how to serve it."""
+    for page in (README, ROOT / "docs" / "installation.md"):
+        text = page.read_text(encoding="utf-8")
+        assert "python -m http.server -d site" in text and "mkdocs serve" in text, page.name
+
+
+#: pages that quote what a trained network did: its digits come from the CPU's arithmetic, and the page must say so
+MACHINE_DEPENDENT = ("experiments/nav.md", "experiments/car-trainers.md", "experiments/dataset-bc.md",
+                     "experiments/babyai.md", "extending.md")
+
+
+@pytest.mark.parametrize("page", MACHINE_DEPENDENT)
+def test_numbers_that_depend_on_the_cpu_are_labelled(page):
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    assert "CPU's floating-point arithmetic" in text, f"{page} quotes trained networks' numbers without saying so"
+    if page == "experiments/nav.md":  # the demo's table: both machines, and the spread between them
+        assert "**−2.01 / −2.85**" in text and "0.22 (Cur) to 0.84 (Agn)" in text
+
+
 def test_readme_has_one_figure_and_the_two_setup_commands():
     text = README.read_text(encoding="utf-8")
     assert len(re.findall(r"!\[[^\]]*\]\(", text)) == 1
@@ -81,6 +102,8 @@ def test_readme_snippets_run(tmp_path):
         )
         assert run.returncode == 0, f"README snippet {i + 1} failed:\n{block}\n{run.stderr[-3000:]}"
         assert printed.get(i, "") in run.stdout
+        if i == 2:  # the curriculum's snippet prints its one line: no logger tables of imitation, no torch warning
+            assert run.stdout.strip() == "(5, 400)" and not run.stderr.strip(), run.stdout[-2000:] + run.stderr
 
 
 def test_nothing_points_outside_the_repository():

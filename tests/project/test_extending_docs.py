@@ -1,7 +1,7 @@
-"""docs/extending.md: every example it includes runs, and says what the page says it does.
+"""docs/extending.md: every example it shows is its file as it is, runs, and says what the page says it does.
 
-The page includes the files of examples/plugins/ verbatim (pymdownx.snippets), so running those files runs the page:
-the Python scripts in one interpreter, the command lines as a user would (a copy of examples/plugins/ under a
+The page shows the files of examples/plugins/ verbatim (checked here, block by block), so running those files runs the
+page: the Python scripts in one interpreter, the command lines as a user would (a copy of examples/plugins/ under a
 temporary working folder; the entry points from a real ``pip install`` of its pyproject.toml, into a target folder
 instead of this environment).
 """
@@ -47,11 +47,20 @@ def _teachers_in(summary: Path) -> set[str]:
         return {row["teacher"] for row in csv.DictReader(stream)}
 
 
-def test_the_page_includes_every_example():
-    included = set(re.findall(r'--8<-- "examples/plugins/([^"]+)"', PAGE.read_text(encoding="utf-8")))
+#: an example on the page: its path as a caption, then its text in a fenced block (so that it reads on GitHub too,
+#: where MkDocs' include lines would show as they are)
+_SHOWN = re.compile(r"^`examples/plugins/([^`]+)`:\n\n```[a-z]*\n(.*?)^```$", re.M | re.S)
+
+
+def test_the_page_shows_every_example_as_it_is():
+    text = PAGE.read_text(encoding="utf-8")
+    shown = {name: body for name, body in _SHOWN.findall(text)}
     files = {str(p.relative_to(PLUGINS)) for p in PLUGINS.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
-    assert files - {"mypkg/__init__.py"} <= included, f"not on the page: {sorted(files - included)}"
-    assert included <= files, f"the page includes files that do not exist: {sorted(included - files)}"
+    assert files - {"mypkg/__init__.py"} <= set(shown), f"not on the page: {sorted(files - set(shown))}"
+    assert set(shown) <= files, f"the page shows files that do not exist: {sorted(set(shown) - files)}"
+    for name, body in shown.items():  # a file changed without the page, or the page without the file
+        assert body == (PLUGINS / name).read_text(encoding="utf-8"), f"the page's {name} differs from the file"
+    assert "--8<--" not in text  # an include line reads as itself on GitHub
 
 
 def test_python_examples(tmp_path):

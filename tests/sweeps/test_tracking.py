@@ -10,7 +10,7 @@ import pytest
 
 from curteach_teaching.sweeps.results import RunResult
 from curteach_teaching.sweeps.run_scalars import run_scalars, tag_of_curve, window_shares
-from curteach_teaching.sweeps.tracking import RunLogger, check_formats, parse_formats
+from curteach_teaching.sweeps.tracking import RunLogger, check_formats, parse_formats, rows_by_curve
 
 
 def _car_like():
@@ -92,7 +92,7 @@ def test_navigation_like_run_uses_its_batch_axis():
 def test_tensorboard_and_csv_read_back_and_relogging_replaces(tmp_path):
     result = _car_like()
     logger = RunLogger(tmp_path, ["csv", "tensorboard", "json"])
-    folder = logger.log_run(result)
+    [folder] = logger.log_run(result)
     assert folder == tmp_path / "main" / "run_00007"
     events = _events(folder)
     for name, curve in result.curves.items():  # TensorBoard keeps 32-bit floats
@@ -106,6 +106,30 @@ def test_tensorboard_and_csv_read_back_and_relogging_replaces(tmp_path):
     logger.log_run(result)  # again: one copy, not two
     assert len(list(folder.glob("events.out.tfevents.*"))) == 1
     assert _events(folder) == events
+
+
+def test_compared_curves_get_a_folder_each_and_one_tag(tmp_path):
+    """TensorBoard overlays runs (folders) under one tag: the teachers of a car run become folders Agn/, Cur/ with the
+    tag curves/expected_reward, and what names a teacher loses the name in its folder."""
+    result = _car_like()
+    split = rows_by_curve(run_scalars(result), ["Cur", "Agn"], "expected reward")
+    tags = {curve: {tag for _, tag, _ in rows} for curve, rows in split.items()}
+    assert tags["Cur"] == {"curves/expected_reward", "picks", "pick_types_share/0", "pick_types_share/1",
+                           "pick_types_share/2", "extras/expert"}
+    assert tags["Agn"] == tags["Cur"] | {"extras/diverged"}  # only Agn's learner diverged
+    logger = RunLogger(tmp_path, ["tensorboard", "csv"], curves=["Cur", "Agn"], metric="expected reward",
+                       cell_folders=False)
+    assert logger.log_run(result) == [tmp_path / "Cur" / "run_00007", tmp_path / "Agn" / "run_00007"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["Agn", "Cur"]
+    for name, curve in result.curves.items():
+        events = _events(tmp_path / name / "run_00007")
+        assert events["curves/expected_reward"] == [(t, float(np.float32(v))) for t, v in enumerate(curve)]
+        assert events["extras/expert"] == [(3, 1.5)]
+    assert _events(tmp_path / "Agn" / "run_00007")["picks"] == [(1, 1.0), (2, 4.0), (3, 2.0)]
+    # several cells (a sensitivity sweep's rates): the cell first, then the teacher
+    by_cell = RunLogger(tmp_path / "cells", ["csv"], curves=["Cur", "Agn"])
+    assert by_cell.log_run(result)[0] == tmp_path / "cells" / "main" / "Cur" / "run_00007"
+    assert "curves/value" in (tmp_path / "cells" / "main" / "Cur" / "run_00007" / "progress.csv").read_text()
 
 
 def test_stdout_prints_each_runs_last_values(tmp_path, capsys):

@@ -28,6 +28,7 @@ their weights.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -154,7 +155,10 @@ class BCStepTrainer(PolicyStepTrainer):
         trainer = self.trainer
         self._recorder = MetricsRecorder(loss if loss is not None else trainer.loss_calculator, batch_size)
         try:
-            with bc_step_settings(trainer, batch_size, minibatch_size, self._recorder):
+            with bc_step_settings(trainer, batch_size, minibatch_size, self._recorder), warnings.catch_warnings():
+                # imitation logs float(loss) of a tensor that requires grad; torch's warning about it says nothing to
+                # a user of the curriculum (the value logged is right), so it is silenced here, for every caller
+                warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
                 # a list: imitation's peek (get_first_iter_element) iterates it once more without consuming anything
                 trainer.set_demonstrations(batches)
                 trainer.train(n_epochs=1, progress_bar=False, log_interval=10**9, on_batch_end=after_step)

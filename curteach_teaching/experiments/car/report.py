@@ -121,6 +121,7 @@ class CarReport(Report):
     label = "teacher"
     reference_extra = "expert_reward"
     extras_not_averaged = ("crash_step", "diverged")
+    curves_compared = True
     metric_name = "expected reward"
 
     def __init__(self, experiment, *, heatmap_teacher: str | None = None, title: str = "",

@@ -25,6 +25,7 @@ or plug-ins by ``module:attr`` or a ``curteach.curricula`` entry point, whose ce
 
 from __future__ import annotations
 
+import traceback
 import warnings
 from dataclasses import asdict, dataclass
 
@@ -35,6 +36,7 @@ from curteach_envs.car import N_TASK_TYPES
 from curteach_teaching.curriculum.metrics import EpochMetricMean
 from curteach_teaching.names import BC_TEACHER_NAMES
 from curteach_teaching.planning import expected_return
+from curteach_teaching.registry import PluginError
 from curteach_teaching.sweeps.results import RunResult
 
 __all__ = ["CURVE", "LOSS_CURVE", "CarTrainersExperiment", "cell_name", "split_cell"]
@@ -71,6 +73,20 @@ def _names(what: str, names, allowed: tuple | None) -> tuple:
         if unknown:
             raise ValueError(f"{what} must be among {', '.join(allowed)}; got {', '.join(unknown)}")
     return names
+
+
+def _call_recipe(recipe, trainer: str, curriculum: str, plugin: bool, setup, spec, seed_sequence, loss):
+    """``recipe(setup, spec, seed_sequence, callbacks=[loss])``; a plug-in trainer's own exception is a
+    :class:`~curteach_teaching.registry.PluginError` naming it (a built-in's stays a bug with its traceback)."""
+    try:
+        return recipe(setup, spec, seed_sequence, callbacks=[loss])
+    except PluginError:  # e.g. a plug-in curriculum that the recipe called: named already
+        raise
+    except Exception as error:
+        if not plugin:
+            raise
+        raise PluginError(f"car trainer {trainer!r} raised {type(error).__name__} with curriculum {curriculum!r}: "
+                          f"{error}", traceback.format_exc()) from error
 
 
 #: Settings added after runs were saved, with their defaults (left out of the fingerprint at the default).
@@ -224,12 +240,19 @@ class CarTrainersExperiment:
             warnings.filterwarnings("ignore", message="tried to wrap")  # DAgger's collector: state-index observations
             spec = self.curriculum_specs(self.curricula)[curriculum]
             loss = EpochMetricMean("loss")
-            recipe = self.trainer_recipes(self.trainers)[trainer]
-            curve = np.asarray(recipe(setup, spec, trainer_seed, callbacks=[loss]), dtype=np.float64)
-        if curve.shape != (self.steps + 1,):
-            raise ValueError(f"car trainer {trainer!r} returned a curve of shape {curve.shape}; a recipe returns the "
-                             f"expected reward before teaching and after each of the {self.steps} steps, "
-                             f"({self.steps + 1},)")
+            from curteach_teaching.experiments.car.recipes import CAR_TRAINERS  # imports torch: only in a run
+
+            recipes = self.trainer_recipes(self.trainers)
+            plugin = not CAR_TRAINERS.is_builtin(dict(zip(recipes, self.trainers, strict=True))[trainer])
+            returned = _call_recipe(recipes[trainer], trainer, curriculum, plugin, setup, spec, trainer_seed, loss)
+        try:
+            curve = np.asarray(returned, dtype=np.float64)
+            what = f"a curve of shape {curve.shape}"
+        except (TypeError, ValueError):
+            curve, what = None, f"{type(returned).__name__}, not numbers"
+        if curve is None or curve.shape != (self.steps + 1,):
+            raise PluginError.here(f"car trainer {trainer!r} returned {what}; a recipe returns the expected reward "
+                                   f"before teaching and after each of the {self.steps} steps, ({self.steps + 1},)")
         curves = {CURVE: curve}
         if np.isfinite(loss.per_epoch).any():  # a trainer with a training loss (MCE-IRL has none)
             curves[LOSS_CURVE] = np.array([np.nan, *loss.per_epoch], dtype=np.float64)

@@ -80,33 +80,63 @@ def greedy_frames(policy, task) -> tuple[list, float]:
     return frames, total
 
 
+def _legend_band(width: int):
+    """A PIL image ``width`` pixels wide naming every colour of the frames (for the animation)."""
+    from PIL import Image, ImageDraw
+
+    from curteach_envs.navigation.render import NAV_COLOR_LEGEND
+
+    line, swatch = 13, 9
+    band = Image.new("RGB", (width, line * len(NAV_COLOR_LEGEND) + 4), (255, 255, 255))
+    draw = ImageDraw.Draw(band)
+    for row, (label, color) in enumerate(NAV_COLOR_LEGEND):
+        top = 2 + row * line
+        draw.rectangle([3, top + 1, 3 + swatch, top + 1 + swatch], fill=tuple(color), outline=(120, 120, 120))
+        draw.text((3 + swatch + 4, top), label, fill=(0, 0, 0))
+    return band
+
+
 def draw_rollout(policy, split, index: int, out: str | Path) -> float:
     """Draw the greedy rollout on datapoint ``index`` of ``split`` into ``out`` (``.png``: a strip of frames;
-    ``.gif``: an animation); return its return."""
+    ``.gif``: an animation), each with a legend of the colours; return its return."""
     out = Path(out)
     frames, total = greedy_frames(policy, split.task(index))
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix.lower() == ".gif":
         from PIL import Image
 
-        images = [Image.fromarray(np.asarray(frame)) for frame in frames]
+        band = _legend_band(np.asarray(frames[0]).shape[1])
+        images = []
+        for frame in frames:
+            picture = Image.fromarray(np.asarray(frame))
+            image = Image.new("RGB", (picture.width, picture.height + band.height), (255, 255, 255))
+            image.paste(picture, (0, 0))
+            image.paste(band, (0, picture.height))
+            images.append(image)
         images[0].save(out, save_all=True, append_images=images[1:], duration=400, loop=0)
         return total
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    from curteach_envs.navigation.render import NAV_COLOR_LEGEND
 
     columns = min(len(frames), 8)
     rows = -(-len(frames) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(1.6 * columns, 1.8 * rows), squeeze=False)
+    legend_height = 0.5  # inches below the frames for the colours' legend
+    fig, axes = plt.subplots(rows, columns, figsize=(1.6 * columns, 1.8 * rows + legend_height), squeeze=False)
     for k, ax in enumerate(axes.flat):
         ax.axis("off")
         if k < len(frames):
             ax.imshow(frames[k])
             ax.set_title(f"t = {k}", fontsize=7)
     fig.suptitle(f"{split.name} datapoint {index}: greedy rollout, return {total:g}", fontsize=9)
-    fig.tight_layout()
+    handles = [Patch(facecolor=np.array(color) / 255, edgecolor="0.5", label=label)
+               for label, color in NAV_COLOR_LEGEND]
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 4), fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, legend_height / (1.8 * rows + legend_height), 1, 1))
     fig.savefig(out, dpi=100)
     plt.close(fig)
     return total

@@ -7,6 +7,7 @@ from curteach_teaching._lazy import lazy_getattr
 
 _EXPORTS = {
     "curteach_teaching.experiments.tabular.experiment": ("EnvTeachingExperiment",),
+    "curteach_teaching.experiments.tabular.report": ("TeachReport",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_MODULE_OF)

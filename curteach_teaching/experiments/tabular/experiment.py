@@ -29,6 +29,7 @@ from curteach_teaching.sweeps.results import RunResult
 from curteach_teaching.sweeps.sweep import SingleCellExperiment
 from curteach_teaching.teaching.factories import TEACHERS, make_teachers, plugin_seed_sequence, teacher_specs
 from curteach_teaching.teaching.loop import LEARNERS, LearnerContext, LessonBook, TeacherContext, teach
+from curteach_teaching.teaching.plugin_learner import CheckedLearner
 
 __all__ = ["ENV_TEACHERS", "EnvTeachingExperiment", "environment_mdp", "exact_return", "teaching_starts"]
 
@@ -182,7 +183,11 @@ class EnvTeachingExperiment(SingleCellExperiment):
 
         def new_learner(rng):
             context = LearnerContext(mdp, starts, rng, self.learning_rate)
-            return LEARNERS.call(learner_name, factory, context, expect=is_learner)
+            learner = LEARNERS.call(learner_name, factory, context, expect=is_learner)
+            if LEARNERS.is_builtin(self.learner):
+                return learner
+            # a plug-in's outputs are checked where they enter, and its failures name it
+            return CheckedLearner(learner, learner_name, mdp.n_states, mdp.n_actions)
 
         learner_rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(learner_seed.entropy,
                         spawn_key=learner_seed.spawn_key).spawn(len(self.teachers) + 1)]

@@ -161,6 +161,7 @@ class SensitivityReport(Report):
     reference_extra = "expert_reward"
     extras_not_averaged = ("crash_step", "diverged")
     metric_name = "expected reward"
+    curves_compared = True
 
     def __init__(self, experiment: SensitivityExperiment, title: str = ""):
         super().__init__(experiment, curves=experiment.teachers, title=title)

@@ -230,6 +230,7 @@ class Theorem2Report(Report):
 
     label = "teacher"
     metric_name = "distance to theta*"
+    curves_compared = True
 
     def __init__(self, experiment: RealizableExperiment, title: str = ""):
         super().__init__(experiment, curves=experiment.teachers, title=title)

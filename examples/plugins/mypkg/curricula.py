@@ -1,7 +1,7 @@
 """A curriculum plug-in: a preference over demonstrations, in log space.
 
-``preference(learner, teacher)`` gets ``(N,)`` arrays ``log Psi^L`` and ``log Psi^E`` (larger = harder) and returns
-``(N,)`` preferences (larger = trained on earlier) or ``None`` (keep everything, like Agn).
+``preference(learner_difficulty, teacher_difficulty)`` gets ``(N,)`` arrays ``log Psi^L`` and ``log Psi^E`` (larger =
+harder) and returns ``(N,)`` preferences (larger = trained on earlier) or ``None`` (keep everything, like Agn).
 """
 
 
@@ -15,6 +15,6 @@ class TeacherWeighted:
     def __init__(self, weight=2.0):
         self.weight = weight
 
-    def preference(self, learner, teacher):
+    def preference(self, learner_difficulty, teacher_difficulty):
         """``(N,)`` the preference of every demonstration."""
-        return learner - self.weight * teacher
+        return learner_difficulty - self.weight * teacher_difficulty
