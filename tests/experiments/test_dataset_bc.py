@@ -79,6 +79,10 @@ def test_bc_learns_cartpole_and_the_report_holds_paired_statistics(cartpole_root
             assert data["records"]["batches"]["return"] == [0, 30, 60]
             assert data["curves"]["return"][-1] > 60  # a random policy lasts about 22 steps
             assert data["extras"]["steps_per_epoch"] == runs["Agn"][0]["extras"]["steps_per_epoch"]
+    # the comparison at the evaluation point in between, pair by pair from the run files
+    at_30 = report["paired"]["statistics"]["Cur"]["scalars"]["return@30"]
+    pairs = [c["curves"]["return"][1] - a["curves"]["return"][1] for c, a in zip(runs["Cur"], runs["Agn"])]
+    assert at_30["mean_difference"] == pytest.approx(np.mean(pairs)) and at_30["pairs"] == 2
     # run i of every cell starts from the same network: the untrained policy's return is the same
     assert {files[0]["curves"]["return"][0] for files in runs.values()} == {runs["Agn"][0]["curves"]["return"][0]}
 

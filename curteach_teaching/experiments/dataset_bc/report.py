@@ -11,7 +11,8 @@ and ``task`` (Agn: ``all``). ``selection.csv`` records what every run trained on
 (:mod:`~curteach_teaching.experiments.dataset_bc.selection_table`).
 
 ``report.json``'s ``paired`` holds, for every curriculum against Agn (:mod:`curteach_teaching.sweeps.paired`), the
-per-pair difference of the final return (and success rate) with a bootstrap interval, the Wilcoxon p-value, the
+per-pair difference of the final return (and success rate, and the success rate, or return, at every evaluation
+point in between: ``success@500``) with a bootstrap interval, the Wilcoxon p-value, the
 share of pairs where it is better, the IQMs, and the difference in optimizer steps to reach the target (``target``:
 90 % of Agn's improvement unless given, :func:`~curteach_teaching.sweeps.reports.improvement_target`).
 """
@@ -137,12 +138,17 @@ class DatasetBCReport(Report):
         curves = {cell: s[:, :length] for cell, (_, s) in stacks.items()}
         final = {cell: c[:, -1] for cell, c in curves.items()}
         target = self.target if self.target is not None else improvement_target(curves[AGN])
-        scalars = None
+        scalars = {}
         if self.success and "success" in sweep.all_results[0].curves:
-            scalars = {"success": {cell: np.array([r.curves["success"][length - 1] for r in results])
-                                   for cell, results in sweep.cells.items()}}
-        stats = paired_comparison(final, baseline=AGN, curves=curves, steps=steps, target=target, scalars=scalars,
-                                  rng=0)
+            scalars["success"] = {cell: np.array([r.curves["success"][length - 1] for r in results])
+                                  for cell, results in sweep.cells.items()}
+        # the same comparison at every evaluation point in between: a curriculum may lead early and not at the end
+        metric = "success" if "success" in scalars else "return"
+        for k in range(1, length - 1):
+            scalars[f"{metric}@{int(steps[k])}"] = {cell: np.array([r.curves[metric][k] for r in results])
+                                                    for cell, results in sweep.cells.items()}
+        stats = paired_comparison(final, baseline=AGN, curves=curves, steps=steps, target=target,
+                                  scalars=scalars or None, rng=0)
         return {"target": target, "statistics": statistics_to_json(stats), "lines": summary_lines(stats)}
 
     def report_data(self, sweep, rows: list) -> dict:
