@@ -127,8 +127,8 @@ class CurriculumDAgger(Curriculum):
         self._unit_size = demos_per_batch if batch_unit == "demonstrations" else bc.batch_size
         rng = options.rng if options.rng is not None else bc.rng
         self.options = options = dataclasses.replace(options, teacher=teacher, rng=rng)
-        # one logger over all rounds, told each round's pool; after the user's callbacks, as every round's BC
-        # curriculum had it
+        # one logger over all rounds (_use_pool tells it each round's pool), so its epoch count runs over them all;
+        # last, so that it records an epoch after the user's callbacks have heard of it
         self.logger = SelectionLogger(trainer.logger, 0) if options.log else None
         callbacks = [*options.callbacks, *([self.logger] if self.logger is not None else [])]
         self._rounds: dict[int, list] = {}
