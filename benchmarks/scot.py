@@ -17,7 +17,8 @@ import time
 
 import numpy as np
 
-from curteach_teaching.experiments.car.irl import CarIRLExperiment, build_setup
+from curteach_teaching.experiments.car.irl import CarIRLExperiment
+from curteach_teaching.sweeps.backends import run_seed_sequence
 from curteach_teaching.teaching import scot as S
 from curteach_teaching.teaching.teachers import scot_batch
 
@@ -56,7 +57,7 @@ def main() -> None:
     experiment = CarIRLExperiment()
     rows = {"linear": [], "quadratic": [], "original": []}
     for index in range(args.seeds):
-        setup = build_setup(experiment, seed=0, index=index)
+        setup = experiment.build_setup(run_seed_sequence(0, index))
         for kind in ("linear", "quadratic"):
             rows[kind].append(measure(setup, kind))
         begin = time.perf_counter()

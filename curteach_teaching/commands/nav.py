@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 from curteach_teaching.commands.sweep_options import (
@@ -21,11 +20,10 @@ CURRICULA = PAPER_CURRICULA
 TASKS = ("shortest-path", "tsp")
 #: ``--scale`` -> (dataset split sizes, default epochs, default --eval-every)
 SCALES = {"paper": ("paper", 40, 100), "small": ("small", 3, 10), "demo": ("demo", 8, 50)}
-#: ``--scale demo`` (shortest path): demonstrations per configuration of its dataset, and its training settings,
-#: which are not the paper's protocol (docs/experiments/nav.md#a-demo-that-learns): with the original's plain SGD
-#: at 0.01 the network stays thousands of batches on the plateau of the action frequencies; Adam at 3e-3 on the
-#: per-pair mean loss leaves it within a few hundred. A flag given on the command line wins.
-DEMO_SPLIT_SIZES = {"train": 10, "val": 1, "test": 1}
+#: ``--scale demo`` (shortest path; its dataset's sizes: ``experiments.nav.data.DEMO_SPLIT_SIZES``): its training
+#: settings, which are not the paper's protocol (docs/experiments/nav.md#a-demo-that-learns): with the original's
+#: plain SGD at 0.01 the network stays thousands of batches on the plateau of the action frequencies; Adam at 3e-3 on
+#: the per-pair mean loss leaves it within a few hundred. A flag given on the command line wins.
 DEMO_TRAINING = {"optimizer": "adam", "learning_rate": 3e-3, "loss": "mean", "max_batches": 600}
 
 
@@ -91,35 +89,6 @@ def add_parser(subparsers) -> None:
     show.set_defaults(func=run_nav_show)
 
 
-def _dataset(args, out: Path, kind: str, split_sizes: str) -> tuple:
-    """``(path, dataset)``: ``--dataset``, or the dataset cached in ``out`` (generated once; a cache that cannot be
-    read is generated again, with a note), loaded once and checked to hold ``kind`` tasks."""
-    from curteach_envs.navigation.dataset import load_dataset, save_dataset
-    from curteach_envs.navigation.generate import generate_dataset
-
-    if args.dataset is not None:
-        path, dataset = args.dataset, load_dataset(args.dataset)
-    else:
-        if split_sizes == "demo" and kind != "shortest_path":
-            raise ValueError("--scale demo is made and measured for --task shortest-path; for tsp use small or paper")
-        path, dataset = out / f"dataset-{kind}-{split_sizes}-seed{args.dataset_seed}.npz", None
-        if path.exists():
-            try:
-                dataset = load_dataset(path)
-            except ValueError as error:  # the same seed generates the same file again
-                print(f"note: {error}; it is this folder's cache of the generated dataset: generating it again",
-                      file=sys.stderr)
-        if dataset is None:
-            print(f"generating the {split_sizes} {kind} dataset (seed {args.dataset_seed}) into {path}")
-            sizes = DEMO_SPLIT_SIZES if split_sizes == "demo" else split_sizes
-            save_dataset(generate_dataset(kind, sizes, seed=args.dataset_seed, workers=args.workers,
-                                          progress=progress_wanted(args)), path)
-            dataset = load_dataset(path)
-    if dataset.kind != kind:
-        raise ValueError(f"dataset {str(path)!r} holds {dataset.kind} tasks, not {kind} (--task)")
-    return path, dataset
-
-
 def _check_dataset_source(args) -> None:
     """``ValueError`` for a ``--dataset`` that is not a file or a negative ``--dataset-seed`` (nothing is read)."""
     from curteach_envs._util import check_int
@@ -144,15 +113,20 @@ def _checkpoint_dir(args: argparse.Namespace, out: Path) -> str | None:
 def run_nav(args: argparse.Namespace) -> int:
     """Run (or resume) the navigation sweep and write its report."""
     from curteach_envs._util import check_int
-    from curteach_teaching.experiments.nav.data import NAV_TASKS, file_digest, hand_over
-    from curteach_teaching.experiments.nav.experiment import NavExperiment, resolve_device
+    from curteach_teaching.experiments.nav.data import (
+        NAV_TASKS,
+        cached_dataset,
+        check_split_sizes,
+        file_digest,
+        hand_over,
+    )
+    from curteach_teaching.experiments.nav.experiment import NavExperiment, sweep_device
     from curteach_teaching.experiments.nav.report import NavReport
 
     check_sweep_flags(args)  # every argument is checked before the folder is claimed or a dataset generated
     kind = NAV_TASKS[args.task]
-    if args.scale == "demo" and kind != "shortest_path":
-        raise ValueError("--scale demo is made and measured for --task shortest-path; for tsp use small or paper")
     split_sizes, default_epochs, default_eval = SCALES[args.scale]
+    check_split_sizes(split_sizes, kind)
     training = dict(DEMO_TRAINING) if args.scale == "demo" else {"loss": "original"}
     if args.loss is not None:
         training["loss"] = args.loss
@@ -173,20 +147,13 @@ def run_nav(args: argparse.Namespace) -> int:
     for spec in curricula:  # a plug-in that does not load is refused here, before anything is written
         if spec not in CURRICULA:
             check_variant(spec)
-    if args.backend == "ray" and args.device != "cpu":
-        # the driver need not have a GPU; Ray gives a task one only when the task declares it
-        if args.device == "auto":
-            raise ValueError("--device auto is resolved on the driver; with --backend ray say --device cuda or cpu")
-        if not args.gpus_per_run:
-            raise ValueError("--device cuda with --backend ray needs --gpus-per-run (e.g. 0.25: four runs per GPU)")
-        device = "cuda"
-    else:
-        device = resolve_device(args.device)
+    device = sweep_device(args.device, on_ray=args.backend == "ray", gpus_per_run=args.gpus_per_run)
     out = output_folder(args, f"results/nav-{args.task}-{args.scale}")
     session = sweep_session(args, out)
     with session:  # one lock for the dataset, the sweep and the report: no second sweep generates the same file
         out.mkdir(parents=True, exist_ok=True)
-        path, dataset = _dataset(args, out, kind, split_sizes)
+        path, dataset = cached_dataset(out, kind, split_sizes, args.dataset_seed, given=args.dataset,
+                                       workers=args.workers, progress=progress_wanted(args))
         digest = file_digest(path)
         session.data["dataset"] = (path, digest, dataset)
         hand_over(path, digest, dataset)  # runs in this process take it; other processes load and check the file
@@ -217,7 +184,7 @@ def run_nav(args: argparse.Namespace) -> int:
 def run_nav_show(args: argparse.Namespace) -> int:
     """Draw a trained policy's greedy rollout on one datapoint of a split."""
     from curteach_envs._util import check_int
-    from curteach_teaching.experiments.nav.data import NAV_TASKS
+    from curteach_teaching.experiments.nav.data import NAV_TASKS, cached_dataset
     from curteach_teaching.experiments.nav.show import draw_rollout, load_policy
 
     kind = NAV_TASKS[args.task]
@@ -230,8 +197,9 @@ def run_nav_show(args: argparse.Namespace) -> int:
     check_int("--index", args.index, 0)
     _check_dataset_source(args)
     policy = load_policy(args.model)  # a file that is not a model is refused before a dataset is generated
-    args.workers = None
-    _, dataset = _dataset(args, args.out.parent if str(args.out.parent) else Path("."), kind, SCALES[args.scale][0])
+    folder = args.out.parent if str(args.out.parent) else Path(".")
+    _, dataset = cached_dataset(folder, kind, SCALES[args.scale][0], args.dataset_seed, given=args.dataset,
+                                progress=progress_wanted(args))
     split = dataset[args.split]
     check_int("--index", args.index, 0, split.n_demos - 1)
     total = draw_rollout(policy, split, args.index, args.out)

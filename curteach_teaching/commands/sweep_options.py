@@ -5,12 +5,13 @@ Every sweep command calls :func:`add_sweep_arguments` on its parser, so ``--runs
 same everywhere (the logging flags: :mod:`~curteach_teaching.commands.log_options`); the car
 commands add their shared ``--init --steps --teachers`` with :func:`add_car_arguments`.
 
-A command first checks *every* argument without writing anything (:func:`check_sweep_flags` builds the backend
-once, reaches the Ray address, checks the output folder; the command builds its experiment), and only then claims
-the folder and runs the sweep with :func:`run_sweep_command`, so a refused command leaves the folder as it was.
-The sweep is one :class:`~curteach_teaching.sweeps.sweep.SweepSession` per command (:func:`sweep_session`):
-the checked flags, the backend, the folder's lock and the settings' fingerprint, each made once; a command that
-prepares files in the folder first (nav's cached dataset) enters the session itself and hands it on.
+A command parses its flags into the objects that own them, each of which checks its values once, without writing
+anything: :func:`check_sweep_flags` builds the backend once (which checks ``--workers``) and reaches the Ray address;
+the command builds its experiment's settings and checks the output folder; :func:`sweep_session` builds the
+:class:`~curteach_teaching.sweeps.sweep.SweepSession` (which checks ``--runs`` and ``--seed``). Only then does
+:func:`run_sweep_command` claim the folder and run the sweep, so a refused command leaves the folder as it was.
+The session is one per command: the backend, the folder's lock and the settings' fingerprint, each made once; a
+command that prepares files in the folder first (nav's cached dataset) enters the session itself and hands it on.
 """
 
 from __future__ import annotations
@@ -153,14 +154,12 @@ def add_sweep_arguments(parser: argparse.ArgumentParser, default_runs: int, defa
 
 def check_sweep_flags(args: argparse.Namespace):
     """The backend the flags ask for, built once and kept in ``args.sweep_backend``; ``ValueError`` for a bad
-    ``--runs``, ``--seed``, ``--workers``, Ray flags given without ``--backend ray``, or a Ray address that does not
-    answer. Writes nothing."""
-    from curteach_teaching.sweeps.sweep import check_sweep_arguments, make_backend
+    ``--workers`` (the backend's check), Ray flags given without ``--backend ray``, or a Ray address that does not
+    answer. ``--runs`` and ``--seed`` are the session's (:func:`sweep_session`). Writes nothing."""
+    from curteach_teaching.sweeps.sweep import make_backend
 
     if getattr(args, "sweep_backend", None) is not None:
         return args.sweep_backend
-    with named_as_options(args):  # --runs, not the library's runs
-        check_sweep_arguments(args.runs, args.seed, args.workers)
     check_log_flags(args)
     if args.report_only and args.overwrite:
         raise ValueError("--report-only computes nothing and cannot --overwrite")
@@ -180,14 +179,15 @@ def check_sweep_flags(args: argparse.Namespace):
 
 
 def sweep_session(args: argparse.Namespace, out: Path):
-    """The command's :class:`~curteach_teaching.sweeps.sweep.SweepSession` for ``out``, from the flags
-    :func:`check_sweep_flags` checked (its backend, built once). Not yet entered: ``with session:`` claims the
-    folder (nothing for ``--report-only``, which only reads)."""
+    """The command's :class:`~curteach_teaching.sweeps.sweep.SweepSession` for ``out`` (which checks ``--runs`` and
+    ``--seed``), on the backend of :func:`check_sweep_flags`, built once. Not yet entered: ``with session:`` claims
+    the folder (nothing for ``--report-only``, which only reads)."""
     from curteach_teaching.sweeps.sweep import SweepSession
 
     backend = check_sweep_flags(args)
-    return SweepSession(out, args.runs, seed=args.seed, backend=backend, progress=progress_wanted(args),
-                        compute=not args.report_only, overwrite=args.overwrite)
+    with named_as_options(args):  # --runs, not the session's runs
+        return SweepSession(out, args.runs, seed=args.seed, backend=backend, progress=progress_wanted(args),
+                            compute=not args.report_only, overwrite=args.overwrite)
 
 
 def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path, session=None) -> int:

@@ -76,6 +76,9 @@ class Curriculum:
     Args:
         step_trainer: the trainer's side (:class:`StepTrainer`).
         index: the demonstrations' layout (:class:`~curteach_teaching.curriculum.index.DemonstrationIndex`).
+            ``step_trainer`` and ``index`` are ``None`` while a pool that grows (DAgger's) has no demonstrations yet,
+            its selection no items (:meth:`~curteach_teaching.curriculum.selection.CurriculumSelection.growing`);
+            :meth:`_set_demonstrations` sets them.
         selection: the :class:`~curteach_teaching.curriculum.selection.CurriculumSelection` over the same N
             demonstrations.
         batcher: cuts each epoch's selection into batches (:class:`~curteach_teaching.curriculum.batches.Batcher`).
@@ -104,20 +107,14 @@ class Curriculum:
         state_format: str = "curteach.Curriculum/1",
         extra_config: dict | None = None,
     ):
-        if selection.n_items != index.n_demonstrations:
-            raise ValueError(
-                f"the selection is over {selection.n_items} items, the index over {index.n_demonstrations} "
-                "demonstrations"
-            )
+        self.selection = selection
+        self.step_trainer: StepTrainer | None = None
+        self.index: DemonstrationIndex | None = None
+        self._step_metrics = None
+        if index is not None or selection.n_items:
+            self._set_demonstrations(step_trainer, index)
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}")
-        if selection.use.name == "weight" and not callable(getattr(step_trainer, "set_transition_weights", None)):
-            raise ValueError(f"use='weight' weights each transition's loss, which {type(step_trainer).__name__} "
-                             "cannot do; use 'order' or 'select' with this trainer (BC can weight)")
-        self.step_trainer = step_trainer
-        self._step_metrics = getattr(step_trainer, "step_metrics", None)
-        self.index = index
-        self.selection = selection
         self.batcher = batcher
         self.rng = rng
         self.callbacks: list[Any] = check_callbacks(callbacks)
@@ -127,11 +124,27 @@ class Curriculum:
         self._pending: Sequence[BatchInfo] = ()
         self._done = 0
 
+    def _set_demonstrations(self, step_trainer: StepTrainer, index: DemonstrationIndex) -> None:
+        """Train from now on through ``step_trainer`` over the demonstrations ``index`` lays out, as many as the
+        selection has items. A pool that grows (DAgger's) calls it after growing its selection; the step, the
+        generator, the callbacks and the history go on."""
+        n_index = 0 if index is None else index.n_demonstrations
+        if self.selection.n_items != n_index:
+            raise ValueError(f"the selection is over {self.selection.n_items} items, the index over {n_index} "
+                             "demonstrations")
+        if self.selection.use.name == "weight" and not callable(getattr(step_trainer, "set_transition_weights",
+                                                                        None)):
+            raise ValueError(f"use='weight' weights each transition's loss, which {type(step_trainer).__name__} "
+                             "cannot do; use 'order' or 'select' with this trainer (BC can weight)")
+        self.step_trainer = step_trainer
+        self._step_metrics = getattr(step_trainer, "step_metrics", None)
+        self.index = index
+
     # ------------------------------------------------- the selection's state
     @property
     def n_demonstrations(self) -> int:
-        """N."""
-        return self.index.n_demonstrations
+        """N (0 while a pool that grows has none yet)."""
+        return self.selection.n_items
 
     @property
     def variant(self):

@@ -318,39 +318,53 @@ class CurriculumSelection:
             difficulty or sizes.
     """
 
-    def __init__(
-        self,
-        n_items: int,
-        variant: str = CUR,
-        teacher_difficulty: np.ndarray | None = None,
-        pacing: PacingSchedule | None = None,
-        use: Any = "order",
-        sizes: np.ndarray | None = None,
-    ):
-        variant = check_variant(variant)
-        check_pacing(pacing)
+    def __init__(self, n_items: int, variant: str = CUR, teacher_difficulty: np.ndarray | None = None,
+                 pacing: PacingSchedule | None = None, use: Any = "order", sizes: np.ndarray | None = None):
+        self._start(variant, pacing, use)
+        self.grow(n_items, teacher_difficulty, sizes)
+
+    @classmethod
+    def growing(cls, variant=CUR, pacing: PacingSchedule | None = None, use: Any = "order") -> CurriculumSelection:
+        """A selection over no items yet, for a pool that grows (DAgger's): :meth:`grow` it before :meth:`select`."""
+        selection = cls.__new__(cls)
+        selection._start(variant, pacing, use)
+        return selection
+
+    def _start(self, variant, pacing: PacingSchedule | None, use: Any) -> None:
+        self.variant = check_variant(variant)
+        self.pacing: PacingSchedule = LinearPacing() if check_pacing(pacing) is None else pacing
         self.use = check_use(use)
-        if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < 1:
-            raise ValueError(f"n_items must be an integer >= 1; got {n_items!r}")
+        self.history: list[EpochRecord] = []
+        self.n_items = 0
+        self.teacher_difficulty: np.ndarray | None = None
+        self.sizes = np.ones(0)
+
+    def grow(self, n_items: int, teacher_difficulty: np.ndarray | None = None, sizes: np.ndarray | None = None
+             ) -> None:
+        """Select over ``n_items`` items (N, at least the items so far) from now on, with ``(N,)`` teacher difficulty
+        and sizes as the constructor takes them. A pool that grows keeps its order, so the indices in :attr:`history`
+        still name the same items; the variant, pacing, use and history go on.
+
+        Raises:
+            ValueError: fewer items, a missing or mis-shaped teacher difficulty or sizes.
+        """
+        least = max(1, self.n_items)
+        if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < least:
+            raise ValueError(f"n_items must be an integer >= {least}; got {n_items!r}")
         if teacher_difficulty is None:
-            if needs_teacher_difficulty(variant):
-                raise ValueError(f"variant {variant_name(variant)!r} needs a teacher difficulty (scores, a policy or "
-                                 "a callable)")
+            if needs_teacher_difficulty(self.variant):
+                raise ValueError(f"variant {variant_name(self.variant)!r} needs a teacher difficulty (scores, a "
+                                 "policy or a callable)")
         else:
             teacher_difficulty = np.asarray(teacher_difficulty, dtype=np.float64)
             if teacher_difficulty.shape != (n_items,) or np.isnan(teacher_difficulty).any():
-                raise ValueError(
-                    f"teacher_difficulty must be an array of shape ({n_items},) without NaN; "
-                    f"got shape {teacher_difficulty.shape}"
-                )
+                raise ValueError(f"teacher_difficulty must be an array of shape ({n_items},) without NaN; "
+                                 f"got shape {teacher_difficulty.shape}")
+        sizes = np.ones(n_items) if sizes is None else np.asarray(sizes, dtype=np.float64)
+        if sizes.shape != (n_items,) or not (sizes > 0).all():
+            raise ValueError(f"sizes must be ({n_items},) positive numbers of transitions; got {sizes.shape}")
         self.n_items = int(n_items)
-        self.variant = variant
         self.teacher_difficulty = teacher_difficulty
-        self.pacing: PacingSchedule = pacing if pacing is not None else LinearPacing()
-        self.history: list[EpochRecord] = []
-        sizes = np.ones(self.n_items) if sizes is None else np.asarray(sizes, dtype=np.float64)
-        if sizes.shape != (self.n_items,) or not (sizes > 0).all():
-            raise ValueError(f"sizes must be ({self.n_items},) positive numbers of transitions; got {sizes.shape}")
         self.sizes = sizes
 
     @property

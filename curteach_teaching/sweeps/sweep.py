@@ -55,7 +55,6 @@ __all__ = [
     "SingleCellExperiment",
     "SweepResult",
     "SweepSession",
-    "check_sweep_arguments",
     "make_backend",
     "run_seed_sequence",
     "run_sweep",
@@ -108,14 +107,6 @@ class SweepResult:
 
 #: runs per cell: run files are named with five digits (run_00000 .. run_99999)
 MAX_RUNS = 100_000
-
-
-def check_sweep_arguments(runs: int, seed: int, workers: int | None) -> None:
-    """``ValueError`` for a bad run count, seed or worker count."""
-    check_int("runs", runs, 1, MAX_RUNS)
-    check_int("seed", seed, 0)
-    if workers is not None:
-        check_int("workers", workers, 1)
 
 
 def _check_cells(experiment) -> tuple:
@@ -180,10 +171,8 @@ def run_sweep(
         LostRun: a run's worker died more often than the backend retries it; the message ends with how many runs
             are saved (``"N of M runs saved in DIR; run the same command again to resume"``).
     """
-    check_sweep_arguments(runs, seed, workers)
-    backend = backend if backend is not None else ProcessBackend(workers)
-    session = SweepSession(out_dir, runs, seed=seed, backend=backend, progress=progress, compute=compute,
-                           overwrite=overwrite, on_saved=on_saved)
+    session = SweepSession(out_dir, runs, seed=seed, backend=backend, workers=workers, progress=progress,
+                           compute=compute, overwrite=overwrite, on_saved=on_saved)
     return session.run(experiment)  # claims the folder after checking the experiment's cells
 
 
@@ -197,11 +186,14 @@ class SweepSession:
     then happen under that one lock. :meth:`run` outside the block claims the folder for the sweep alone.
     :func:`run_sweep` is a session made, entered and run at once.
 
+    The session owns its run count and seed and checks them once, here; a backend checks its own worker count.
+
     Args:
         out_dir: the output folder (``DIR/runs/<cell>/``, ``DIR/sweep.json``).
         runs: runs per cell, as in :func:`run_sweep` (so are the arguments below).
         seed: the sweep's seed.
-        backend: where units are computed (default: a process pool over the CPUs).
+        backend: where units are computed (default: a process pool of ``workers`` processes).
+        workers: the default backend's processes (default: the CPU count); ignored when ``backend`` is given.
         progress: show a progress bar over units.
         compute: ``False`` computes and writes nothing (a report of the saved runs).
         overwrite: replace a sweep of other settings in ``out_dir`` instead of refusing.
@@ -212,17 +204,19 @@ class SweepSession:
             ``{"dataset": (path, digest, dataset)}``), for the command's own use.
 
     Raises:
-        ValueError: a bad run count or seed (at once); a folder that cannot be written or is in use (on entering).
+        ValueError: a bad run count, seed or worker count (at once); a folder that cannot be written or is in use
+            (on entering).
     """
 
-    def __init__(self, out_dir, runs: int, *, seed: int = 0, backend: Backend | None = None, progress: bool = True,
-                 compute: bool = True, overwrite: bool = False,
+    def __init__(self, out_dir, runs: int, *, seed: int = 0, backend: Backend | None = None,
+                 workers: int | None = None, progress: bool = True, compute: bool = True, overwrite: bool = False,
                  on_saved: Callable[[RunResult], None] | None = None):
-        check_sweep_arguments(runs, seed, None)
+        check_int("runs", runs, 1, MAX_RUNS)
+        check_int("seed", seed, 0)
         self.out_dir = Path(out_dir)
         self.runs = runs
         self.seed = seed
-        self.backend = backend if backend is not None else ProcessBackend()
+        self.backend = backend if backend is not None else ProcessBackend(workers)
         self.progress = progress
         self.compute = compute
         self.overwrite = overwrite

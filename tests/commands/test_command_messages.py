@@ -1,5 +1,5 @@
-"""One accurate line for a file that is not a model, a damaged dataset cache that is generated again, counts in
-words ("1 run"), errors that name the flags, and a dataset file never replaced unasked."""
+"""One accurate line for a file that is not a model, counts in words ("1 run"), errors that name the flags, and a
+dataset file never replaced unasked."""
 
 import argparse
 
@@ -44,31 +44,6 @@ def test_nav_show_names_a_file_that_is_not_a_model_in_one_line_before_writing(tm
         err = capsys.readouterr().err.strip()
         assert err.count("\n") == 0 and message in err and "KeyError" not in err, err
     assert _snapshot(tmp_path) == before
-
-
-def test_a_damaged_dataset_cache_is_generated_again_with_a_note(tmp_path, capsys, monkeypatch):
-    from curteach_envs.navigation.dataset import load_dataset
-    from curteach_teaching.commands import nav
-
-    monkeypatch.setattr(nav, "DEMO_SPLIT_SIZES", {"train": 1, "val": 1, "test": 1})  # a tiny generated dataset
-    args = argparse.Namespace(dataset=None, dataset_seed=0, workers=1, no_progress=True)
-    fresh, _ = nav._dataset(args, tmp_path / "fresh", "shortest_path", "demo")
-    cache = tmp_path / "out" / fresh.name
-    cache.parent.mkdir()
-    cache.write_bytes(fresh.read_bytes()[: fresh.stat().st_size // 2])  # cut short, as by a full disk
-    capsys.readouterr()
-    path, dataset = nav._dataset(args, tmp_path / "out", "shortest_path", "demo")
-    err = capsys.readouterr().err
-    assert path == cache and err.count("\n") == 1
-    assert err.startswith(f"note: cannot read dataset {str(cache)!r}")
-    assert "cache of the generated dataset: generating it again" in err
-    assert cache.read_bytes() == fresh.read_bytes()  # the same seed gives the same file: its digest is unchanged
-    assert dataset.kind == "shortest_path" and load_dataset(cache).kind == "shortest_path"
-    args.dataset = cache.with_name("given.npz")  # a file the user gave is never replaced
-    args.dataset.write_bytes(b"not an archive")
-    with pytest.raises(ValueError, match="not an .npz"):
-        nav._dataset(args, tmp_path / "out", "shortest_path", "demo")
-    assert args.dataset.read_bytes() == b"not an archive"
 
 
 @pytest.mark.parametrize("command", ["car-irl", "car-irl-observability", "car-bc", "car-trainers",

@@ -117,6 +117,21 @@ def test_cur_t_reads_no_learner_and_cur_l_no_teacher():
     assert record.selected.tolist() == [0, 2] and np.isnan(record.teacher_difficulty_mean)
 
 
+def test_a_growing_selection_keeps_its_history_and_refuses_to_shrink():
+    selection = CurriculumSelection.growing(CUR_T, pacing=lambda e, E, n: 1)
+    assert selection.n_items == 0 and selection.history == []
+    selection.grow(2, np.array([1.0, 0.0]))
+    first = selection.log(selection.select(1, 2), 1, 1)
+    selection.grow(3, np.array([1.0, 0.0, -1.0]))
+    second = selection.log(selection.select(2, 2), 1, 1)
+    assert (first.selected.tolist(), second.selected.tolist()) == ([1], [2]) and second.epoch == 2
+    assert selection.selection_matrix().tolist() == [[False, True, False], [False, False, True]]
+    with pytest.raises(ValueError, match="n_items must be an integer >= 3"):
+        selection.grow(2, np.zeros(2))
+    with pytest.raises(ValueError, match="needs a teacher difficulty"):
+        selection.grow(4)
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="unknown curriculum 'Omn'"):
         CurriculumSelection(4, "Omn")

@@ -283,8 +283,45 @@ def test_dagger_bc_step_runs_on_the_curriculum_over_aggregated_demonstrations(tm
     assert set(plans[0].batches[0].demonstrations.tolist()) <= set(selected.tolist())
     recorded = dagger.logger.default_logger.name_to_value
     assert recorded.get("curriculum/n_selected", len(selected)) == len(selected)
+    # a Curriculum with the core's state; the config holds the trainer's round
+    from curteach_teaching.curriculum.core import Curriculum
+    from curteach_teaching.curriculum.state import STATE_KEYS
+
     state = curriculum.state_dict()
-    assert state["round"] == 1 and state["history"][0]["selected"] == selected.tolist()
+    assert isinstance(curriculum, Curriculum) and set(state) == set(STATE_KEYS)
+    assert state["config"]["round"] == 1 and state["history"][0]["selected"] == selected.tolist()
+    assert curriculum.step == state["step"] == len(plans[0].batches) and curriculum.epoch == 1
+    resumed = CurriculumDAgger(dagger, DEMOS, n_rounds=2, epochs_per_round=1, variant="Cur-T",
+                               teacher=lambda obs, acts: log_expert[obs, acts], pacing=lambda e, n, k: k - 1)
+    resumed.load_state_dict(state)
+    assert resumed.step == curriculum.step and resumed.history[0].selected.tolist() == selected.tolist()
+    with pytest.raises(ValueError, match=r"differs from this one in \['round'\]"):
+        CurriculumDAgger(dagger_trainer(tmp_path / "other", bc_trainer), DEMOS, n_rounds=2, epochs_per_round=1,
+                         variant="Cur-T", teacher=lambda obs, acts: log_expert[obs, acts],
+                         pacing=lambda e, n, k: k - 1).load_state_dict(state)
+
+
+def test_dagger_pool_grows_under_one_selection_and_step_count(tmp_path, bc_trainer):
+    from curteach_teaching.curriculum.adapters.dagger import CurriculumDAgger
+
+    dagger = dagger_trainer(tmp_path, bc_trainer)
+    expert_pi = np.zeros((3, 7, 2))
+    expert_pi[..., 1] = 1.0
+    expert = TabularPolicy(gym.spaces.Discrete(7), gym.spaces.Discrete(2), expert_pi, np.random.default_rng(2))
+    steps = []
+    curriculum = CurriculumDAgger(dagger, DEMOS, n_rounds=2, epochs_per_round=2, variant="Agn",
+                                  callbacks=[type("Steps", (), {"on_batch": lambda self, b: steps.append(b.step)})()])
+    assert curriculum.n_demonstrations == 0 and curriculum.history == [] and curriculum.step == 0
+    with th.random.fork_rng(devices=[]), warnings.catch_warnings():
+        th.manual_seed(0)
+        warnings.simplefilter("ignore")
+        for _ in range(2):
+            curriculum.train_round(expert, min_episodes=1, min_timesteps=3)
+    pools = [record.n_selected for record in curriculum.history]  # Agn: the whole pool, which grew in round 1
+    assert len(pools) == 4 and len(DEMOS) < pools[0] == pools[1] < pools[2] == pools[3]
+    assert curriculum.n_demonstrations == pools[-1] and [r.epoch for r in curriculum.history] == [1, 2, 3, 4]
+    assert steps == list(range(1, curriculum.step + 1))  # one step count over all rounds
+    assert curriculum.selection_matrix().shape == (4, pools[-1])
 
 
 def test_dagger_refuses_fixed_scores_and_other_trainers(tmp_path, bc_trainer):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from curteach_teaching.experiments.car.irl import CarIRLExperiment
-from curteach_teaching.experiments.car.report import summarize
+from curteach_teaching.experiments.car.report import car_summary_rows
 from curteach_teaching.experiments.car.result import finished
 from curteach_teaching.sweeps.sweep import run_sweep
 
@@ -12,7 +12,7 @@ from curteach_teaching.sweeps.sweep import run_sweep
 @pytest.mark.slow
 def test_fig3_ordering_init_t0_t3(tmp_path):
     sweep = run_sweep(CarIRLExperiment(init_types=4), tmp_path, 10, seed=0, workers=2, progress=False)
-    rows = summarize(sweep.results, CarIRLExperiment().teachers)
+    rows = car_summary_rows(sweep.results, CarIRLExperiment().teachers)
     final = {r["teacher"]: r["mean"] for r in rows if r["subset"] == "finished" and r["t"] == 200}
     assert 0 < sum(finished(r) for r in sweep.results) < 10  # the original crashed in some runs, not all
     # finished runs: Cur ~ BBox ahead of Agn, Cur-T and Scot; Omn and Cur-L stall far below

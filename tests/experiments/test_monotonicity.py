@@ -17,7 +17,7 @@ from curteach_teaching.experiments.theory.monotonicity import (
     step_size_ratio,
     stored_decrease,
 )
-from curteach_teaching.experiments.theory.monotonicity_experiment import MonotonicityExperiment, build_setup
+from curteach_teaching.experiments.theory.monotonicity_experiment import MonotonicityExperiment, monotonicity_setup
 from curteach_teaching.sweeps.backends import run_seed_sequence
 
 SMALL = MonotonicityExperiment(mdp_kind="random", checkpoints=(0, 3), gamma=1.0)
@@ -81,7 +81,7 @@ def test_bc_step_is_the_car_learners_step_with_the_quadratic_part_at_zero():
 def test_irl_decrease_matches_an_explicit_update_of_the_learner():
     """The vectorised decrease of every demonstration equals ||theta* - theta||^2 - ||theta* - theta'||^2 after
     MaxEntIRLLearner.update on that demonstration's discounted visit counts from its start."""
-    setup = build_setup(SMALL.__class__(mdp_kind="random", gamma=0.9), "irl", run_seed_sequence(0, 0))
+    setup = monotonicity_setup(SMALL.__class__(mdp_kind="random", gamma=0.9), "irl", run_seed_sequence(0, 0))
     pool, learner = setup.pool, setup.learner
     states = pool.states.reshape(-1, pool.length)
     decrease = one_step_decrease(learner.parameters, setup.theta_star, irl_gradients(learner, states), 0.2)
@@ -98,7 +98,7 @@ def test_lemma1_on_the_deterministic_mdp_and_convexity_per_start():
     """gamma = 1, deterministic MDP, full episodes: -<theta* - theta, g> - log Psi^L/Psi^E is the same for every
     demonstration of a start (Lemma 1's K_t, per start); and the exact per-start gradient never points away from
     theta* (each start's MaxEnt objective is convex with its minimum at theta*)."""
-    setup = build_setup(SMALL, "irl", run_seed_sequence(0, 1))
+    setup = monotonicity_setup(SMALL, "irl", run_seed_sequence(0, 1))
     for _ in range(3):
         setup.teach_random_start()
     demos = setup.score("demonstrations")
@@ -108,7 +108,7 @@ def test_lemma1_on_the_deterministic_mdp_and_convexity_per_start():
 
 
 def test_lemma2_residual_is_the_kl_along_the_demonstration():
-    setup = build_setup(SMALL, "bc", run_seed_sequence(0, 2))
+    setup = monotonicity_setup(SMALL, "bc", run_seed_sequence(0, 2))
     demos = setup.score("demonstrations")
     log_l = linear_softmax_log_policy(setup.theta, setup.features)
     log_e = setup.teacher_log_policy

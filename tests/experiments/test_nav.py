@@ -367,3 +367,42 @@ def test_nav_show_pictures_carry_a_legend_of_their_colours(sp_file, tmp_path):
             frames.append(np.asarray(image.convert("RGB")).reshape(-1, 3))
         for pixels in frames:  # every frame of the animation has the legend too
             assert (np.abs(pixels.astype(int) - visited).sum(axis=1) <= 6).any(), name
+
+
+def test_a_damaged_dataset_cache_is_generated_again_with_a_note(tmp_path, capsys, monkeypatch):
+    from curteach_envs.navigation.dataset import load_dataset
+    from curteach_teaching.experiments.nav import data
+
+    monkeypatch.setattr(data, "DEMO_SPLIT_SIZES", {"train": 1, "val": 1, "test": 1})  # a tiny generated dataset
+    fresh, _ = data.cached_dataset(tmp_path / "fresh", "shortest_path", "demo", 0, workers=1)
+    cache = tmp_path / "out" / fresh.name
+    cache.parent.mkdir()
+    cache.write_bytes(fresh.read_bytes()[: fresh.stat().st_size // 2])  # cut short, as by a full disk
+    capsys.readouterr()
+    path, dataset = data.cached_dataset(tmp_path / "out", "shortest_path", "demo", 0, workers=1)
+    err = capsys.readouterr().err
+    assert path == cache and err.count("\n") == 1
+    assert err.startswith(f"note: cannot read dataset {str(cache)!r}")
+    assert "cache of the generated dataset: generating it again" in err
+    assert cache.read_bytes() == fresh.read_bytes()  # the same seed gives the same file: its digest is unchanged
+    assert dataset.kind == "shortest_path" and load_dataset(cache).kind == "shortest_path"
+    given = cache.with_name("given.npz")  # a file the user gave is never replaced
+    given.write_bytes(b"not an archive")
+    with pytest.raises(ValueError, match="not an .npz"):
+        data.cached_dataset(tmp_path / "out", "shortest_path", "demo", 0, given=given)
+    assert given.read_bytes() == b"not an archive"
+    with pytest.raises(ValueError, match="--scale demo is made and measured for --task shortest-path"):
+        data.cached_dataset(tmp_path / "out", "tsp", "demo", 0)
+
+
+def test_the_sweep_device_on_ray_is_declared_not_resolved_on_the_driver():
+    from curteach_teaching.experiments.nav.experiment import sweep_device
+
+    assert sweep_device("cpu", on_ray=True) == "cpu" and sweep_device("cuda", on_ray=True, gpus_per_run=0.5) == "cuda"
+    with pytest.raises(ValueError, match="--device auto is resolved on the driver"):
+        sweep_device("auto", on_ray=True, gpus_per_run=0.5)
+    with pytest.raises(ValueError, match="needs --gpus-per-run"):
+        sweep_device("cuda", on_ray=True)
+    with pytest.raises(ValueError, match="device must be one of"):
+        sweep_device("tpu", on_ray=True)
+    assert sweep_device("auto") == ("cuda" if th.cuda.is_available() else "cpu")

@@ -71,7 +71,8 @@ def _experiment_of(monkeypatch, tmp_path, argv):
 
 
 def test_demo_scale_is_what_the_docs_say(monkeypatch, tmp_path, tiny_sp):
-    from curteach_teaching.commands.nav import DEMO_SPLIT_SIZES, DEMO_TRAINING, SCALES
+    from curteach_teaching.commands.nav import DEMO_TRAINING, SCALES
+    from curteach_teaching.experiments.nav.data import DEMO_SPLIT_SIZES
 
     assert SCALES["demo"] == ("demo", 8, 50) and DEMO_SPLIT_SIZES == {"train": 10, "val": 1, "test": 1}
     assert DEMO_TRAINING == {"optimizer": "adam", "learning_rate": 3e-3, "loss": "mean", "max_batches": 600}

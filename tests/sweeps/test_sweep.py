@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from curteach_teaching.experiments.car.irl import CarIRLExperiment
-from curteach_teaching.experiments.car.report import CarReport, flagged_fraction, summarize
+from curteach_teaching.experiments.car.report import CarReport, car_summary_rows, flagged_fraction
 from curteach_teaching.experiments.car.result import car_run_result
 from curteach_teaching.sweeps import results as results_module
 from curteach_teaching.sweeps import sweep as sweep_module
@@ -212,7 +212,7 @@ def _fake(index, values, crash=None):
 
 def test_car_summary_subsets_and_sem():
     runs = [_fake(0, [0, 1]), _fake(1, [0, 3]), _fake(2, [0, 8], crash=0)]
-    rows = summarize(runs, ["X"])
+    rows = car_summary_rows(runs, ["X"])
     final = {row["subset"]: row for row in rows if row["t"] == 1}
     assert final["all"]["mean"] == pytest.approx(4.0) and final["all"]["n"] == 3
     assert final["all"]["sem"] == pytest.approx(np.std([1, 3, 8], ddof=1) / np.sqrt(3))

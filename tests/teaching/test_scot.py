@@ -304,9 +304,10 @@ def test_remove_redundant_rejects_bad_input():
 # ------------------------------------------------------------------ the car
 @pytest.fixture(scope="module")
 def car_setup():
-    from curteach_teaching.experiments.car.irl import CarIRLExperiment, build_setup
+    from curteach_teaching.experiments.car.irl import CarIRLExperiment
+    from curteach_teaching.sweeps.backends import run_seed_sequence
 
-    return build_setup(CarIRLExperiment(), seed=0)
+    return CarIRLExperiment().build_setup(run_seed_sequence(0, 0))
 
 
 def _pool_candidates(pool: DemonstrationPool):
@@ -317,9 +318,10 @@ def _pool_candidates(pool: DemonstrationPool):
 @pytest.fixture(scope="module")
 def car_roads():
     """The setups of runs 0-4 of a car-irl sweep with seed 0 (five roads)."""
-    from curteach_teaching.experiments.car.irl import CarIRLExperiment, build_setup
+    from curteach_teaching.experiments.car.irl import CarIRLExperiment
+    from curteach_teaching.sweeps.backends import run_seed_sequence
 
-    return [build_setup(CarIRLExperiment(), seed=0, index=i) for i in range(5)]
+    return [CarIRLExperiment().build_setup(run_seed_sequence(0, i)) for i in range(5)]
 
 
 @pytest.mark.parametrize("road", range(5))

@@ -44,14 +44,12 @@ from curteach_teaching.curriculum.index import DemonstrationIndex
 from curteach_teaching.curriculum.loss import MetricsRecorder, StepMeanLoss, WeightedLoss
 from curteach_teaching.curriculum.options import CurriculumOptions, check_demonstrations
 from curteach_teaching.curriculum.policy_steps import PolicyStepTrainer
-from curteach_teaching.curriculum.scores import (
-    teacher_difficulty,
-)
+from curteach_teaching.curriculum.scores import teacher_difficulty
 from curteach_teaching.curriculum.selection import CurriculumSelection
 from curteach_teaching.curriculum.selection_logger import SelectionLogger
 from curteach_teaching.difficulty import MIN_LOG_PROB, index_observations
 
-__all__ = ["LOSSES", "BCStepTrainer", "CurriculumBC"]
+__all__ = ["LOSSES", "BCPool", "BCStepTrainer", "CurriculumBC", "check_bc_settings"]
 
 #: ``"mean"``: imitation's per-pair mean; ``"original"``: the sum over time steps of the mean over active demos.
 LOSSES = ("mean", "original")
@@ -218,67 +216,109 @@ class CurriculumBC(Curriculum):
         **shared: Any,
     ):
         options = CurriculumOptions.of("CurriculumBC", options, shared)
-        if remainder not in REMAINDERS:
-            raise ValueError(f"remainder must be one of {REMAINDERS}; got {remainder!r}")
-        if batch_unit not in BATCH_UNITS:
-            raise ValueError(f"batch_unit must be one of {BATCH_UNITS}; got {batch_unit!r}")
-        if loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}; got {loss!r}")
-        if loss == "original" and batch_unit != "demonstrations":
-            raise ValueError(
-                "loss='original' (the sum over time steps of the mean over active demonstrations) needs "
-                "batch_unit='demonstrations'"
-            )
-        if batch_unit == "demonstrations":
-            demos_per_batch = check_int(
-                "demos_per_batch", trainer.batch_size if demos_per_batch is None else demos_per_batch, 1
-            )
-        elif demos_per_batch is not None:
-            raise ValueError("demos_per_batch applies to batch_unit='demonstrations' only")
-        if steps_per_epoch is not None:
-            if batch_unit != "transitions":
-                raise ValueError("steps_per_epoch applies to batch_unit='transitions' only")
-            steps_per_epoch = check_int("steps_per_epoch", steps_per_epoch, 1)
-        if options.use.name == "weight" and loss != "mean":
-            raise ValueError("use='weight' weights BC's own loss per transition; it needs loss='mean'")
-        if loss == "original" and not all(hasattr(trainer.loss_calculator, a) for a in ("ent_weight", "l2_weight")):
-            raise ValueError("loss='original' needs a trainer whose loss_calculator has ent_weight and l2_weight")
-        demonstrations = check_demonstrations(demonstrations, "CurriculumBC")
-        index = DemonstrationIndex.from_trajectories(demonstrations)
+        demos_per_batch, steps_per_epoch = check_bc_settings(trainer, remainder=remainder, batch_unit=batch_unit,
+                                                             demos_per_batch=demos_per_batch, loss=loss,
+                                                             steps_per_epoch=steps_per_epoch, use=options.use)
         self.options = options
         self.min_log_prob = options.min_log_prob
         self.difficulty_chunk_size = options.difficulty_chunk_size
-        transitions = rollout.flatten_trajectories(demonstrations)
-        space = trainer.action_space
-        acts = transitions.acts
-        if hasattr(space, "n") and acts.size and (acts.min() < 0 or acts.max() >= space.n):
-            raise ValueError(
-                f"demonstrated actions must lie in [0, {space.n - 1}]; got values in [{acts.min()}, {acts.max()}]"
-            )
         self.trainer = trainer
-        self.demonstrations = demonstrations
         self.remainder = remainder
         self.batch_unit = batch_unit
         self.demos_per_batch = demos_per_batch
         self.loss = loss
         self.steps_per_epoch = steps_per_epoch
         unit_size = demos_per_batch if batch_unit == "demonstrations" else trainer.batch_size
-        step_trainer = BCStepTrainer(
-            trainer, transitions, index, full_batch_size=None if batch_unit == "demonstrations" else unit_size,
-            loss=loss, chunk_size=self.difficulty_chunk_size, min_log_prob=self.min_log_prob,
-        )
-        scores = None if options.teacher is None else teacher_difficulty(
-            options.teacher, transitions.obs, transitions.acts, index, chunk_size=self.difficulty_chunk_size,
-            min_log_prob=self.min_log_prob,
-        )
+        pool = BCPool(trainer, demonstrations, options, full_batch_size=None if batch_unit == "demonstrations"
+                      else unit_size, loss=loss, adapter="CurriculumBC")
+        self.demonstrations = pool.demonstrations
         callbacks = list(options.callbacks)
         if options.log:
-            callbacks.insert(0, SelectionLogger(trainer.logger, index.n_demonstrations, scores))
+            callbacks.insert(0, SelectionLogger(trainer.logger, pool.index.n_demonstrations, pool.teacher_scores))
         batcher = (make_batcher(batch_unit, unit_size, remainder) if steps_per_epoch is None
                    else FixedStepBatches(unit_size, steps_per_epoch))
         super().__init__(
-            step_trainer, index, CurriculumSelection(index.n_demonstrations, options.variant, scores, options.pacing,
-                                                   use=options.use, sizes=index.lengths),
+            pool.step_trainer, pool.index,
+            CurriculumSelection(pool.index.n_demonstrations, options.variant, pool.teacher_scores, options.pacing,
+                                use=options.use, sizes=pool.index.lengths),
             batcher, rng=options.rng if options.rng is not None else trainer.rng, callbacks=callbacks,
             state_format=STATE_FORMAT, extra_config={"loss": loss},
         )
+
+
+def check_bc_settings(trainer: BC, *, remainder: str, batch_unit: str, demos_per_batch: int | None, loss: str,
+                      steps_per_epoch: int | None = None, use: Any = None) -> tuple[int | None, int | None]:
+    """The BC step's own settings (see :class:`CurriculumBC`), checked once for every adapter that trains through
+    BC, against the curriculum's ``use`` (:mod:`~curteach_teaching.curriculum.uses`; a weighted loss is BC's mean).
+
+    Returns:
+        ``(demos_per_batch, steps_per_epoch)``: the first ``trainer.batch_size`` by default with demonstration
+        batches.
+
+    Raises:
+        ValueError: as :class:`CurriculumBC` says.
+    """
+    if remainder not in REMAINDERS:
+        raise ValueError(f"remainder must be one of {REMAINDERS}; got {remainder!r}")
+    if batch_unit not in BATCH_UNITS:
+        raise ValueError(f"batch_unit must be one of {BATCH_UNITS}; got {batch_unit!r}")
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {LOSSES}; got {loss!r}")
+    if loss == "original" and batch_unit != "demonstrations":
+        raise ValueError(
+            "loss='original' (the sum over time steps of the mean over active demonstrations) needs "
+            "batch_unit='demonstrations'"
+        )
+    if batch_unit == "demonstrations":
+        demos_per_batch = check_int(
+            "demos_per_batch", trainer.batch_size if demos_per_batch is None else demos_per_batch, 1
+        )
+    elif demos_per_batch is not None:
+        raise ValueError("demos_per_batch applies to batch_unit='demonstrations' only")
+    if steps_per_epoch is not None:
+        if batch_unit != "transitions":
+            raise ValueError("steps_per_epoch applies to batch_unit='transitions' only")
+        steps_per_epoch = check_int("steps_per_epoch", steps_per_epoch, 1)
+    if use is not None and use.name == "weight" and loss != "mean":
+        raise ValueError("use='weight' weights BC's own loss per transition; it needs loss='mean'")
+    if loss == "original" and not all(hasattr(trainer.loss_calculator, a) for a in ("ent_weight", "l2_weight")):
+        raise ValueError("loss='original' needs a trainer whose loss_calculator has ent_weight and l2_weight")
+    return demos_per_batch, steps_per_epoch
+
+
+class BCPool:
+    """What a BC curriculum trains over one set of demonstrations: their layout, the step trainer on them and the
+    teacher's scores of them (a pool that grows, DAgger's, makes one per round).
+
+    Args:
+        trainer: the ``BC`` trainer.
+        demonstrations: the N ``Trajectory`` demonstrations.
+        options: the adapter's :class:`~curteach_teaching.curriculum.options.CurriculumOptions` (teacher, floor,
+            chunk size).
+        full_batch_size, loss: as :class:`BCStepTrainer` takes them.
+        adapter: the adapter's name, for the errors.
+
+    Attributes:
+        demonstrations: the checked list; index: their layout; step_trainer: the :class:`BCStepTrainer`;
+        teacher_scores: ``(N,)`` ``log Psi^E`` or ``None`` without a teacher.
+
+    Raises:
+        ValueError: demonstrations that are not Trajectories, or actions outside a discrete action space.
+    """
+
+    def __init__(self, trainer: BC, demonstrations: Sequence[types.Trajectory], options: CurriculumOptions, *,
+                 full_batch_size: int | None, loss: str, adapter: str):
+        self.demonstrations = check_demonstrations(demonstrations, adapter)
+        self.index = DemonstrationIndex.from_trajectories(self.demonstrations)
+        transitions = rollout.flatten_trajectories(self.demonstrations)
+        space = trainer.action_space
+        acts = transitions.acts
+        if hasattr(space, "n") and acts.size and (acts.min() < 0 or acts.max() >= space.n):
+            raise ValueError(
+                f"demonstrated actions must lie in [0, {space.n - 1}]; got values in [{acts.min()}, {acts.max()}]"
+            )
+        chunk, floor = options.difficulty_chunk_size, options.min_log_prob
+        self.step_trainer = BCStepTrainer(trainer, transitions, self.index, full_batch_size=full_batch_size,
+                                          loss=loss, chunk_size=chunk, min_log_prob=floor)
+        self.teacher_scores = None if options.teacher is None else teacher_difficulty(
+            options.teacher, transitions.obs, transitions.acts, self.index, chunk_size=chunk, min_log_prob=floor)

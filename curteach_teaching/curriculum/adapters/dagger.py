@@ -3,11 +3,10 @@
 DAgger alternates rounds of collection (the expert labels the states the learner visits, saved by DAgger's own
 collector under ``scratch_dir/demos/round-XXX/``) and a BC step on every demonstration gathered so far.
 :class:`CurriculumDAgger` takes the user's trainer as it is and replaces only the BC step's choice of data: each
-round's BC step is ``epochs_per_round`` curriculum epochs of a
-:class:`~curteach_teaching.curriculum.adapters.bc.CurriculumBC` over the aggregated demonstrations (the adapter's
-initial
-``demonstrations``, then every round's saved ones, read with DAgger's own file helpers in DAgger's order), on the
-trainer's ``bc_trainer``, its policy and optimizer kept across rounds.
+round's BC step is ``epochs_per_round`` curriculum epochs, as
+:class:`~curteach_teaching.curriculum.adapters.bc.CurriculumBC` trains them, over the aggregated demonstrations (the
+adapter's initial ``demonstrations``, then every round's saved ones, read with DAgger's own file helpers in DAgger's
+order), on the trainer's ``bc_trainer``, its policy and optimizer kept across rounds.
 
 Pacing runs over the whole training: round ``r`` (0-based) trains the global epochs ``r E + 1 .. r E + E`` of an
 ``n_rounds * E``-epoch schedule, so the selected fraction grows across rounds while the pool grows. The learner's
@@ -19,39 +18,44 @@ A round is :meth:`CurriculumDAgger.update` (the BC step; the round counter advan
 (DAgger's ``create_trajectory_collector`` driven by ``rollout.generate_trajectories`` with the expert, as
 ``SimpleDAggerTrainer.train`` does) or by the user's own collector.
 
-Saved state (:meth:`CurriculumDAgger.state_dict`): the round and step counters, the generator of the batches and the
-per-epoch log; DAgger saves the rest (``trainer.save_trainer()`` and its demonstration files; resume with imitation's
-``reconstruct_trainer``).
+The curriculum is a :class:`~curteach_teaching.curriculum.core.Curriculum` whose pool grows: each round's
+:meth:`~CurriculumDAgger.update` grows its selection to the round's pool
+(:meth:`~curteach_teaching.curriculum.selection.CurriculumSelection.grow`; a pool keeps its order, so an earlier
+epoch's ``selected`` indices name the same demonstrations) and trains on it through a
+:class:`~curteach_teaching.curriculum.adapters.bc.BCStepTrainer` of the round's pool, while the step, the
+generator of the batches, the callbacks and the history go on across rounds.
+
+Saved state (:meth:`~curteach_teaching.curriculum.core.Curriculum.state_dict`): the core's
+(:mod:`~curteach_teaching.curriculum.state`; the config holds the trainer's round, so a state loads only into a
+trainer at the round it was saved at); DAgger saves the rest (``trainer.save_trainer()`` and its demonstration files;
+resume with imitation's ``reconstruct_trainer``).
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from imitation.algorithms.dagger import DAggerTrainer, SimpleDAggerTrainer
 from imitation.data import rollout, serialize
 
 from curteach_envs._util import check_int
 from curteach_teaching.curriculum.adapters._imitation_compat import dagger_round_paths
-from curteach_teaching.curriculum.adapters.bc import CurriculumBC
+from curteach_teaching.curriculum.adapters.bc import BCPool, check_bc_settings
+from curteach_teaching.curriculum.batches import make_batcher
+from curteach_teaching.curriculum.core import Curriculum
 from curteach_teaching.curriculum.options import CurriculumOptions, check_demonstrations, check_trainer
-from curteach_teaching.curriculum.selection import EpochRecord
+from curteach_teaching.curriculum.selection import CurriculumSelection, variant_name
 from curteach_teaching.curriculum.selection_logger import SelectionLogger
 
 __all__ = ["CurriculumDAgger"]
 
-#: The settings of the BC step a DAgger curriculum passes on to every round's CurriculumBC
-BC_SETTINGS = ("remainder", "batch_unit", "demos_per_batch", "loss")
-
-#: Version tag of :meth:`CurriculumDAgger.state_dict`.
-STATE_FORMAT = "curteach.CurriculumDAgger/1"
+#: Version tag of :meth:`CurriculumDAgger.state_dict` (the core's state; ``/1`` was a format of its own).
+STATE_FORMAT = "curteach.CurriculumDAgger/2"
 
 
-class CurriculumDAgger:
+class CurriculumDAgger(Curriculum):
     """Run DAgger's BC steps on a curriculum over the aggregated demonstrations.
 
     Args:
@@ -64,21 +68,21 @@ class CurriculumDAgger:
             or any of them as a keyword). The teacher is, for Cur and Cur-T, an SB3 policy or a callable
             ``(obs, acts) -> log pi^E(a | s)`` (default: the ``expert_policy`` of a ``SimpleDAggerTrainer`` when it
             has ``evaluate_actions``); the pacing runs over the global epochs; the generator defaults to
-            ``trainer.bc_trainer.rng``; the callbacks are given to every round's
-            :class:`~curteach_teaching.curriculum.adapters.bc.CurriculumBC`; ``log`` records each epoch's selection
-            in ``trainer.logger``.
-        **shared_and_bc: the shared options as keywords, and further
-            :class:`~curteach_teaching.curriculum.adapters.bc.CurriculumBC` settings (``batch_unit``,
-            ``demos_per_batch``, ``remainder``, ``loss``).
+            ``trainer.bc_trainer.rng``; ``log`` records each epoch's selection in ``trainer.logger``.
+        remainder, batch_unit, demos_per_batch, loss: the BC step's, as
+            :class:`~curteach_teaching.curriculum.adapters.bc.CurriculumBC` takes them.
 
     Attributes:
-        history: ``(round, EpochRecord)`` of every epoch trained (the record's ``selected`` index into that round's
-            :meth:`aggregated` list).
-        step: BC optimizer steps taken so far; epoch: global curriculum epochs trained.
+        history: the :class:`~curteach_teaching.curriculum.selection.EpochRecord` of every epoch trained, over all
+            rounds (an epoch's ``selected`` index into its round's :meth:`aggregated` list, whose prefix the later
+            rounds' lists keep); epoch ``e`` (1-based) is of round ``(e - 1) // epochs_per_round``.
+        step: BC optimizer steps taken so far, over all rounds; epoch: global curriculum epochs trained.
+        n_demonstrations: the demonstrations of the last round's pool (0 before the first round).
 
     Raises:
         ValueError: a trainer that is not DAgger (the message lists the supported trainers), fixed teacher scores,
-            a missing teacher for Cur or Cur-T, a bad variant or pacing, demonstrations that are not Trajectories.
+            a missing teacher for Cur or Cur-T, a bad variant, pacing or BC setting, demonstrations that are not
+            Trajectories, an unknown option.
     """
 
     def __init__(
@@ -89,16 +93,13 @@ class CurriculumDAgger:
         options: CurriculumOptions | None = None,
         n_rounds: int,
         epochs_per_round: int = DAggerTrainer.DEFAULT_N_EPOCHS,
-        **shared_and_bc: Any,
+        remainder: str = "partial",
+        batch_unit: str = "transitions",
+        demos_per_batch: int | None = None,
+        loss: str = "mean",
+        **shared: Any,
     ):
-        shared_names = {f.name for f in dataclasses.fields(CurriculumOptions)}
-        options = CurriculumOptions.of("CurriculumDAgger", options,
-                                       {k: v for k, v in shared_and_bc.items() if k in shared_names})
-        bc_options = {k: v for k, v in shared_and_bc.items() if k not in shared_names}
-        unknown = sorted(set(bc_options) - set(BC_SETTINGS))
-        if unknown:
-            raise ValueError(f"CurriculumDAgger got unknown option(s) {unknown}; the options every adapter shares: "
-                             f"{sorted(shared_names)}, and the BC step's: {list(BC_SETTINGS)}")
+        options = CurriculumOptions.of("CurriculumDAgger", options, shared)
         check_trainer(trainer, DAggerTrainer, "CurriculumDAgger")
         self.n_rounds = check_int("n_rounds", n_rounds, 1)
         self.epochs_per_round = check_int("epochs_per_round", epochs_per_round, 1)
@@ -114,23 +115,34 @@ class CurriculumDAgger:
             )
         if teacher is None and options.variant in ("Cur", "Cur-T"):
             raise ValueError(f"variant {options.variant!r} needs a teacher (an SB3 policy or a callable)")
+        bc = trainer.bc_trainer
+        demos_per_batch, _ = check_bc_settings(bc, remainder=remainder, batch_unit=batch_unit,
+                                               demos_per_batch=demos_per_batch, loss=loss, use=options.use)
         self.trainer = trainer
         self.demonstrations = (check_demonstrations(demonstrations, "the DAgger curriculum")
                                if len(demonstrations) else [])
-        # every round's BC curriculum: the shared options with the resolved teacher and generator; the selection is
-        # logged here, once over the rounds, not by each round's adapter
-        self.rng = options.rng if options.rng is not None else trainer.bc_trainer.rng
-        self.options = dataclasses.replace(options, teacher=teacher, rng=self.rng)
-        self.variant = options.variant
         self.teacher = teacher
-        self.pacing = options.pacing
         self.min_log_prob = options.min_log_prob
-        self.bc_options = bc_options
-        self.logger = SelectionLogger(trainer.logger, 1) if options.log else None
-        self.history: list[tuple[int, EpochRecord]] = []
-        self.step = 0
-        self.epoch = 0
+        self.remainder, self.batch_unit, self.demos_per_batch, self.loss = remainder, batch_unit, demos_per_batch, loss
+        self._unit_size = demos_per_batch if batch_unit == "demonstrations" else bc.batch_size
+        rng = options.rng if options.rng is not None else bc.rng
+        self.options = options = dataclasses.replace(options, teacher=teacher, rng=rng)
+        # one logger over all rounds (_use_pool tells it each round's pool), so its epoch count runs over them all;
+        # last, so that it records an epoch after the user's callbacks have heard of it
+        self.logger = SelectionLogger(trainer.logger, 0) if options.log else None
+        callbacks = [*options.callbacks, *([self.logger] if self.logger is not None else [])]
         self._rounds: dict[int, list] = {}
+        super().__init__(None, None, CurriculumSelection.growing(options.variant, options.pacing, options.use),
+                         make_batcher(batch_unit, self._unit_size, remainder), rng=rng, callbacks=callbacks,
+                         state_format=STATE_FORMAT,
+                         extra_config={"loss": loss, "n_rounds": self.n_rounds,
+                                       "epochs_per_round": self.epochs_per_round,
+                                       "n_initial": len(self.demonstrations)})
+
+    @property
+    def epoch(self) -> int:
+        """Global curriculum epochs trained."""
+        return len(self.history)
 
     # ------------------------------------------------------------ demonstrations
     def _round_demonstrations(self, round_num: int) -> list:
@@ -180,20 +192,22 @@ class CurriculumDAgger:
         demos = self.aggregated()
         if not demos:
             raise ValueError(f"no demonstrations for round {round_num}: collect some first (collect(expert_policy))")
-        curriculum = CurriculumBC(self.trainer.bc_trainer, demos, options=dataclasses.replace(self.options, log=False),
-                                  **self.bc_options)
-        if self.logger is not None:
-            self.logger.n_demonstrations = curriculum.n_demonstrations
-            self.logger.teacher_difficulty = curriculum.teacher_difficulty
-            curriculum.add_callback(self.logger)
+        self._use_pool(demos)
         total = self.n_rounds * self.epochs_per_round
         for k in range(self.epochs_per_round):
-            record = curriculum.train_epoch(round_num * self.epochs_per_round + k + 1, total)
-            self.history.append((round_num, record))
-            self.epoch += 1
-        self.step += curriculum.step
+            self.train_epoch(round_num * self.epochs_per_round + k + 1, total)
         self.trainer.round_num += 1
         return self.trainer.round_num
+
+    def _use_pool(self, demonstrations: list) -> None:
+        full_batch_size = None if self.batch_unit == "demonstrations" else self._unit_size
+        pool = BCPool(self.trainer.bc_trainer, demonstrations, self.options, full_batch_size=full_batch_size,
+                      loss=self.loss, adapter="the DAgger curriculum")
+        self.selection.grow(pool.index.n_demonstrations, pool.teacher_scores, pool.index.lengths)
+        self._set_demonstrations(pool.step_trainer, pool.index)
+        if self.logger is not None:
+            self.logger.n_demonstrations = pool.index.n_demonstrations
+            self.logger.teacher_difficulty = pool.teacher_scores
 
     def train_round(self, expert_policy: Any, *, min_episodes: int = 3, min_timesteps: int = 500) -> int:
         """:meth:`collect` then :meth:`update`; returns the new round number."""
@@ -202,40 +216,7 @@ class CurriculumDAgger:
 
     # --------------------------------------------------------------- checkpoints
     def config(self) -> dict:
-        """What a saved run must share with this one."""
-        return {"n_rounds": self.n_rounds, "epochs_per_round": self.epochs_per_round, "variant": self.variant,
-                "n_initial": len(self.demonstrations), **{k: v for k, v in sorted(self.bc_options.items())}}
-
-    def state_dict(self) -> dict:
-        """The counters, the batches' generator and the log, as plain Python values (the trainer saves itself)."""
-        history = [{"round": r, **dataclasses.asdict(record), "selected": np.asarray(record.selected).tolist()}
-                   for r, record in self.history]
-        for entry in history:
-            entry.update({k: v.item() for k, v in entry.items() if isinstance(v, np.generic)})
-        return {"format": STATE_FORMAT, "config": self.config(), "round": int(self.trainer.round_num),
-                "step": self.step, "epoch": self.epoch, "rng": copy.deepcopy(self.rng.bit_generator.state),
-                "history": history}
-
-    def load_state_dict(self, state: dict) -> None:
-        """Restore :meth:`state_dict` (after the trainer itself, e.g. with ``reconstruct_trainer``).
-
-        Raises:
-            ValueError: not such a state, one of another configuration, or of another round than the trainer's.
-        """
-        keys = {"format", "config", "round", "step", "epoch", "rng", "history"}
-        if not isinstance(state, dict) or set(state) != keys or state["format"] != STATE_FORMAT:
-            raise ValueError(f"not a CurriculumDAgger state ({STATE_FORMAT}, keys {sorted(keys)})")
-        if state["config"] != self.config():
-            raise ValueError(f"the saved curriculum differs from this one: {state['config']} vs {self.config()}")
-        if state["round"] != self.trainer.round_num:
-            raise ValueError(f"the state is of round {state['round']}; the trainer is at round "
-                             f"{self.trainer.round_num}")
-        if state["rng"].get("bit_generator") != type(self.rng.bit_generator).__name__:
-            raise ValueError(f"the saved generator state does not fit {type(self.rng.bit_generator).__name__}")
-        history = []
-        for entry in state["history"]:
-            entry = dict(entry)
-            round_num = entry.pop("round")
-            history.append((round_num, EpochRecord(**{**entry, "selected": np.asarray(entry["selected"])})))
-        self.rng.bit_generator.state = copy.deepcopy(state["rng"])
-        self.step, self.epoch, self.history = int(state["step"]), int(state["epoch"]), history
+        """What a saved run must share with this one: the variant, the BC step's batches and loss, the rounds, the
+        initial demonstrations' number and the trainer's round (the pool grows, so its size is left out)."""
+        return {"variant": variant_name(self.variant), **self.selection.use.config(), **self.batcher.config(),
+                **self._extra_config, "round": int(self.trainer.round_num)}

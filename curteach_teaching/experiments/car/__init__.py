@@ -9,7 +9,7 @@ from curteach_teaching._lazy import lazy_getattr
 _EXPORTS = {
     "curteach_teaching.experiments.car.irl": ("CarIRLExperiment", "original_would_crash", "parse_init",),
     "curteach_teaching.experiments.car.bc": ("CarBCExperiment",),
-    "curteach_teaching.experiments.car.report": ("CarReport", "summarize",),
+    "curteach_teaching.experiments.car.report": ("CarReport", "car_summary_rows"),
     "curteach_teaching.experiments.car.trainers": ("CarTrainersExperiment",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}

@@ -51,7 +51,6 @@ from curteach_teaching.teaching.teachers import SCOT_VARIANTS, TEACHER_NAMES, Cu
 __all__ = [
     "CarIRLExperiment",
     "CarIRLSetup",
-    "build_setup",
     "original_would_crash",
     "parse_init",
     "observability_name",
@@ -306,10 +305,3 @@ class CarIRLExperiment(SingleCellExperiment):
                 extras["scot_uncovered"] = int(scot.result.uncovered.sum())
         return car_run_result(index=index, curves=curves, picks=picks, pick_types=pick_types, crash_step=crash_step,
                               extras=extras, diverged=diverged)
-
-
-def build_setup(experiment: CarIRLExperiment, seed: int = 0, index: int = 0) -> CarIRLSetup:
-    """The setup of run ``index`` of a sweep seeded with ``seed`` (same seeds as the runner)."""
-    from curteach_teaching.sweeps.backends import run_seed_sequence
-
-    return experiment.build_setup(run_seed_sequence(seed, index))

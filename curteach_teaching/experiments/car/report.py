@@ -15,20 +15,19 @@ import numpy as np
 
 from curteach_envs._util import atomic_write
 from curteach_teaching.experiments.car.result import crash_step, diverged_steps, finished
-from curteach_teaching.sweeps.reports import Report
-from curteach_teaching.sweeps.reports import summarize as _summarize_rows
+from curteach_teaching.sweeps.reports import Report, summarize
 from curteach_teaching.sweeps.results import RunResult
 
 __all__ = [
     "GAP_FRACTIONS",
     "SUBSETS",
     "CarReport",
+    "car_summary_rows",
     "diverged_share",
     "gap_table",
     "steps_to_gap",
     "write_gap_table",
     "flagged_fraction",
-    "summarize",
 ]
 
 SUBSETS = ("all", "finished")
@@ -101,9 +100,9 @@ def flagged_fraction(results: Sequence[RunResult]) -> float:
     return sum(not finished(r) for r in results) / len(results)
 
 
-def summarize(results: Sequence[RunResult], teachers: Sequence[str]) -> list:
+def car_summary_rows(results: Sequence[RunResult], teachers: Sequence[str]) -> list:
     """The car's tidy table: rows ``teacher, subset, t, mean, sem, n`` for the subsets ``all`` and ``finished``."""
-    return _summarize_rows(results, teachers, subsets={"all": None, "finished": finished})
+    return summarize(results, teachers, subsets={"all": None, "finished": finished})
 
 
 class CarReport(Report):

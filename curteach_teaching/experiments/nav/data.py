@@ -15,19 +15,23 @@ curriculum, before anything else sees them.
 from __future__ import annotations
 
 import hashlib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from curteach_envs.navigation.dataset import NavigationSplit, load_dataset
+from curteach_envs.navigation.dataset import NavigationDataset, NavigationSplit, load_dataset
 
 __all__ = [
+    "DEMO_SPLIT_SIZES",
     "FEATURES",
     "NAV_TASKS",
     "PAPER_WINDOW",
     "TRAINING_ORDER_SEED",
     "PreparedDataset",
+    "cached_dataset",
+    "check_split_sizes",
     "demonstration_features",
     "file_digest",
     "hand_over",
@@ -42,6 +46,9 @@ NAV_TASKS = {"shortest-path": "shortest_path", "tsp": "tsp"}
 #: The batches the paper's Figs. 6, 7 show (the original plots its evaluations 10..110 or 10..60, one per 100 batches;
 #: docs/experiments/nav.md).
 PAPER_WINDOW = {"shortest_path": (1000, 11000), "tsp": (1000, 6000)}
+#: The demo dataset (shortest path, ``curteach nav --scale demo``): demonstrations per configuration in each split
+#: (docs/experiments/nav.md#a-demo-that-learns).
+DEMO_SPLIT_SIZES = {"train": 10, "val": 1, "test": 1}
 #: The features of the appendix's curriculum visualisations (shortest path, TSP), in plotting order.
 FEATURES = {
     "shortest_path": ("goals", "muds on the path", "bombs", "optimal reward", "optimal paths"),
@@ -56,6 +63,49 @@ def file_digest(path: str | Path) -> str:
         for block in iter(lambda: stream.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def check_split_sizes(split_sizes: str, kind: str) -> None:
+    """``ValueError`` for the demo dataset's sizes with TSP tasks: they are made and measured for shortest path."""
+    if split_sizes == "demo" and kind != "shortest_path":
+        raise ValueError("--scale demo is made and measured for --task shortest-path; for tsp use small or paper")
+
+
+def cached_dataset(folder: Path, kind: str, split_sizes: str, seed: int, *, given: Path | None = None,
+                   workers: int | None = None, progress: bool = False) -> tuple[Path, NavigationDataset]:
+    """``(path, dataset)``: the file ``given``, or else the dataset of ``kind`` tasks, ``split_sizes`` (a name of
+    :data:`~curteach_envs.navigation.generate.SPLIT_SIZES` or ``"demo"``: :data:`DEMO_SPLIT_SIZES`) and ``seed``
+    cached in ``folder``, generated (by ``workers`` processes) when it is not there; loaded once and checked to hold
+    ``kind`` tasks.
+
+    A cache that cannot be read is generated again, with a note on stderr: the same seed gives the same file, so its
+    digest is unchanged. A ``given`` file is never replaced.
+
+    Raises:
+        ValueError: the demo sizes with TSP, a ``given`` file that cannot be read, a dataset of other tasks.
+    """
+    from curteach_envs.navigation.dataset import save_dataset
+    from curteach_envs.navigation.generate import generate_dataset
+
+    if given is not None:
+        path, dataset = given, load_dataset(given)
+    else:
+        check_split_sizes(split_sizes, kind)
+        path, dataset = folder / f"dataset-{kind}-{split_sizes}-seed{seed}.npz", None
+        if path.exists():
+            try:
+                dataset = load_dataset(path)
+            except ValueError as error:
+                print(f"note: {error}; it is this folder's cache of the generated dataset: generating it again",
+                      file=sys.stderr)
+        if dataset is None:
+            print(f"generating the {split_sizes} {kind} dataset (seed {seed}) into {path}")
+            sizes = DEMO_SPLIT_SIZES if split_sizes == "demo" else split_sizes
+            save_dataset(generate_dataset(kind, sizes, seed=seed, workers=workers, progress=progress), path)
+            dataset = load_dataset(path)
+    if dataset.kind != kind:
+        raise ValueError(f"dataset {str(path)!r} holds {dataset.kind} tasks, not {kind} (--task)")
+    return path, dataset
 
 
 def demonstration_features(split: NavigationSplit) -> tuple[tuple, np.ndarray]:

@@ -59,7 +59,7 @@ from curteach_teaching.experiments.nav.data import NAV_TASKS, PAPER_WINDOW
 from curteach_teaching.names import PAPER_CURRICULA
 from curteach_teaching.sweeps.results import RunResult
 
-__all__ = ["CURRICULA", "DEVICES", "LOSSES", "OPTIMIZERS", "NavExperiment", "resolve_device"]
+__all__ = ["CURRICULA", "DEVICES", "LOSSES", "OPTIMIZERS", "NavExperiment", "resolve_device", "sweep_device"]
 
 #: The curricula of Figs. 6 and 7, in the paper's order.
 CURRICULA = PAPER_CURRICULA
@@ -79,6 +79,26 @@ def resolve_device(device: str) -> str:
         return "cuda" if th.cuda.is_available() else "cpu"
     if device == "cuda" and not th.cuda.is_available():
         raise ValueError("device 'cuda' was asked for, but torch sees no GPU")
+    return device
+
+
+def sweep_device(device: str, *, on_ray: bool = False, gpus_per_run: float = 0.0) -> str:
+    """Where a sweep's runs train: ``device`` resolved on this machine (:func:`resolve_device`), except on Ray,
+    whose driver need not have a GPU: a run there gets one only when it declares a share (``gpus_per_run``), and
+    ``"auto"`` cannot be resolved on the driver for the nodes.
+
+    Raises:
+        ValueError: an unknown device, ``"cuda"`` without a GPU here, or on Ray ``"auto"`` or ``"cuda"`` without
+            ``gpus_per_run``.
+    """
+    if not on_ray or device == "cpu":
+        return resolve_device(device)
+    if device == "auto":
+        raise ValueError("--device auto is resolved on the driver; with --backend ray say --device cuda or cpu")
+    if device != "cuda":
+        raise ValueError(f"device must be one of {DEVICES}; got {device!r}")
+    if not gpus_per_run:
+        raise ValueError("--device cuda with --backend ray needs --gpus-per-run (e.g. 0.25: four runs per GPU)")
     return device
 
 

@@ -30,10 +30,10 @@ from curteach_teaching.experiments.theory.monotonicity import (
 from curteach_teaching.learners.divergence import LearnerDiverged, all_finite
 from curteach_teaching.sweeps.results import RunResult
 
-__all__ = ["BCSetup", "IRLSetup", "MonotonicityExperiment", "build_setup"]
+__all__ = ["BCSetup", "IRLSetup", "MonotonicityExperiment", "monotonicity_setup"]
 
 
-def build_setup(experiment, learner: str, seed_sequence: np.random.SeedSequence):
+def monotonicity_setup(experiment, learner: str, seed_sequence: np.random.SeedSequence):
     """The :class:`IRLSetup` or :class:`BCSetup` of one run.
 
     Every learner model of run ``i`` draws the same road, ``theta*``, ``theta_1`` and sequence of Agn's random
@@ -252,7 +252,7 @@ class MonotonicityExperiment:
         """Run ``index`` of one learner model (see the module docstring)."""
         if cell not in self.learners:
             raise ValueError(f"cell must be one of {list(self.learners)}; got {cell!r}")
-        setup = build_setup(self, cell, seed_sequence)
+        setup = monotonicity_setup(self, cell, seed_sequence)
         columns = {name: [] for name in self.curve_names()}
         candidates = []
         step = 0
