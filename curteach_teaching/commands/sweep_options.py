@@ -165,7 +165,8 @@ def check_sweep_flags(args: argparse.Namespace):
         raise ValueError("--report-only computes nothing and cannot --overwrite")
     if args.backend != "ray" and (args.ray_address is not None or args.gpus_per_run):
         raise ValueError("--ray-address and --gpus-per-run need --backend ray")
-    backend = make_backend(args.backend, args.workers, args.ray_address, args.gpus_per_run)
+    with named_as_options(args):  # --workers, not the backend's workers
+        backend = make_backend(args.backend, args.workers, args.ray_address, args.gpus_per_run)
     if args.backend == "ray" and not args.report_only:
         import os
 

@@ -1,7 +1,6 @@
 """One accurate line for a file that is not a model, counts in words ("1 run"), errors that name the flags, and a
 dataset file never replaced unasked."""
 
-import argparse
 
 import pytest
 

@@ -114,7 +114,7 @@ def test_bc_trains_on_what_the_use_chose(car_short_demos, bc_trainer, use):
     assert set(owner[trained]) == set(range(len(demos)))  # every demonstration, weighted
     weights = preference_weights(-teacher, index.lengths, 4.0)
     obs = np.array(curriculum.step_trainer.transitions.obs)
-    acts = curriculum.step_trainer.transitions.acts
+    acts = np.array(curriculum.step_trainer.transitions.acts)
     with th.no_grad():
         _, log_prob, _ = trainer.policy.evaluate_actions(th.as_tensor(obs), th.as_tensor(acts))
     log_prob = log_prob.numpy()
