@@ -29,7 +29,9 @@ def make_dataset(root: str, episodes: int = 30, noisy_share: float = 1 / 3, seed
     import minari
     from minari.data_collector.episode_buffer import EpisodeBuffer
 
-    os.environ["MINARI_DATASETS_PATH"] = str(root)
+    # absolute: Minari 0.5.4 sizes a dataset by joining its folder to paths that already hold it, which only an
+    # absolute folder survives (a relative --root failed with FileNotFoundError)
+    os.environ["MINARI_DATASETS_PATH"] = os.path.abspath(root)
     env = gym.make("CartPole-v1")
     buffers = []
     for i in range(episodes):

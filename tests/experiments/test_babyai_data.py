@@ -189,3 +189,13 @@ def test_the_command_writes_datasets_and_names_a_bad_level_in_one_line(tmp_path,
     assert "unknown BabyAI level 'Nowhere'; valid levels: GoToRedBallGrey" in error and error.count("\n") == 1
     assert main(["make-dataset", "tsp", "--episodes", "2", "--out", str(tmp_path / "x.npz")]) == 2
     assert "only apply to make-dataset babyai" in capsys.readouterr().err
+
+
+def test_a_relative_out_folder_works(tmp_path, monkeypatch):
+    # as docs/experiments/babyai.md writes it (--out data/babyai); Minari 0.5.4 failed on a relative root
+    from curteach_teaching.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["make-dataset", "babyai", "--levels", "GoToRedBallGrey", "--episodes", "2", "--seed", "1",
+                 "--workers", "1", "--no-progress", "--out", "data/babyai"]) == 0
+    assert load_babyai_dataset(tmp_path / "data" / "babyai" / "babyai-GoToRedBallGrey-v0").total_episodes == 2

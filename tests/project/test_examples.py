@@ -1,5 +1,6 @@
 """The example notebooks run from top to bottom, at a small size where they have one (``CURTEACH_SMALL=1``)."""
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -103,3 +104,23 @@ def test_07_trainers_curriculum(monkeypatch):
     assert text.count("the same curve as the experiment's recipe: True") == 2
     assert "GAIL: Cur - Agn after round 3" in text and "DAgger: Cur - Agn after round 3" in text
     assert n_images(outputs) == 1
+
+
+def test_08_your_own_dataset(monkeypatch, tmp_path):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # its Minari datasets and runs go to a tempfile.mkdtemp()
+    outputs = run_notebook("08_your_own_dataset.ipynb", monkeypatch)
+    text = text_of(outputs)
+    assert "small: True" in text and "30 episodes of CartPole-v1" in text
+    # 60 steps of 512 on 14,390 transitions: 3 epochs of 29 steps; Cur keeps int(15 + min(1, e / 2.4) * 15) of 30
+    assert "Agn run 1: " in text and "epochs on 100%, 100%, 100% of the episodes" in text
+    assert "Cur run 1: " in text and "epochs on 70%, 90%, 100% of the episodes" in text
+    left_out = re.search(r"Cur's first epoch \(run 0\) left out episodes \[([\d, ]+)\]", text)
+    assert left_out and {4, 9} <= {int(i) for i in left_out.group(1).split(", ")}  # the two lowest returns
+    assert "paired against Agn" in text and "Cur - Agn: final" in text and "as in report.json: True" in text
+    assert "babyai-GoToRedBallGrey-v0: 15 bot episodes" in text and "babyai-GoToLocal-v0: 15 bot episodes" in text
+    for level in ("GoToRedBallGrey", "GoToLocal"):
+        for curriculum in ("Agn", "Cur"):
+            assert f"babyai-{level}-v0, {curriculum}: greedy success by step 0: " in text
+    assert n_images(outputs) == 2  # CartPole's returns, BabyAI's success per level
+    # its datasets and runs went to the temporary folder TMPDIR names
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("curteach-notebook-08-")]

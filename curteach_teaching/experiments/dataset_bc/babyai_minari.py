@@ -97,7 +97,9 @@ def _buffer(episode: BotEpisode):
 def _minari_root(root: Path):
     """Minari writes under ``$MINARI_DATASETS_PATH``; point it at ``root`` for the duration."""
     previous = os.environ.get("MINARI_DATASETS_PATH")
-    os.environ["MINARI_DATASETS_PATH"] = str(root)
+    # absolute: Minari 0.5.4 sizes a dataset by joining its folder to paths that already hold it, which only an
+    # absolute folder survives
+    os.environ["MINARI_DATASETS_PATH"] = os.path.abspath(root)
     try:
         yield
     finally:
