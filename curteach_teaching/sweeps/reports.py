@@ -249,34 +249,47 @@ class Report:
     def paired(self, sweep) -> dict:
         """``report.json``'s ``paired``: every teacher (one cell) or cell (several cells) against
         :attr:`paired_baseline`, run by run (:func:`~curteach_teaching.sweeps.paired.paired_comparison`): the final
-        value's difference with its bootstrap interval, Wilcoxon's p-value, the share of better pairs, the IQMs, and
-        the steps to reach :func:`improvement_target` (``{}`` without a baseline or with fewer than 2 runs).
+        value's difference with its bootstrap interval, Wilcoxon's p-value, the share of better pairs, the IQMs, the
+        steps to reach :meth:`paired_target` and any :meth:`paired_scalars` (``{}`` without a baseline or with fewer
+        than 2 runs). In a sweep still computing, the runs saved in every cell are the pairs.
         """
         from curteach_teaching.sweeps.paired import paired_comparison, statistics_to_json, summary_lines
 
         first = self.curve_names(sweep)[0]
-        if len(sweep.cells) == 1:
-            results = next(iter(sweep.cells.values()))
+        common = set.intersection(*({r.index for r in results} for results in sweep.cells.values()))
+        cells = {cell: sorted((r for r in results if r.index in common), key=lambda r: r.index)
+                 for cell, results in sweep.cells.items()}
+        if len(cells) == 1:
+            results = next(iter(cells.values()))
             stacks = {name: [r.curves[name] for r in results] for name in self.curve_names(sweep)
                       if all(name in r.curves for r in results)}
         else:
-            stacks = {cell: [r.curves[first] for r in results] for cell, results in sweep.cells.items()}
+            stacks = {cell: [r.curves[first] for r in results] for cell, results in cells.items()}
         if self.paired_baseline not in stacks or len(stacks) < 2 or len(stacks[self.paired_baseline]) < 2:
-            return {}
-        if len({len(runs) for runs in stacks.values()}) != 1:
             return {}
         length = min(len(curve) for runs in stacks.values() for curve in runs)
         curves = {name: np.array([curve[:length] for curve in runs], dtype=np.float64) for name, runs in stacks.items()}
         if not all(np.isfinite(c).all() for c in curves.values()):
             return {"skipped": "a curve holds a non-finite value (a diverged run)"}
         final = {name: c[:, -1] for name, c in curves.items()}
-        target = improvement_target(curves[self.paired_baseline])
+        target = self.paired_target(curves[self.paired_baseline])
         # steps: the run's own count where it records one against the curve (batches of a learner), else the index
         recorded = sweep.all_results[0].records.get("batches", {}).get(first)
         steps = np.asarray(recorded[:length]) if recorded is not None and len(recorded) >= length else np.arange(length)
         stats = paired_comparison(final, baseline=self.paired_baseline, curves=curves, steps=steps,
-                                  target=target, higher_is_better=self.higher_is_better, rng=0)
+                                  target=target, scalars=self.paired_scalars(cells, steps) if len(cells) > 1 else None,
+                                  higher_is_better=self.higher_is_better, rng=0)
         return {"target": target, "statistics": statistics_to_json(stats), "lines": summary_lines(stats)}
+
+    def paired_target(self, baseline_curves: np.ndarray) -> float:
+        """The value whose reaching is timed, from the baseline's ``(runs, points)`` curves; default
+        :func:`improvement_target` (its start plus 90 % of its improvement)."""
+        return improvement_target(baseline_curves)
+
+    def paired_scalars(self, cells: dict, steps: np.ndarray) -> dict | None:
+        """Further per-run values compared pair by pair, ``{name: {cell: (runs,)}}`` from the paired runs of each
+        cell (in run order) at the evaluation ``steps``; default none."""
+        return None
 
     # ------------------------------------------------------------ machinery
     def summary_rows(self, sweep) -> list:

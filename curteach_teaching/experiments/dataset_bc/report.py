@@ -23,7 +23,6 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_teaching.names import AGN
 from curteach_teaching.sweeps.reports import Report, improvement_target, mean_sem, stack_runs, write_summary
 
 __all__ = ["DatasetBCReport"]
@@ -122,34 +121,23 @@ class DatasetBCReport(Report):
             final[cell] = {k: v for k, v in last.items() if k not in ("curriculum", "use", "task")}
         return final
 
-    def paired(self, sweep) -> dict:
-        """Replaced by :meth:`paired_dataset` (through :meth:`report_data`), which times steps in batches."""
-        return {}
+    def paired_target(self, baseline_curves: np.ndarray) -> float:
+        """``target`` when given, else Agn's start plus 90 % of its improvement."""
+        return self.target if self.target is not None else improvement_target(baseline_curves)
 
-    def paired_dataset(self, sweep) -> dict:
-        """The paired statistics of every curriculum against Agn (``{}`` without Agn or with one run)."""
-        from curteach_teaching.sweeps.paired import paired_comparison, statistics_to_json, summary_lines
-
-        if AGN not in sweep.cells or len(sweep.cells) < 2 or len(sweep.cells[AGN]) < 2:
-            return {}
-        stacks = {cell: _stack(results, "return") for cell, results in sweep.cells.items()}
-        length = min(s.shape[1] for _, s in stacks.values())
-        steps = next(iter(stacks.values()))[0][:length]
-        curves = {cell: s[:, :length] for cell, (_, s) in stacks.items()}
-        final = {cell: c[:, -1] for cell, c in curves.items()}
-        target = self.target if self.target is not None else improvement_target(curves[AGN])
+    def paired_scalars(self, cells: dict, steps: np.ndarray) -> dict | None:
+        """The final success rate (where defined), and the success rate (or return) at every evaluation point in
+        between (``success@500``): a curriculum may lead early and not at the end."""
+        length = len(steps)
         scalars = {}
-        if self.success and "success" in sweep.all_results[0].curves:
+        if self.success and all("success" in r.curves for results in cells.values() for r in results):
             scalars["success"] = {cell: np.array([r.curves["success"][length - 1] for r in results])
-                                  for cell, results in sweep.cells.items()}
-        # the same comparison at every evaluation point in between: a curriculum may lead early and not at the end
+                                  for cell, results in cells.items()}
         metric = "success" if "success" in scalars else "return"
         for k in range(1, length - 1):
             scalars[f"{metric}@{int(steps[k])}"] = {cell: np.array([r.curves[metric][k] for r in results])
-                                                    for cell, results in sweep.cells.items()}
-        stats = paired_comparison(final, baseline=AGN, curves=curves, steps=steps, target=target,
-                                  scalars=scalars or None, rng=0)
-        return {"target": target, "statistics": statistics_to_json(stats), "lines": summary_lines(stats)}
+                                                    for cell, results in cells.items()}
+        return scalars or None
 
     def report_data(self, sweep, rows: list) -> dict:
         """The paired statistics, the per-epoch selected fractions (mean over runs) and the diverged runs."""
@@ -160,7 +148,7 @@ class DatasetBCReport(Report):
             selected[cell] = np.mean([f[:length] for f in fractions], axis=0).tolist() if length else []
         diverged = {cell: {str(r.index): r.extras["diverged"] for r in results if "diverged" in r.extras}
                     for cell, results in sweep.cells.items()}
-        return {"paired": self.paired_dataset(sweep), "selected_fraction": selected,
+        return {"selected_fraction": selected,
                 "diverged_runs": {cell: runs for cell, runs in diverged.items() if runs}}
 
     def figures(self, sweep, rows: list, out_dir: Path, extras: dict) -> list:
