@@ -38,8 +38,9 @@ _EXPORTS = {
     # Algorithm 2: the curriculum core, its registry and the four trainer adapters
     "curteach_teaching.curriculum.core": ("Curriculum",),
     "curteach_teaching.curriculum.selection": (
-        "CURRICULA", "CurriculumSelection", "EpochRecord", "FullPacing", "LinearPacing",
+        "CURRICULA", "CurriculumSelection", "EpochRecord",
     ),
+    "curteach_teaching.curriculum.pacing": ("FullPacing", "LinearPacing"),
     "curteach_teaching.curriculum.adapters.bc": ("CurriculumBC",),
     "curteach_teaching.curriculum.uses": ("Order", "Select", "Weight"),
     "curteach_teaching.curriculum.ensemble": ("EnsembleTeacher",),

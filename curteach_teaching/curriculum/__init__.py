@@ -61,10 +61,8 @@ _EXPORTS = {
         "CurriculumSelection",
         "EpochRecord",
         "EpochSelection",
-        "FullPacing",
-        "LinearPacing",
-        "PacingSchedule",
     ),
+    "curteach_teaching.curriculum.pacing": ("FullPacing", "LinearPacing", "PacingSchedule"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_MODULE_OF)

@@ -18,8 +18,9 @@ import numpy as np
 
 from curteach_envs._util import check_int
 from curteach_teaching.curriculum.callbacks import check_callbacks
+from curteach_teaching.curriculum.pacing import PacingSchedule, check_pacing
 from curteach_teaching.curriculum.scores import TeacherDifficulty, check_min_log_prob
-from curteach_teaching.curriculum.selection import PacingSchedule, check_pacing, check_variant
+from curteach_teaching.curriculum.selection import check_variant
 from curteach_teaching.curriculum.uses import check_use
 from curteach_teaching.difficulty import MIN_LOG_PROB
 from curteach_teaching.names import CUR

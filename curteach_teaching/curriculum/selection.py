@@ -32,13 +32,12 @@ teacher's (:func:`needs_teacher_difficulty`), so a trainer computes only what it
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from curteach_envs._util import check_positive
+from curteach_teaching.curriculum.pacing import LinearPacing, PacingSchedule, check_pacing, kept_count
 from curteach_teaching.curriculum.plugins import checked_preference
 from curteach_teaching.curriculum.uses import check_use
 from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T, CURRICULUM_VARIANTS
@@ -47,9 +46,6 @@ from curteach_teaching.registry import Registry
 __all__ = [
     "VARIANTS",
     "CURRICULA",
-    "PacingSchedule",
-    "LinearPacing",
-    "FullPacing",
     "EpochRecord",
     "EpochSelection",
     "CurriculumSelection",
@@ -57,12 +53,10 @@ __all__ = [
     "check_variant",
     "curriculum_cells",
     "variant_name",
-    "check_pacing",
     "needs_learner_difficulty",
     "needs_teacher_difficulty",
     "preference",
     "ranking",
-    "kept_count",
 ]
 
 #: The curriculum variants, in this order (``CurriculumBC``'s and the notebooks').
@@ -72,50 +66,6 @@ VARIANTS = CURRICULUM_VARIANTS
 CURRICULA = Registry("curriculum", "curteach.curricula")
 for _name in VARIANTS:
     CURRICULA.add(_name, lambda name=_name: name)
-
-#: ``(epoch, n_epochs, n_items) -> X_e``, the number of demonstrations kept in epoch ``epoch`` (1-based) of
-#: ``n_epochs``.
-PacingSchedule = Callable[[int, int, int], int]
-
-
-@dataclass(frozen=True)
-class LinearPacing:
-    """The paper's linear pacing: ``X_e = int(b N + min(1, e / (a E)) (1 - b) N)`` for epoch ``e = 1..E``.
-
-    Args:
-        a: the fraction of the ``E`` epochs after which every demonstration is used, in ``(0, inf)`` (default 0.8).
-        b: the fraction used from the start, in ``[0, 1]`` (default 0.5).
-    """
-
-    a: float = 0.8
-    b: float = 0.5
-
-    def __post_init__(self) -> None:
-        check_positive("pacing a", self.a)
-        if not (np.isfinite(self.b) and 0.0 <= self.b <= 1.0):
-            raise ValueError(f"pacing b must be in [0, 1]; got {self.b!r}")
-
-    def __call__(self, epoch: int, n_epochs: int, n_items: int) -> int:
-        """``X_e`` (at least 1) of ``n_items`` for ``epoch`` in ``1..n_epochs``."""
-        _check_epoch(epoch, n_epochs)
-        growth = min(1.0, epoch / (self.a * n_epochs))
-        return max(1, int(self.b * n_items + growth * (1.0 - self.b) * n_items))
-
-
-@dataclass(frozen=True)
-class FullPacing:
-    """Every demonstration in every epoch (what Agn uses)."""
-
-    def __call__(self, epoch: int, n_epochs: int, n_items: int) -> int:
-        """``n_items`` for every ``epoch`` in ``1..n_epochs``."""
-        _check_epoch(epoch, n_epochs)
-        return n_items
-
-
-def _check_epoch(epoch: int, n_epochs: int) -> None:
-    if not 1 <= epoch <= n_epochs:
-        raise ValueError(f"epoch must be in [1, n_epochs = {n_epochs}]; got {epoch}")
-
 
 @dataclass(frozen=True)
 class EpochRecord:
@@ -222,13 +172,6 @@ def curriculum_cells(curricula) -> dict:
     return {variant_name(check_variant(spec)): spec for spec in curricula}
 
 
-def check_pacing(pacing: PacingSchedule | None) -> PacingSchedule | None:
-    """``pacing`` itself if it is ``None`` (the default schedule) or callable, else ``ValueError``."""
-    if pacing is not None and not callable(pacing):
-        raise ValueError(f"pacing must be a callable (epoch, n_epochs, n_items) -> int; got {pacing!r}")
-    return pacing
-
-
 def needs_learner_difficulty(variant) -> bool:
     """Whether ``variant``'s preference reads the learner's difficulty (Cur, Cur-L; a plug-in unless it says
     ``needs_learner = False``)."""
@@ -279,20 +222,6 @@ def preference(variant, learner_difficulty: np.ndarray | None, teacher_difficult
 def ranking(preference: np.ndarray) -> np.ndarray:
     """``(N,)`` int indices, most preferred first; equal preferences keep the lower index first (a stable sort)."""
     return np.argsort(-preference, kind="stable")
-
-
-def kept_count(pacing: PacingSchedule, epoch: int, n_epochs: int, n_items: int) -> int:
-    """``X_e = pacing(epoch, n_epochs, n_items)``, checked to be an integer in ``[1, n_items]``, else ``ValueError``.
-
-    Args:
-        pacing: the schedule.
-        epoch, n_epochs: the position in it (epoch 1-based).
-        n_items: N.
-    """
-    keep = pacing(epoch, n_epochs, n_items)
-    if isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or not 1 <= keep <= n_items:
-        raise ValueError(f"the pacing schedule must return an integer in [1, {n_items}]; got {keep!r}")
-    return int(keep)
 
 
 class CurriculumSelection:

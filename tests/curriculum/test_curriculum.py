@@ -225,12 +225,15 @@ def test_zero_probability_steps_are_floored_per_step(car_pool, bc_trainer):
 def test_the_package_exports_the_selection_and_the_core():
     import curteach_teaching
     from curteach_teaching import curriculum, names
-    from curteach_teaching.curriculum import core, selection
+    from curteach_teaching.curriculum import core, pacing, selection, uses
     from curteach_teaching.curriculum.adapters import bc
 
     assert curriculum.CurriculumBC is bc.CurriculumBC and issubclass(CurriculumBC, core.Curriculum)
-    for name in ("VARIANTS", "LinearPacing", "FullPacing", "EpochRecord", "CurriculumSelection"):
+    for name in ("VARIANTS", "EpochRecord", "CurriculumSelection"):
         assert getattr(curriculum, name) is getattr(selection, name)
+    for name in ("LinearPacing", "FullPacing"):
+        assert getattr(curriculum, name) is getattr(pacing, name)
+    assert curteach_teaching.Select is uses.Select and curteach_teaching.Weight is uses.Weight
     assert curriculum.VARIANTS is names.CURRICULUM_VARIANTS == ("Cur", "Cur-L", "Cur-T", "Agn")
     assert curteach_teaching.LinearPacing is LinearPacing and curteach_teaching.CurriculumBC is CurriculumBC
     assert curteach_teaching.CurriculumSelection is selection.CurriculumSelection

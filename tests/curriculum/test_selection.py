@@ -6,14 +6,12 @@ import sys
 import numpy as np
 import pytest
 
+from curteach_teaching.curriculum.pacing import FullPacing, LinearPacing, kept_count
 from curteach_teaching.curriculum.selection import (
     VARIANTS,
     CurriculumSelection,
     EpochSelection,
-    FullPacing,
-    LinearPacing,
     check_variant,
-    kept_count,
     needs_learner_difficulty,
     needs_teacher_difficulty,
     preference,

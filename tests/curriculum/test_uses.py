@@ -9,7 +9,8 @@ from imitation.algorithms.bc import BehaviorCloningLossCalculator
 from curteach_teaching.curriculum import CurriculumBC
 from curteach_teaching.curriculum.callbacks import CurriculumCallback
 from curteach_teaching.curriculum.loss import WeightedLoss
-from curteach_teaching.curriculum.selection import CurriculumSelection, LinearPacing
+from curteach_teaching.curriculum.pacing import LinearPacing
+from curteach_teaching.curriculum.selection import CurriculumSelection
 from curteach_teaching.curriculum.uses import Order, Select, Weight, check_use, preference_weights
 
 LN2 = np.log(2.0)

@@ -78,7 +78,7 @@ class DatasetBCExperiment:
         batch_size: transitions per optimizer step; learning_rate: Adam's.
         eval_every: evaluate every this many optimizer steps (and before the first).
         eval_episodes: held-out episodes per dataset at each evaluation; sampled: also evaluate sampled actions.
-        pacing_a, pacing_b: :class:`~curteach_teaching.curriculum.selection.LinearPacing`'s.
+        pacing_a, pacing_b: :class:`~curteach_teaching.curriculum.pacing.LinearPacing`'s.
         policy: ``auto`` or a kind of :mod:`~curteach_teaching.experiments.dataset_bc.policies`, or ``module:attr``.
         use: the use of cells that name none (one of :data:`~curteach_teaching.curriculum.uses.USES`).
         keep: the fraction ``select`` keeps, in ``(0, 1]``; temperature: ``weight``'s (> 0).

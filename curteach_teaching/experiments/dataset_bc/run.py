@@ -150,7 +150,8 @@ def run_once(experiment: Any, cell: str, index: int, seed_sequence: np.random.Se
 
     from curteach_teaching.curriculum.adapters.bc import CurriculumBC
     from curteach_teaching.curriculum.callbacks import CurriculumCallback, EveryNSteps
-    from curteach_teaching.curriculum.selection import LinearPacing, check_variant
+    from curteach_teaching.curriculum.pacing import LinearPacing
+    from curteach_teaching.curriculum.selection import check_variant
     from curteach_teaching.experiments.dataset_bc.observations import codec_for
     from curteach_teaching.experiments.dataset_bc.policies import make_policy
     from curteach_teaching.experiments.dataset_bc.preference import ScaledPreference

@@ -126,7 +126,7 @@ class NavExperiment:
             run files of SGD runs keep their fingerprints.
         teacher_difficulty: ``"original"`` or ``"paper"``
             (see :func:`~curteach_teaching.difficulty.teacher_log_difficulty`).
-        pacing_a, pacing_b: :class:`~curteach_teaching.curriculum.selection.LinearPacing`'s ``a`` and ``b``.
+        pacing_a, pacing_b: :class:`~curteach_teaching.curriculum.pacing.LinearPacing`'s ``a`` and ``b``.
         device: ``"cpu"``, ``"cuda"`` (resolve ``"auto"`` with :func:`resolve_device` first).
         checkpoint_dir: where runs save per-epoch checkpoints (``None``: no checkpoints); not a setting.
         progress: show a progress bar per run; not a setting.

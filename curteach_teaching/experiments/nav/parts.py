@@ -89,7 +89,8 @@ def nav_curriculum(
     """
     from curteach_teaching.curriculum.adapters.bc import CurriculumBC
     from curteach_teaching.curriculum.lr_schedule import StepLRSchedule
-    from curteach_teaching.curriculum.selection import LinearPacing, needs_teacher_difficulty
+    from curteach_teaching.curriculum.pacing import LinearPacing
+    from curteach_teaching.curriculum.selection import needs_teacher_difficulty
 
     teacher = data.teacher[teacher_difficulty] if needs_teacher_difficulty(variant) else None
     return CurriculumBC(
