@@ -22,7 +22,7 @@ from curteach_teaching.datasets.pool import EpisodePool
 from curteach_teaching.datasets.reading import datasets_root
 from curteach_teaching.datasets.spaces import check_space, describe_space, env_space_matches, to_minari_values
 
-__all__ = ["write_pool", "DATA_FORMATS", "RESERVED_METADATA"]
+__all__ = ["write_pool", "DATA_FORMATS", "RESERVED_METADATA", "minari_root"]
 
 #: Storage formats Minari 0.5 writes.
 DATA_FORMATS = ("hdf5", "arrow", "parquet")
@@ -136,15 +136,17 @@ def _check_env(spec, pool: EpisodePool) -> None:
 
 
 @contextlib.contextmanager
-def _datasets_path(root: Path):
-    """``MINARI_DATASETS_PATH`` set to ``root`` for Minari's writer, which only writes there (not thread-safe)."""
+def minari_root(root: str | os.PathLike):
+    """``MINARI_DATASETS_PATH`` set to ``root`` (made absolute) for the block: Minari's writer writes only there, and
+    Minari 0.5.4 sizes a dataset by joining its folder to paths that already hold it, which only an absolute folder
+    survives. Not thread-safe (it is the process's environment)."""
     old = os.environ.get("MINARI_DATASETS_PATH")
-    os.environ["MINARI_DATASETS_PATH"] = str(root)
+    os.environ["MINARI_DATASETS_PATH"] = os.path.abspath(root)
     try:
         yield
     finally:
         if old is None:
-            del os.environ["MINARI_DATASETS_PATH"]
+            os.environ.pop("MINARI_DATASETS_PATH", None)
         else:
             os.environ["MINARI_DATASETS_PATH"] = old
 
@@ -215,7 +217,7 @@ def write_pool(
                        f"{', '.join(g or 'memory' for g in pool.group_names)}")
     root.mkdir(parents=True, exist_ok=True)
     try:
-        with _datasets_path(root), warnings.catch_warnings():
+        with minari_root(root), warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=_UNSET_WARNINGS, category=UserWarning)
             dataset = minari.create_dataset_from_buffers(
                 dataset_id, buffers, env=spec, eval_env=spec, algorithm_name=algorithm_name, author=author,

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from curteach_teaching.datasets.writing import minari_root
 from curteach_teaching.experiments.dataset_bc.babyai_data import (
     NOISE_STEP_PROBABILITY,
     BotEpisode,
@@ -93,22 +94,6 @@ def _buffer(episode: BotEpisode):
     )
 
 
-@contextlib.contextmanager
-def _minari_root(root: Path):
-    """Minari writes under ``$MINARI_DATASETS_PATH``; point it at ``root`` for the duration."""
-    previous = os.environ.get("MINARI_DATASETS_PATH")
-    # absolute: Minari 0.5.4 sizes a dataset by joining its folder to paths that already hold it, which only an
-    # absolute folder survives
-    os.environ["MINARI_DATASETS_PATH"] = os.path.abspath(root)
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop("MINARI_DATASETS_PATH", None)
-        else:
-            os.environ["MINARI_DATASETS_PATH"] = previous
-
-
 def write_level_dataset(level: str, episodes: list[BotEpisode], root: str | os.PathLike, *,
                         data_format: str = DATA_FORMATS[0], seed: int | None = None, noise: float = 0.0) -> Path:
     """Write one level's generated episodes as the Minari dataset ``root/babyai-<Level>-v0`` (which must not exist);
@@ -125,7 +110,7 @@ def write_level_dataset(level: str, episodes: list[BotEpisode], root: str | os.P
     description = (f"BabyAIBot (minigrid.utils.baby_ai_bot) demonstrations on {level}: {len(episodes)} episodes, "
                    f"seed {seed}, noise share {noise} (random action with probability {NOISE_STEP_PROBABILITY} "
                    "per step in noisy episodes); written by `curteach make-dataset babyai`.")
-    with _minari_root(root), warnings.catch_warnings():
+    with minari_root(root), warnings.catch_warnings():
         # no public repository or e-mail to name; every other field is filled in
         warnings.filterwarnings("ignore", message=r"`(code_permalink|author_email)` is set to None")
         dataset = minari.create_dataset_from_buffers(
