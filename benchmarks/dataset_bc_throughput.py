@@ -5,12 +5,13 @@ folder), or BabyAI bot data with ``--babyai DIR`` (a folder of ``make-dataset ba
 policy (:func:`~curteach_teaching.experiments.dataset_bc.policies.make_policy`, seed 0) with Adam on batches of
 ``--batch-size`` state-action pairs for ``--steps`` steps:
 
-* curteach: imitation's ``BC`` through ``CurriculumBC`` (Cur, an equal budget of steps per epoch: the learner's
-  difficulty of every demonstration is scored at each epoch's start, as in ``dataset-bc``);
+* curteach, Agn: imitation's ``BC`` through ``CurriculumBC`` with no curriculum (the adapter's own cost);
+* curteach, Cur: the same with Cur and an equal budget of steps per epoch: the learner's difficulty of every
+  demonstration is scored at each epoch's start, as in ``dataset-bc`` (the curriculum's cost on top);
 * bare: uniform minibatches from the flattened pairs, ``-log pi(a|s)`` from ``policy.evaluate_actions``, one Adam
   step each.
 
-Prints pairs per second of each and their ratio (goal: at least 0.9). Nothing is asserted.
+Prints pairs per second of each and their ratios to the bare loop (goal: at least 0.9). Nothing is asserted.
 
     .venv/bin/python benchmarks/dataset_bc_throughput.py [--steps 300] [--batch-size 256] [--babyai DIR]
 """
@@ -70,15 +71,19 @@ def main() -> None:
     steps_per_epoch = -(-pairs // args.batch_size)
     epochs = -(-args.steps // steps_per_epoch)
 
-    policy = make_policy("auto", codec.observation_space, pool.action_space, 0)
-    trainer = BC(observation_space=codec.observation_space, action_space=pool.action_space, policy=policy,
-                 rng=np.random.default_rng(0), batch_size=args.batch_size, optimizer_cls=th.optim.Adam,
-                 optimizer_kwargs={"lr": 1e-3}, custom_logger=silent_logger())
-    curriculum = CurriculumBC(trainer, trajectories, variant=ScaledPreference("Cur", lengths), teacher=-lengths,
-                              steps_per_epoch=steps_per_epoch, rng=np.random.default_rng(1), log=False)
-    start = time.perf_counter()
-    curriculum.train(epochs, max_steps=args.steps)
-    ours = time.perf_counter() - start
+    def through_curriculum_bc(variant, teacher) -> float:
+        policy = make_policy("auto", codec.observation_space, pool.action_space, 0)
+        trainer = BC(observation_space=codec.observation_space, action_space=pool.action_space, policy=policy,
+                     rng=np.random.default_rng(0), batch_size=args.batch_size, optimizer_cls=th.optim.Adam,
+                     optimizer_kwargs={"lr": 1e-3}, custom_logger=silent_logger())
+        curriculum = CurriculumBC(trainer, trajectories, variant=variant, teacher=teacher,
+                                  steps_per_epoch=steps_per_epoch, rng=np.random.default_rng(1), log=False)
+        start = time.perf_counter()
+        curriculum.train(epochs, max_steps=args.steps)
+        return time.perf_counter() - start
+
+    agn = through_curriculum_bc("Agn", None)
+    ours = through_curriculum_bc(ScaledPreference("Cur", lengths), -lengths)
 
     bare_policy = make_policy("auto", codec.observation_space, pool.action_space, 0)
     optimizer = th.optim.Adam(bare_policy.parameters(), lr=1e-3)
@@ -101,9 +106,10 @@ def main() -> None:
     done = args.steps * args.batch_size
     print(f"pool: {len(trajectories)} demonstrations, {pairs} pairs, {steps_per_epoch} steps per epoch; "
           f"{args.steps} steps of {args.batch_size}")
+    print(f"curteach (CurriculumBC, Agn, BC): {done / agn:,.0f} pairs/s ({agn:.1f} s)")
     print(f"curteach (CurriculumBC, Cur, BC): {done / ours:,.0f} pairs/s ({ours:.1f} s, learner scored each epoch)")
     print(f"bare PyTorch loop:                {done / bare:,.0f} pairs/s ({bare:.1f} s)")
-    print(f"ratio curteach / bare: {bare / ours:.2f} (goal >= 0.9)")
+    print(f"ratio curteach / bare: Agn {bare / agn:.2f}, Cur {bare / ours:.2f} (goal >= 0.9)")
 
 
 if __name__ == "__main__":
