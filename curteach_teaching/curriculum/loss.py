@@ -22,6 +22,33 @@ from imitation.util import util
 __all__ = ["MetricsRecorder", "StepMeanLoss", "WeightedLoss"]
 
 
+def _as_tensors(obs: Any, acts: Any) -> tuple[Any, Any]:
+    """BC's observations and actions as torch tensors, as BC's own loss calculator takes them."""
+    return types.map_maybe_dict(util.safe_to_tensor, types.maybe_unwrap_dictobs(obs)), util.safe_to_tensor(acts)
+
+
+def _metrics(policy: Any, log_prob: Any, neglogp: Any, entropy: Any, ent_weight: float,
+             l2_weight: float) -> BCTrainingMetrics:
+    """BC's metrics around a ``neglogp`` and ``entropy`` computed another way than BC's plain means: the probability
+    of the true actions from ``log_prob`` ``(B,)``, and BC's entropy and L2 terms with their weights."""
+    import torch as th
+
+    prob_true_act = th.exp(log_prob).mean()
+    with th.set_grad_enabled(th.is_grad_enabled() and l2_weight != 0):  # BC logs it even at weight 0
+        l2_norm = sum(th.sum(th.square(w)) for w in policy.parameters()) / 2
+    ent_loss = -ent_weight * (entropy if entropy is not None else th.zeros(1, device=log_prob.device))
+    l2_loss = l2_weight * l2_norm
+    return BCTrainingMetrics(
+        neglogp=neglogp,
+        entropy=entropy,
+        ent_loss=ent_loss,
+        prob_true_act=prob_true_act,
+        l2_norm=l2_norm,
+        l2_loss=l2_loss,
+        loss=neglogp + ent_loss + l2_loss,
+    )
+
+
 class StepMeanLoss:
     """imitation BC ``loss_calculator`` of the original navigation code's loss, for one batch of transitions whose
     time steps (the position of each transition in its demonstration) are known::
@@ -77,10 +104,7 @@ class StepMeanLoss:
         Raises:
             ValueError: a batch of another length than ``steps``.
         """
-        import torch as th
-
-        tensor_obs = types.map_maybe_dict(util.safe_to_tensor, types.maybe_unwrap_dictobs(obs))
-        acts = util.safe_to_tensor(acts)
+        tensor_obs, acts = _as_tensors(obs, acts)
         if len(acts) != len(self.steps):
             raise ValueError(
                 f"StepMeanLoss got a batch of {len(acts)} transitions for {len(self.steps)} time steps; a loss "
@@ -90,21 +114,8 @@ class StepMeanLoss:
         _, log_prob, entropy = policy.evaluate_actions(tensor_obs, acts)
         log_prob = log_prob.reshape(-1)
         neglogp = self._step_mean_sum(-log_prob, log_prob.device)
-        prob_true_act = th.exp(log_prob).mean()
         entropy = self._step_mean_sum(entropy.reshape(-1), log_prob.device) if entropy is not None else None
-        with th.set_grad_enabled(th.is_grad_enabled() and self.l2_weight != 0):  # BC logs it even at weight 0
-            l2_norm = sum(th.sum(th.square(w)) for w in policy.parameters()) / 2
-        ent_loss = -self.ent_weight * (entropy if entropy is not None else th.zeros(1, device=log_prob.device))
-        l2_loss = self.l2_weight * l2_norm
-        return BCTrainingMetrics(
-            neglogp=neglogp,
-            entropy=entropy,
-            ent_loss=ent_loss,
-            prob_true_act=prob_true_act,
-            l2_norm=l2_norm,
-            l2_loss=l2_loss,
-            loss=neglogp + ent_loss + l2_loss,
-        )
+        return _metrics(policy, log_prob, neglogp, entropy, self.ent_weight, self.l2_weight)
 
 
 class WeightedLoss:
@@ -142,8 +153,7 @@ class WeightedLoss:
 
         if self.calls >= len(self.weights):
             raise ValueError(f"WeightedLoss holds weights for {len(self.weights)} minibatches; BC asked for more")
-        tensor_obs = types.map_maybe_dict(util.safe_to_tensor, types.maybe_unwrap_dictobs(obs))
-        acts = util.safe_to_tensor(acts)
+        tensor_obs, acts = _as_tensors(obs, acts)
         weights = self.weights[self.calls]
         if len(acts) != len(weights):
             raise ValueError(f"WeightedLoss got a minibatch of {len(acts)} transitions for {len(weights)} weights")
@@ -151,21 +161,9 @@ class WeightedLoss:
         _, log_prob, entropy = policy.evaluate_actions(tensor_obs, acts)
         log_prob = log_prob.reshape(-1)
         w = th.as_tensor(weights, device=log_prob.device, dtype=log_prob.dtype)
-        prob_true_act = th.exp(log_prob).mean()
         neglogp = -(w * log_prob).mean()
         entropy = (w * entropy.reshape(-1)).mean() if entropy is not None else None
-        l2_norm = sum(th.sum(th.square(p)) for p in policy.parameters()) / 2
-        ent_loss = -self.ent_weight * (entropy if entropy is not None else th.zeros(1, device=log_prob.device))
-        l2_loss = self.l2_weight * l2_norm
-        return BCTrainingMetrics(
-            neglogp=neglogp,
-            entropy=entropy,
-            ent_loss=ent_loss,
-            prob_true_act=prob_true_act,
-            l2_norm=l2_norm,
-            l2_loss=l2_loss,
-            loss=neglogp + ent_loss + l2_loss,
-        )
+        return _metrics(policy, log_prob, neglogp, entropy, self.ent_weight, self.l2_weight)
 
 
 class MetricsRecorder:
