@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from pathlib import Path
 
 from curteach_teaching.commands.sweep_options import (
     add_sweep_arguments,
@@ -131,14 +130,12 @@ def fit_ensemble_once(experiment, pool, *, progress: bool = False) -> None:
     from curteach_teaching.experiments.dataset_bc.observations import codec_for
 
     codec = codec_for(pool.observation_space)
-    cache = Path(experiment.teacher_cache)
-    before = set(cache.glob("ensemble-*.npz")) if cache.is_dir() else set()
+    trajectories = codec.trajectories(pool.trajectories)
+    teacher, label = experiment.ensemble_teacher()
+    cached = teacher.cache_file(trajectories, experiment.teacher_cache, label).exists()
     started = time.perf_counter()
-    print(f"ensemble teacher: {experiment.ensemble_size} BC policies x "
-          f"{experiment.ensemble_batches or experiment.max_batches} steps (cached in {experiment.teacher_cache})",
-          flush=True)
-    experiment.teacher_scores(pool, "ensemble", codec.trajectories(pool.trajectories), codec,
-                              progress=progress)
-    fitted = set(cache.glob("ensemble-*.npz")) - before
-    how = f"fitted in {time.perf_counter() - started:.0f} s" if fitted else "read from the cache"
+    print(f"ensemble teacher: {teacher.size} BC policies x {teacher.batches} steps (cached in "
+          f"{experiment.teacher_cache})", flush=True)
+    experiment.teacher_scores(pool, "ensemble", trajectories, codec, progress=progress)
+    how = "read from the cache" if cached else f"fitted in {time.perf_counter() - started:.0f} s"
     print(f"ensemble teacher ready ({how})", flush=True)

@@ -25,7 +25,6 @@ import hashlib
 import json
 import os
 import tempfile
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -127,12 +126,14 @@ class EnsembleTeacher:
         half = [demonstrations[i] for i in np.flatnonzero(in_bag)]
         curriculum = CurriculumBC(trainer, half, variant="Agn", rng=np.random.default_rng(batch_seed), log=False,
                                   steps_per_epoch=self.batches)
-        with warnings.catch_warnings():
-            # imitation's BC logger calls float() on tensors that require grad (harmless)
-            warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
-            warnings.filterwarnings("ignore", message="trying to unwrap object of type")
-            curriculum.train(1)
+        curriculum.train(1)
         return policy
+
+    def cache_file(self, demonstrations: Sequence[Any], cache: str | os.PathLike, label: str = "") -> Path:
+        """The file in the folder ``cache`` that holds (or will hold) the scores of ``demonstrations`` under these
+        settings and ``label``: ``ensemble-<digest>.npz``."""
+        key = {**asdict(self), "data": data_digest(demonstrations), "label": label}
+        return Path(cache) / f"ensemble-{hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]}.npz"
 
     def scores(self, demonstrations: Sequence[Any], make_policy: Callable[[int], Any], observation_space: Any,
                action_space: Any, *, cache: str | os.PathLike | None = None, label: str = "",
@@ -161,11 +162,8 @@ class EnsembleTeacher:
         n = len(demonstrations)
         if n < 2:
             raise ValueError(f"an ensemble teacher needs at least 2 demonstrations to split in halves; got {n}")
-        path = None
-        if cache is not None:
-            key = {**asdict(self), "data": data_digest(demonstrations), "label": label}
-            name = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
-            path = Path(cache) / f"ensemble-{name}.npz"
+        path = None if cache is None else self.cache_file(demonstrations, cache, label)
+        if path is not None:
             if path.exists():
                 with np.load(path) as saved:
                     return EnsembleScores(saved["difficulty"], saved["log_likelihood"], saved["in_bag"])

@@ -157,6 +157,9 @@ class BCStepTrainer(PolicyStepTrainer):
                 # imitation logs float(loss) of a tensor that requires grad; torch's warning about it says nothing to
                 # a user of the curriculum (the value logged is right), so it is silenced here, for every caller
                 warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
+                # with Dict observations BC unwraps each batch and its loss calculator unwraps the plain dict again,
+                # warning at every step about its own double unwrapping (harmless)
+                warnings.filterwarnings("ignore", message="trying to unwrap object of type")
                 # a list: imitation's peek (get_first_iter_element) iterates it once more without consuming anything
                 trainer.set_demonstrations(batches)
                 trainer.train(n_epochs=1, progress_bar=False, log_interval=10**9, on_batch_end=after_step)

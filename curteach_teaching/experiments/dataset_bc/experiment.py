@@ -26,8 +26,7 @@ in ``teacher_cache``.
 from __future__ import annotations
 
 import math
-import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
@@ -48,8 +47,7 @@ BUDGETS = ("equal", "per-epoch")
 TASK_DIFFICULTIES = ("length", "return", "level", "ensemble")
 #: settings added after the first sweeps; left out of :meth:`DatasetBCExperiment.settings` at their defaults, so that
 #: the folders of those sweeps still resume
-_LATER_DEFAULTS = {"use": "order", "keep": 0.6, "temperature": 1.0, "ensemble_size": 5, "ensemble_batches": None,
-                   "teacher_seed": 0}
+_LATER_SETTINGS = ("use", "keep", "temperature", "ensemble_size", "ensemble_batches", "teacher_seed")
 
 
 def _finite_positive(name: str, value) -> float:
@@ -186,8 +184,9 @@ class DatasetBCExperiment:
         data = asdict(self)
         data.pop("progress")
         data.pop("teacher_cache")
-        for name, default in _LATER_DEFAULTS.items():
-            if data[name] == default:
+        defaults = {f.name: f.default for f in fields(self)}
+        for name in _LATER_SETTINGS:
+            if data[name] == defaults[name]:
                 data.pop(name)
         data["sources"] = list(self.sources)
         data["curricula"] = list(self.curricula)
@@ -234,15 +233,21 @@ class DatasetBCExperiment:
 
         if task != "ensemble":
             return task_difficulty_scores(pool, task)
-        from curteach_teaching.curriculum.ensemble import EnsembleTeacher
         from curteach_teaching.experiments.dataset_bc.policies import make_policy
+
+        teacher, label = self.ensemble_teacher()
+        spaces = (codec.observation_space, pool.action_space)
+        return teacher.scores(trajectories, lambda seed: make_policy(self.policy, *spaces, seed), *spaces,
+                              cache=self.teacher_cache, label=label, progress=progress).difficulty
+
+    def ensemble_teacher(self):
+        """``(EnsembleTeacher, label)``: the ensemble of these settings, and what else keys its cached scores (the
+        policy and the pool's digest)."""
+        from curteach_teaching.curriculum.ensemble import EnsembleTeacher
 
         teacher = EnsembleTeacher(size=self.ensemble_size, batches=self.ensemble_batches or self.max_batches,
                                   batch_size=self.batch_size, learning_rate=self.learning_rate, seed=self.teacher_seed)
-        spaces = (codec.observation_space, pool.action_space)
-        return teacher.scores(trajectories, lambda seed: make_policy(self.policy, *spaces, seed), *spaces,
-                              cache=self.teacher_cache, label=f"{self.policy}|{self.digest}",
-                              progress=progress).difficulty
+        return teacher, f"{self.policy}|{self.digest}"
 
     def run_cell(self, cell: str, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
         """Run ``index`` of curriculum ``cell`` (:func:`~curteach_teaching.experiments.dataset_bc.run.run_once`)."""
@@ -250,9 +255,4 @@ class DatasetBCExperiment:
             raise ValueError(f"cell must be one of {list(self.cells)}; got {cell!r}")
         from curteach_teaching.experiments.dataset_bc.run import run_once
 
-        with warnings.catch_warnings():
-            # imitation's BC logger calls float() on tensors that require grad (harmless)
-            warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
-            # imitation's BC unwraps every batch of Dict observations, plain dicts included (harmless)
-            warnings.filterwarnings("ignore", message="trying to unwrap object of type")
-            return run_once(self, cell, index, seed_sequence)
+        return run_once(self, cell, index, seed_sequence)

@@ -193,11 +193,11 @@ def run_once(experiment: Any, cell: str, index: int, seed_sequence: np.random.Se
         def on_epoch_start(self, plan: Any) -> None:
             chosen = plan.selection
             if chosen.weights is not None:
-                selection.append({"weights": [float(w) for w in chosen.weights]})
+                selection.append({"weights": np.asarray(chosen.weights, dtype=np.float64).tolist()})
             elif chosen.preference is None:
                 selection.append(None)
             else:
-                selection.append({"selected": [int(i) for i in np.sort(chosen.selected)]})
+                selection.append({"selected": np.sort(chosen.selected).astype(np.int64).tolist()})
 
     watch = _Watch()
     curriculum = CurriculumBC(trainer, trajectories, variant=variant, teacher=teacher,

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -214,12 +213,9 @@ class NavExperiment:
         if self.device == "cuda" and not th.cuda.is_available():
             raise ValueError(f"run {index} of {cell} needs a GPU, but torch in pid {os.getpid()} sees none")
         # math threads are the backend's (backends.one_math_thread); the bar's line is the worker's
-        with warnings.catch_warnings():
-            # imitation's BC logger calls float() on tensors that require grad (harmless)
-            warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
-            # the sweep's bar is line 0; a pool worker k draws on line k, the driver on line 1
-            run = NavRun.build(self, cell, index, seed_sequence, bar_position=worker_context().index or 1)
-            return run.run()
+        # the sweep's bar is line 0; a pool worker k draws on line k, the driver on line 1
+        run = NavRun.build(self, cell, index, seed_sequence, bar_position=worker_context().index or 1)
+        return run.run()
 
     def checkpoint_path(self, cell: str, index: int) -> Path | None:
         """The checkpoint file of run ``index`` of ``cell`` (``None`` without a ``checkpoint_dir``); its name holds
