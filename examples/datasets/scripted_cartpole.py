@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import warnings
+from collections.abc import Sequence
 
 import gymnasium as gym
 import numpy as np
@@ -24,24 +25,27 @@ def controller(obs: np.ndarray) -> int:
 
 
 def make_dataset(root: str, episodes: int = 30, noisy_share: float = 1 / 3, seed: int = 1000,
-                 dataset_id: str = "cartpole/scripted-v0") -> None:
-    """Write ``episodes`` CartPole episodes as the Minari dataset ``dataset_id`` under ``root``."""
+                 dataset_id: str = "cartpole/scripted-v0", noisy: Sequence[int] | None = None,
+                 horizon: int | None = None) -> None:
+    """Write ``episodes`` CartPole episodes as the Minari dataset ``dataset_id`` under ``root``: episode ``i`` from
+    reset seed ``seed + i``; the noisy ones are ``noisy`` (episode indices) or else the first ``noisy_share`` of
+    them; ``horizon`` cuts episodes at that many steps (truncated; default CartPole's 500)."""
     import minari
     from minari.data_collector.episode_buffer import EpisodeBuffer
 
     # absolute: Minari 0.5.4 sizes a dataset by joining its folder to paths that already hold it, which only an
     # absolute folder survives (a relative --root failed with FileNotFoundError)
     os.environ["MINARI_DATASETS_PATH"] = os.path.abspath(root)
-    env = gym.make("CartPole-v1")
+    env = gym.make("CartPole-v1") if horizon is None else gym.make("CartPole-v1", max_episode_steps=horizon)
+    noisy = set(range(round(noisy_share * episodes)) if noisy is None else noisy)
     buffers = []
     for i in range(episodes):
-        noisy = i < round(noisy_share * episodes)
         obs, _ = env.reset(seed=seed + i)
         observations, actions, rewards, terms, truncs = [obs], [], [], [], []
         done = False
         while not done:
             action = controller(obs)
-            if noisy and len(actions) % 3 == 0:
+            if i in noisy and len(actions) % 3 == 0:
                 action = 1 - action
             obs, reward, terminated, truncated, _ = env.step(action)
             observations.append(obs), actions.append(action), rewards.append(reward)

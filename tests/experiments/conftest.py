@@ -3,40 +3,27 @@ some of its episodes noisy), written once per module."""
 
 from __future__ import annotations
 
-import gymnasium as gym
-import numpy as np
+import sys
+from pathlib import Path
+
 import pytest
 
+#: where the example that writes the dataset lives
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "datasets"
 #: the id of the scripted CartPole dataset
 DATASET = "test/cartpole-scripted-v0"
 
 
 def scripted_cartpole(root, n_episodes=6, seed0=100, noisy=(), horizon=120, dataset=DATASET):
-    """A Minari dataset of a hand-written CartPole controller (push toward the pole's lean), ``noisy`` episodes
-    taking the opposite action every third step; episodes cut at ``horizon`` steps (truncated)."""
-    import minari
-    from minari.data_collector.episode_buffer import EpisodeBuffer
-
-    env = gym.make("CartPole-v1", max_episode_steps=horizon)
-    buffers = []
-    for i in range(n_episodes):
-        obs, _ = env.reset(seed=seed0 + i)
-        observations, actions, rewards, terms, truncs = [obs], [], [], [], []
-        done = False
-        while not done:
-            action = int(obs[2] + 0.5 * obs[3] > 0)
-            if i in noisy and len(actions) % 3 == 0:
-                action = 1 - action
-            obs, reward, terminated, truncated, _ = env.step(action)
-            observations.append(obs), actions.append(action), rewards.append(reward)
-            terms.append(terminated), truncs.append(truncated)
-            done = terminated or truncated
-        buffers.append(EpisodeBuffer(id=i, seed=seed0 + i, observations=np.array(observations),
-                                     actions=np.array(actions), rewards=rewards, terminations=terms,
-                                     truncations=truncs, infos={}))
-    minari.create_dataset_from_buffers(dataset, buffers, env=env, author="tests", author_email="tests@example.org",
-                                       code_permalink="tests/experiments/test_dataset_bc.py",
-                                       algorithm_name="scripted", description="scripted CartPole")
+    """The example's dataset of a hand-written CartPole controller (``examples/datasets/scripted_cartpole.py``):
+    ``n_episodes`` from reset seeds ``seed0, seed0 + 1, ...``, the ``noisy`` ones taking the opposite action every
+    third step, cut at ``horizon`` steps (truncated)."""
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        from scripted_cartpole import make_dataset
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    make_dataset(str(root), episodes=n_episodes, seed=seed0, dataset_id=dataset, noisy=noisy, horizon=horizon)
 
 
 @pytest.fixture(scope="module")
