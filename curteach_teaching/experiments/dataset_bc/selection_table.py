@@ -43,8 +43,8 @@ def write_selection_csv(sweep: Any, pool: Any, path: Path) -> bool:
     """Write ``selection.csv`` for every run that recorded its selection; ``False`` (nothing written) when none
     did (runs of older versions)."""
     n = len(pool)
-    groups = np.asarray(pool.groups, dtype=object)
-    ids = np.asarray(pool.episode_ids)
+    groups = list(pool.groups)
+    ids = np.asarray(pool.episode_ids).tolist()
     recorded = [(cell, r) for cell, results in sweep.cells.items() for r in results if "selection" in r.extras]
     if not recorded:
         return False
@@ -55,8 +55,10 @@ def write_selection_csv(sweep: Any, pool: Any, path: Path) -> bool:
         for cell, result in recorded:
             for epoch, entry in enumerate(result.extras["selection"], start=1):
                 weights = epoch_weights(entry, n)
-                text = [repr(float(w)) if entry is not None and "weights" in entry else str(int(w)) for w in weights]
-                writer.writerows(zip([cell] * n, [result.index] * n, [epoch] * n, groups, ids.tolist(), text))
+                # loss weights exactly as floats; a selection's 1 and 0 as integers
+                text = map(repr, weights.tolist()) if entry is not None and "weights" in entry else map(
+                    str, weights.astype(np.int64).tolist())
+                writer.writerows(zip([cell] * n, [result.index] * n, [epoch] * n, groups, ids, text))
 
     atomic_write(path, write, newline="")
     return True
