@@ -34,7 +34,7 @@ import numpy as np
 
 from curteach_teaching.datasets.pool import EpisodePool
 
-__all__ = ["SUFFIXES", "demo_names", "is_robomimic_file", "read_robomimic", "read_filter_keys"]
+__all__ = ["SUFFIXES", "demo_names", "is_robomimic_file", "read_filter_keys", "read_robomimic", "require_h5py"]
 
 #: File name endings read as robomimic files.
 SUFFIXES = (".hdf5", ".h5")
@@ -46,7 +46,8 @@ def is_robomimic_file(source) -> bool:
     return isinstance(source, (str, os.PathLike)) and Path(source).suffix.lower() in SUFFIXES
 
 
-def _h5py():
+def require_h5py():
+    """The h5py module (ValueError naming the extra that installs it when it is missing)."""
     try:
         import h5py
     except ModuleNotFoundError:
@@ -197,7 +198,7 @@ def read_robomimic(path: str | os.PathLike, obs_keys: Sequence[str] | None = Non
     from gymnasium import spaces
     from imitation.data.types import Trajectory, TrajectoryWithRew
 
-    h5py = _h5py()
+    h5py = require_h5py()
     file_path = Path(path).expanduser()
     if not file_path.is_file():
         raise ValueError(f"no robomimic file at {str(file_path)!r}")
