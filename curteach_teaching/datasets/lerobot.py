@@ -194,7 +194,7 @@ def read_lerobot(path: str | os.PathLike, obs_keys: Sequence[str] | None = None)
         files = sorted((root / "data").glob("*/*.parquet"))
         if not files:
             raise ValueError("no data/chunk-*/*.parquet files")
-        columns = [*keys, "action", *extras, "episode_index", "frame_index"]
+        columns = list(dict.fromkeys([*keys, "action", *extras, "episode_index", "frame_index"]))
         tables = []
         for file in files:
             names = pa.parquet.read_schema(file).names
@@ -205,7 +205,7 @@ def read_lerobot(path: str | os.PathLike, obs_keys: Sequence[str] | None = None)
         table = pa.concat_tables(tables, promote_options="default")
         episode_of = _column(pa, table, "episode_index", 1)[:, 0].astype(np.int64)
         frame = _column(pa, table, "frame_index", 1)[:, 0].astype(np.int64)
-        values = {key: _column(pa, table, key, widths.get(key, 1)) for key in [*keys, "action", *extras]}
+        values = {key: _column(pa, table, key, widths.get(key, 1)) for key in dict.fromkeys([*keys, "action", *extras])}
         episodes, tasks = _episodes(pa, root, v3), _tasks(pa, root, v3)
     except (OSError, json.JSONDecodeError, pa.ArrowException) as error:
         raise ValueError(f"cannot read {where} (damaged?): {type(error).__name__}: {' '.join(str(error).split())}") \
