@@ -209,6 +209,7 @@ def run_rank(args: argparse.Namespace) -> int:
     difficulty = rank_scores(pool, args.score, teacher=teacher, policy=args.policy, cache=out / "teachers",
                              progress=progress_wanted(args))
     ranking = rank_episodes(difficulty, 1.0 if args.keep is None else args.keep)
+    out.mkdir(parents=True, exist_ok=True)  # checked before the scoring, created after it
     order = None if groups is None else group_order(groups, args.group_field)
     summary = _summary(ranking, groups, order, pool.lengths)
     write_scores_csv(out / "scores.csv", pool, ranking, groups, _names(pool, kind))
