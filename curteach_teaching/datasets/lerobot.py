@@ -127,7 +127,9 @@ def _episodes(pa, root: Path, v3: bool) -> dict[int, dict]:
         files = sorted((root / "meta" / "episodes").glob("*/*.parquet"))
         if not files:
             raise ValueError("no meta/episodes/chunk-*/file-*.parquet")
-        table = pa.concat_tables([pa.parquet.read_table(f) for f in files], promote_options="default")
+        wanted = [[n for n in pa.parquet.read_schema(f).names if not n.startswith(_BOOKKEEPING)] for f in files]
+        table = pa.concat_tables([pa.parquet.read_table(f, columns=c) for f, c in zip(files, wanted)],
+                                 promote_options="default")  # per-episode stats are never read
         rows = table.to_pylist()
     else:
         rows = _jsonl(root / "meta" / "episodes.jsonl")

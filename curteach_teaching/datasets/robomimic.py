@@ -233,8 +233,10 @@ def read_robomimic(path: str | os.PathLike, obs_keys: Sequence[str] | None = Non
             trajectories.append(TrajectoryWithRew(obs=obs, acts=acts, infos=None, terminal=terminal, rews=rews))
         else:
             trajectories.append(Trajectory(obs=obs, acts=acts, infos=None, terminal=terminal))
-        metadata.append({"demo": name, "num_samples": len(acts), "env_args": env_args,
-                         **{key: name in members for key, members in masks.items()}})
+        meta = {"demo": name, "num_samples": len(acts)}
+        if env_args is not None:  # absent from some writers' files
+            meta["env_args"] = env_args
+        metadata.append({**meta, **{key: name in members for key, members in masks.items()}})
     group = file_path.stem
     width = sum(widths[key] for key in keys)
     return EpisodePool(

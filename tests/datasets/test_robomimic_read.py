@@ -140,3 +140,10 @@ def test_env_args_kept_as_text_when_not_json(tmp_path, episodes):
         f["data"].attrs["env_args"] = "Lift, panda"
     assert read_robomimic(path, KEYS).metadata[0]["env_args"] == "Lift, panda"
     json.dumps(read_robomimic(path, KEYS).metadata[0])  # plain Python throughout
+
+
+def test_env_args_absent(tmp_path, episodes):
+    path = write_robomimic(tmp_path / "n.hdf5", episodes)
+    with h5py.File(path, "a") as f:
+        del f["data"].attrs["env_args"]
+    assert "env_args" not in read_robomimic(path, KEYS).metadata[0]
