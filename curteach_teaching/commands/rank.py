@@ -120,7 +120,7 @@ def _kept_dataset_id(pool, key: str) -> str:
     return f"curated/{key}-v0"
 
 
-def _check_outputs(args, kind: str, pool, key: str) -> None:
+def _check_outputs(args, kind: str, pool, key: str, out: Path) -> None:
     """Refuse, before any scoring, what the kept subset's output would refuse."""
     if args.keep is None:
         if args.filter_key is not None or args.overwrite:
@@ -133,8 +133,13 @@ def _check_outputs(args, kind: str, pool, key: str) -> None:
     elif kind == "lerobot" and args.filter_key is not None:
         raise ValueError("--filter-key names a robomimic filter key or a Minari dataset; a LeRobot dataset's kept "
                          "episodes go to DIR/episodes.json")
-    elif kind == "minari" and not pool.has_rewards:
-        raise ValueError("the kept episodes are written as a Minari dataset, which needs rewards; this pool has none")
+    elif kind == "minari":
+        if not pool.has_rewards:
+            raise ValueError("the kept episodes are written as a Minari dataset, which needs rewards; this pool has "
+                             "none")
+        target = out / "datasets" / _kept_dataset_id(pool, key)
+        if target.exists() and not args.overwrite:
+            raise ValueError(f"{target} exists; pass --overwrite to replace it, or choose another --filter-key")
 
 
 def _summary(ranking, groups, order, lengths) -> dict:
@@ -166,10 +171,7 @@ def _write_kept(args, kind: str, pool, ranking, key: str, out: Path) -> str:
     from curteach_teaching.datasets.writing import write_pool
 
     dataset_id, root = _kept_dataset_id(pool, key), out / "datasets"
-    if (root / dataset_id).exists():
-        if not args.overwrite:
-            raise ValueError(f"{root / dataset_id} exists; pass --overwrite to replace it, or choose another "
-                             "--filter-key")
+    if (root / dataset_id).exists():  # refused before the scoring unless --overwrite
         shutil.rmtree(root / dataset_id)
     write_pool(pool.select(kept), dataset_id, root=root,
                description=f"{ranking.n_kept} of {len(pool)} episodes kept by curteach rank")
@@ -196,7 +198,8 @@ def run_rank(args: argparse.Namespace) -> int:
         with named_as_options(args):
             rank_episodes(np.zeros(1), args.keep)  # a bad --keep is refused before any scoring
     groups = episode_groups(pool, args.group_field)
-    _check_outputs(args, kind, pool, key)
+    out = output_folder(args, "results/rank")
+    _check_outputs(args, kind, pool, key, out)
     teacher = None
     if args.score == "ensemble":
         from curteach_teaching.curriculum.ensemble import EnsembleTeacher
@@ -205,7 +208,6 @@ def run_rank(args: argparse.Namespace) -> int:
             teacher = EnsembleTeacher(size=args.ensemble_size, batches=args.ensemble_batches,
                                       batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed)
         _policy_factory(args.policy, pool.observation_space, pool.action_space)  # a misfit policy fails now
-    out = output_folder(args, "results/rank")
     difficulty = rank_scores(pool, args.score, teacher=teacher, policy=args.policy, cache=out / "teachers",
                              progress=progress_wanted(args))
     ranking = rank_episodes(difficulty, 1.0 if args.keep is None else args.keep)

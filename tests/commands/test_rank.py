@@ -176,3 +176,33 @@ def test_ensemble_drops_mostly_worse(tmp_path, capsys):
     assert report["length_control"]["spearman_length"] is not None
     with h5py.File(path, "r") as f:
         assert len(f["mask/curated"]) == 20
+
+
+def test_ensemble_path_box_and_discrete_actions(tmp_path, episodes, monkeypatch, capsys):
+    """The ensemble's plumbing with a tiny budget: a Gaussian MLP for a robomimic file's Box actions, dataset-bc's
+    policy for a Minari dataset's Discrete ones; the scores are cached in DIR/teachers."""
+    from gymnasium import spaces
+    from imitation.data.types import TrajectoryWithRew
+
+    from curteach_teaching.datasets import EpisodePool, read_pool, write_pool
+
+    tiny = ["--score", "ensemble", "--ensemble-size", "2", "--ensemble-batches", "3", "--no-progress"]
+    path = robot_files.write_robomimic(tmp_path / "mh.hdf5", episodes)
+    out = tmp_path / "box"
+    assert main(["rank", "--dataset", str(path), "--obs-keys", KEYS, *tiny, "--out", str(out)]) == 0
+    scores = [float(r["score"]) for r in csv.DictReader(open(out / "scores.csv"))]
+    assert len(scores) == 9 and np.isfinite(scores).all() and len(set(scores)) > 1
+    assert len(list((out / "teachers").glob("ensemble-*.npz"))) == 1
+    assert "--policy 'cnn' is for discrete actions" in _one_line_error(
+        capsys, ["rank", "--dataset", str(path), "--obs-keys", KEYS, *tiny, "--policy", "cnn", "--out", str(out)])
+
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
+    rng = np.random.default_rng(0)
+    trajectories = [TrajectoryWithRew(obs=rng.normal(size=(n + 1, 3)).astype(np.float32),
+                                      acts=rng.integers(0, 2, size=n), infos=None, terminal=True, rews=np.ones(n))
+                    for n in (3, 5, 4, 6)]
+    write_pool(EpisodePool.from_trajectories(trajectories, spaces.Box(-10, 10, (3,), np.float32), spaces.Discrete(2),
+                                             group="toy/discrete-v0"), "toy/discrete-v0")
+    out = tmp_path / "discrete"
+    assert main(["rank", "--dataset", "toy/discrete-v0", *tiny, "--keep", "0.5", "--out", str(out)]) == 0
+    assert len(read_pool(out / "datasets" / "toy" / "discrete-curated-v0")) == 2
