@@ -26,6 +26,7 @@ _COMMAND_MODULES = (
     "curteach_teaching.commands.monotonicity",
     "curteach_teaching.commands.teach",
     "curteach_teaching.commands.dataset_bc",
+    "curteach_teaching.commands.rank",
 )
 
 

@@ -3,7 +3,8 @@
 * :mod:`~curteach_teaching.datasets.pool`: :class:`EpisodePool`, imitation ``Trajectory``s with each episode's id,
   seed, task group, metadata and infos, the spaces and the environment specs;
 * :mod:`~curteach_teaching.datasets.reading`: :func:`read_pool`, local Minari datasets by id or folder, never
-  downloading;
+  downloading; :mod:`~curteach_teaching.datasets.robomimic` and :mod:`~curteach_teaching.datasets.lerobot`, robot
+  datasets in robomimic's HDF5 and LeRobot's parquet layouts;
 * :mod:`~curteach_teaching.datasets.writing`: :func:`write_pool`, a pool as a Minari dataset in any storage format;
 * :mod:`~curteach_teaching.datasets.scoring`: :func:`task_scores`, ``length``, ``return``, a field or a function;
 * :mod:`~curteach_teaching.datasets.spaces`: the supported spaces and the value conversions;
@@ -19,7 +20,9 @@ from curteach_teaching._lazy import lazy_getattr
 
 _EXPORTS = {
     "curteach_teaching.datasets.pool": ("EpisodePool",),
-    "curteach_teaching.datasets.reading": ("datasets_root", "find_datasets", "read_pool"),
+    "curteach_teaching.datasets.reading": ("datasets_root", "find_datasets", "read_pool", "source_format"),
+    "curteach_teaching.datasets.robomimic": ("read_robomimic",),
+    "curteach_teaching.datasets.lerobot": ("read_lerobot",),
     "curteach_teaching.datasets.writing": ("DATA_FORMATS", "write_pool"),
     "curteach_teaching.datasets.scoring": ("BUILT_IN_SCORES", "score_fields", "task_scores"),
     "curteach_teaching.datasets.navigation": ("navigation_dataset_id", "navigation_pool", "write_navigation_dataset"),

@@ -4,7 +4,9 @@ A source is a dataset id (looked up under ``MINARI_DATASETS_PATH``, default ``~/
 ``<root>/<id>/data``), a dataset's folder (its root or its ``data/`` folder), or a folder holding several datasets
 (every ``data/`` folder with a ``metadata.json`` below it). Several sources become one pool whose task group is each
 dataset's id. Every storage format Minari writes (``hdf5``, ``arrow``, ``parquet``) is read through Minari's own
-storage classes; Minari's download functions are never called.
+storage classes; Minari's download functions are never called. A ``.hdf5``/``.h5`` file is read as robomimic's format
+(:mod:`~curteach_teaching.datasets.robomimic`), a folder with ``meta/info.json`` as LeRobot's
+(:mod:`~curteach_teaching.datasets.lerobot`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import numpy as np
 from curteach_teaching.datasets.pool import EpisodePool
 from curteach_teaching.datasets.spaces import check_space, describe_space, env_space_matches, to_trajectory_values
 
-__all__ = ["read_pool", "datasets_root", "find_datasets"]
+__all__ = ["read_pool", "datasets_root", "find_datasets", "source_format"]
 
 #: Minari's dataset id: ``(namespace/)name(-vN)``; the version may be left out here (then the newest local one).
 _ID = re.compile(r"^(?:[-_\w][-_\w/]*[-_\w]+/)?[-_\w]+?(?:-v\d+)?$")
@@ -199,8 +201,34 @@ def _use_env(pool: EpisodePool, env_id: str) -> EpisodePool:
     )
 
 
+def source_format(source: str | os.PathLike) -> str:
+    """``"robomimic"`` (a ``.hdf5``/``.h5`` file), ``"lerobot"`` (a folder with ``meta/info.json``) or ``"minari"``
+    (anything else: a Minari id or folder)."""
+    from curteach_teaching.datasets.lerobot import is_lerobot_folder
+    from curteach_teaching.datasets.robomimic import is_robomimic_file
+
+    return "robomimic" if is_robomimic_file(source) else "lerobot" if is_lerobot_folder(source) else "minari"
+
+
+def _read_source(source: str | os.PathLike, obs_keys: Sequence[str] | None) -> list[EpisodePool]:
+    kind = source_format(source)
+    if kind == "robomimic":
+        from curteach_teaching.datasets.robomimic import read_robomimic
+
+        return [read_robomimic(source, obs_keys)]
+    if kind == "lerobot":
+        from curteach_teaching.datasets.lerobot import read_lerobot
+
+        return [read_lerobot(source, obs_keys)]
+    if obs_keys is not None:
+        raise ValueError(f"observation keys choose among a robomimic file's or a LeRobot dataset's; {str(source)!r} "
+                         "is read as a Minari dataset")
+    return [_read_one(folder) for folder in find_datasets(source)]
+
+
 def read_pool(
-    source: str | os.PathLike | Sequence[str | os.PathLike], *, env_id: str | None = None
+    source: str | os.PathLike | Sequence[str | os.PathLike], *, env_id: str | None = None,
+    obs_keys: Sequence[str] | None = None,
 ) -> EpisodePool:
     """Read one or several local Minari datasets as one :class:`EpisodePool`.
 
@@ -210,6 +238,10 @@ def read_pool(
         env_id: the environment to evaluate in, instead of the one recovered from each dataset's spec; its
             observation and action spaces must match the datasets' (a dataset ``Text`` matches a string space such as
             Minigrid's ``MissionSpace``).
+        obs_keys: the low-dimensional observation keys of a robomimic file or a LeRobot dataset (see
+            :func:`~curteach_teaching.datasets.robomimic.read_robomimic`,
+            :func:`~curteach_teaching.datasets.lerobot.read_lerobot`); a ``.hdf5``/``.h5`` source is read as robomimic,
+            a folder with ``meta/info.json`` as LeRobot, anything else as Minari.
 
     Returns:
         The pool: datasets in the order given (found folders sorted), episodes in id order; each episode's group is
@@ -224,7 +256,6 @@ def read_pool(
     sources = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     if not sources:
         raise ValueError("no dataset given")
-    folders = [folder for item in sources for folder in find_datasets(item)]
-    pools = [_read_one(folder) for folder in folders]
+    pools = [pool for item in sources for pool in _read_source(item, obs_keys)]
     pool = EpisodePool.concatenate(pools)
     return pool if env_id is None else _use_env(pool, env_id)

@@ -1,0 +1,242 @@
+"""``curteach rank``: score every demonstration of a dataset, keep the most preferred share and write that subset in
+the source's own terms (a robomimic filter key, a LeRobot episode list, a Minari dataset), beside a length-only
+control."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+#: what each source's kept subset becomes
+OUTPUTS = {"robomimic": "a filter key mask/NAME added to the file", "lerobot": "DIR/episodes.json",
+           "minari": "a Minari dataset under DIR/datasets"}
+
+
+def add_parser(subparsers) -> None:
+    """Register ``curteach rank``."""
+    parser = subparsers.add_parser(
+        "rank", help="score every demonstration of a dataset and keep the best share (robomimic, LeRobot, Minari)",
+        description="Score every demonstration of one dataset (a robomimic .hdf5 file, a LeRobot folder or a Minari "
+        "dataset), rank them (lowest difficulty first) and, with --keep, write the kept share in the source's own "
+        "terms: a robomimic filter key added to the file, DIR/episodes.json for LeRobotDataset(..., episodes=...), "
+        "or a new Minari dataset. Writes DIR/scores.csv, DIR/rank.json (with the length-only control: the Spearman "
+        "correlation of the score with episode length) and DIR/scores.png where there are groups "
+        "(docs/curate-a-robot-dataset.md).",
+    )
+    parser.add_argument("--dataset", required=True,
+                        help="a robomimic-format .hdf5/.h5 file, a LeRobot dataset folder (with meta/info.json), or "
+                        "a Minari dataset id or folder")
+    parser.add_argument("--obs-keys", default=None,
+                        help="comma-separated low-dimensional observation keys, concatenated in this order "
+                        "(robomimic: obs/<key>, default every key when there are no image keys; LeRobot: features, "
+                        "default observation.state)")
+    parser.add_argument("--score", default="ensemble",
+                        help="the difficulty of a demonstration, larger = dropped first: ensemble (BC policies on "
+                        "bootstrap halves; a demonstration's held-out negative log-likelihood per step), length, "
+                        "return (minus the return), a numeric or boolean metadata field (a robomimic filter key such "
+                        "as worse), or module:attr (default ensemble)")
+    parser.add_argument("--keep", type=float, default=None,
+                        help="the fraction of demonstrations to keep, in (0, 1]; without it only the scores are "
+                        "written")
+    parser.add_argument("--filter-key", default=None,
+                        help="robomimic: the filter key to add (mask/NAME); Minari: the kept dataset is "
+                        "<name>-NAME-v0 (default curated)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an existing filter key or kept Minari dataset of that name instead of refusing")
+    parser.add_argument("--group-field", default=None,
+                        help="group the summary and the plot by this metadata field, or by the first true of "
+                        "several comma-separated boolean fields, e.g. better,okay,worse (default: the dataset's "
+                        "groups, LeRobot's tasks, where there are several)")
+    parser.add_argument("--ensemble-size", type=int, default=5, help="--score ensemble: BC policies (default 5)")
+    parser.add_argument("--ensemble-batches", type=int, default=500,
+                        help="--score ensemble: optimizer steps per policy (default 500)")
+    parser.add_argument("--batch-size", type=int, default=64, help="transitions per step (default 64)")
+    parser.add_argument("--learning-rate", type=float, default=1e-3, help="Adam's rate (default 0.001)")
+    parser.add_argument("--policy", default="auto",
+                        help="the ensemble's policy: auto or mlp (for continuous actions SB3's Gaussian MLP), or what "
+                        "dataset-bc takes for discrete actions (default auto)")
+    parser.add_argument("--seed", type=int, default=0, help="the ensemble's seed (default 0)")
+    parser.add_argument("--out", type=Path, default=None, help="output folder (default results/rank)")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.set_defaults(func=run_rank)
+
+
+def _policy_factory(kind: str, observation_space, action_space):
+    """``seed -> SB3 policy`` for the ensemble: dataset-bc's factory for discrete actions; for any other action
+    space SB3's ``ActorCriticPolicy`` (an MLP with a diagonal Gaussian over the actions), seeded alone."""
+    import gymnasium as gym
+
+    from curteach_teaching.experiments.dataset_bc.policies import make_policy
+
+    if isinstance(action_space, gym.spaces.Discrete):
+        return lambda seed: make_policy(kind, observation_space, action_space, seed)
+    if kind not in ("auto", "mlp"):
+        raise ValueError(f"--policy {kind!r} is for discrete actions; the dataset's actions are "
+                         f"{' '.join(str(action_space).split())}: use auto or mlp")
+    from stable_baselines3.common.policies import ActorCriticPolicy
+
+    from curteach_teaching.learners.seeding import seeded_globals
+
+    def factory(seed: int):
+        with seeded_globals(int(seed)):
+            return ActorCriticPolicy(observation_space, action_space, lambda _: 0.0)
+
+    return factory
+
+
+def rank_scores(pool, score: str, *, teacher=None, policy: str = "auto", cache: Path | None = None,
+                progress: bool = False) -> np.ndarray:
+    """``(N,)`` float64 difficulty of every episode of ``pool``, larger = less preferred: the ensemble ``teacher``'s
+    held-out negative log-likelihood per step (``score == "ensemble"``, cached in ``cache``), else dataset-bc's task
+    difficulty (``length``, minus the ``return``, a field, ``module:attr``). The one place ``rank`` scores."""
+    if score != "ensemble":
+        from curteach_teaching.experiments.dataset_bc.run import task_difficulty_scores
+
+        return np.asarray(task_difficulty_scores(pool, score), dtype=np.float64)
+    from curteach_teaching.experiments.dataset_bc.observations import codec_for
+
+    codec = codec_for(pool.observation_space)
+    trajectories = codec.trajectories(pool.trajectories)
+    factory = _policy_factory(policy, codec.observation_space, pool.action_space)
+    return teacher.scores(trajectories, factory, codec.observation_space, pool.action_space, cache=cache,
+                          label=f"rank|{policy}", progress=progress).difficulty
+
+
+def _names(pool, kind: str) -> list[str]:
+    if kind == "robomimic":
+        return [str(m["demo"]) for m in pool.metadata]
+    return [str(int(e)) for e in pool.episode_ids]
+
+
+def _kept_dataset_id(pool, key: str) -> str:
+    import re
+
+    if len(pool.group_names) == 1 and pool.group_names[0]:
+        return re.sub(r"-v\d+$", "", pool.group_names[0]) + f"-{key}-v0"
+    return f"curated/{key}-v0"
+
+
+def _check_outputs(args, kind: str, pool, key: str, out: Path) -> None:
+    """Refuse, before any scoring, what the kept subset's output would refuse."""
+    if args.keep is None:
+        if args.filter_key is not None or args.overwrite:
+            raise ValueError("--filter-key and --overwrite name where the kept share goes: give --keep too")
+        return
+    if kind == "robomimic":
+        from curteach_teaching.datasets.robomimic_mask import check_filter_key
+
+        check_filter_key(args.dataset, key, overwrite=args.overwrite)
+    elif kind == "lerobot" and args.filter_key is not None:
+        raise ValueError("--filter-key names a robomimic filter key or a Minari dataset; a LeRobot dataset's kept "
+                         "episodes go to DIR/episodes.json")
+    elif kind == "minari":
+        if not pool.has_rewards:
+            raise ValueError("the kept episodes are written as a Minari dataset, which needs rewards; this pool has "
+                             "none")
+        target = out / "datasets" / _kept_dataset_id(pool, key)
+        if target.exists() and not args.overwrite:
+            raise ValueError(f"{target} exists; pass --overwrite to replace it, or choose another --filter-key")
+
+
+def _summary(ranking, groups, order, lengths) -> dict:
+    from curteach_teaching.datasets.curation import length_control
+
+    out = {"episodes": int(ranking.difficulty.size), "kept": ranking.n_kept,
+           "length_control": length_control(ranking, lengths)}
+    if groups is not None:
+        groups = np.asarray(groups)
+        out["groups"] = {str(g): {"episodes": int(np.sum(groups == g)), "kept": int(np.sum(ranking.kept[groups == g])),
+                                  "mean_score": float(ranking.difficulty[groups == g].mean())}
+                         for g in order}
+    return out
+
+
+def _write_kept(args, kind: str, pool, ranking, key: str, out: Path) -> str:
+    """Write the kept share in the source's terms; returns what was written, in words."""
+    kept = np.flatnonzero(ranking.kept)  # in the pool's order
+    if kind == "robomimic":
+        from curteach_teaching.datasets.robomimic_mask import write_filter_key
+
+        write_filter_key(args.dataset, key, [pool.metadata[i]["demo"] for i in kept.tolist()],
+                         overwrite=args.overwrite)
+        return f"mask/{key} in {args.dataset} (robomimic: --filter_key {key})"
+    if kind == "lerobot":
+        path = out / "episodes.json"
+        path.write_text(json.dumps([int(pool.episode_ids[i]) for i in kept.tolist()]) + "\n")
+        return f"{path} (LeRobotDataset(..., episodes=json.load(open('{path}'))))"
+    from curteach_teaching.datasets.writing import write_pool
+
+    dataset_id, root = _kept_dataset_id(pool, key), out / "datasets"
+    if (root / dataset_id).exists():  # refused before the scoring unless --overwrite
+        shutil.rmtree(root / dataset_id)
+    write_pool(pool.select(kept), dataset_id, root=root,
+               description=f"{ranking.n_kept} of {len(pool)} episodes kept by curteach rank")
+    return f"Minari dataset {dataset_id} under {root} (MINARI_DATASETS_PATH={root})"
+
+
+def run_rank(args: argparse.Namespace) -> int:
+    """Read, check, score, rank, and write the outputs (the kept share in the source's terms before rank.json)."""
+    from curteach_teaching.commands.sweep_options import named_as_options, output_folder, progress_wanted
+    from curteach_teaching.datasets import read_pool, source_format
+    from curteach_teaching.datasets.curation import (
+        episode_groups,
+        group_order,
+        plot_scores,
+        rank_episodes,
+        write_scores_csv,
+    )
+
+    obs_keys = None if args.obs_keys is None else [k.strip() for k in args.obs_keys.split(",") if k.strip()]
+    kind = source_format(args.dataset)
+    pool = read_pool(args.dataset, obs_keys=obs_keys)
+    key = args.filter_key or "curated"
+    if args.keep is not None:
+        with named_as_options(args):
+            rank_episodes(np.zeros(1), args.keep)  # a bad --keep is refused before any scoring
+    groups = episode_groups(pool, args.group_field)
+    out = output_folder(args, "results/rank")
+    _check_outputs(args, kind, pool, key, out)
+    teacher = None
+    if args.score == "ensemble":
+        from curteach_teaching.curriculum.ensemble import EnsembleTeacher
+
+        with named_as_options(args, {"size": "ensemble_size", "batches": "ensemble_batches"}):
+            teacher = EnsembleTeacher(size=args.ensemble_size, batches=args.ensemble_batches,
+                                      batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed)
+        _policy_factory(args.policy, pool.observation_space, pool.action_space)  # a misfit policy fails now
+    difficulty = rank_scores(pool, args.score, teacher=teacher, policy=args.policy, cache=out / "teachers",
+                             progress=progress_wanted(args))
+    ranking = rank_episodes(difficulty, 1.0 if args.keep is None else args.keep)
+    out.mkdir(parents=True, exist_ok=True)  # checked before the scoring, created after it
+    order = None if groups is None else group_order(groups, args.group_field)
+    summary = _summary(ranking, groups, order, pool.lengths)
+    write_scores_csv(out / "scores.csv", pool, ranking, groups, _names(pool, kind))
+    written = [str(out / "scores.csv")]
+    if groups is not None:
+        title = f"{Path(str(args.dataset)).name}: {args.score}" + (f", keep {args.keep:g}" if args.keep else "")
+        written.append(str(plot_scores(out / "scores.png", ranking, groups, order, title)))
+    if args.keep is not None:
+        written.append(_write_kept(args, kind, pool, ranking, key, out))
+    control = summary["length_control"]
+    report = {"command_line": getattr(args, "command_line", None), "source": str(args.dataset), "format": kind,
+              "obs_keys": obs_keys, "score": args.score, "keep": args.keep, **summary, "outputs": written,
+              "ensemble": None if teacher is None else {"size": teacher.size, "batches": teacher.batches,
+                                                        "batch_size": teacher.batch_size,
+                                                        "learning_rate": teacher.learning_rate, "seed": teacher.seed,
+                                                        "policy": args.policy}}
+    (out / "rank.json").write_text(json.dumps(report, indent=2) + "\n")
+    rho, share = control["spearman_length"], control["kept_by_length_too"]
+    print(f"rank: {len(pool)} episodes of {args.dataset} ({kind}) scored by {args.score}"
+          + (f"; kept {ranking.n_kept} (--keep {args.keep:g}), dropped {len(pool) - ranking.n_kept}"
+             if args.keep is not None else ""))
+    for group, row in summary.get("groups", {}).items():
+        print(f"  {group}: {row['episodes']} episodes, kept {row['kept']}, mean score {row['mean_score']:.4g}")
+    print("  length-only control: Spearman correlation of the score with episode length "
+          + ("undefined (constant)" if rho is None else f"{rho:+.3f}")
+          + ("" if share is None else f"; {share:.0%} of the kept episodes are among the {ranking.n_kept} shortest"))
+    print("wrote " + ", ".join([*written, str(out / "rank.json")]))
+    return 0

@@ -1,0 +1,140 @@
+"""Add a filter key ``mask/<name>`` to a robomimic-format file, as robomimic's own scripts do
+(``scripts/split_train_val.py``: an array of demonstration names as byte strings), so that robomimic trains on the
+subset with ``--filter_key <name>`` (``train.data_filter_key``).
+
+What "an interrupt cannot damage the file" means here: HDF5 has no transactions, and a process stopped while h5py
+writes into a file (Ctrl-C between two of its writes, a full disk, a killed process, a lost machine) can leave the
+file's metadata half-written. So the file itself is never opened for writing: the key is added to a copy in the same
+folder, the copy is read back and checked, flushed to disk, and then moved over the file with one ``os.replace``,
+which the operating system does whole or not at all. Until that moment the file is byte-identical to what it was; an
+interrupt at any point removes the copy. The costs: free space for one copy of the file, and the file becomes a new
+one (the same contents and permission bits; a hard link to the old file keeps the old contents).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import stat
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from curteach_teaching.datasets.robomimic import demo_names, read_filter_keys, require_h5py
+
+__all__ = ["check_filter_key", "write_filter_key"]
+
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+def _writable(path: Path) -> bool:
+    # the permission bits, not only os.access: root may write anywhere, but a file marked read-only stays unchanged
+    mode = path.stat().st_mode
+    return os.access(path, os.W_OK) and bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+
+
+def check_filter_key(path: str | os.PathLike, name: str, *, overwrite: bool = False) -> None:
+    """ValueError (one line) unless ``mask/<name>`` can be added to the robomimic file ``path``: a name of letters,
+    digits, ``_``, ``.`` or ``-``; the file readable as robomimic's layout, writable, in a writable folder; no filter
+    key ``name`` already (unless ``overwrite``). Nothing is written."""
+    file_path = Path(path).expanduser()
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"filter key must be letters, digits, '_', '.' or '-'; got {name!r}")
+    if not file_path.is_file():
+        raise ValueError(f"no robomimic file at {str(file_path)!r}")
+    if not _writable(file_path):
+        raise ValueError(f"{str(file_path)!r} is read-only; the filter key {name!r} cannot be added to it")
+    if not os.access(file_path.parent, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot write into {str(file_path.parent)!r}, where the file with its new filter key is "
+                         "written before it replaces the old one")
+    h5py = require_h5py()
+    try:
+        with h5py.File(file_path, "r") as file:
+            names = demo_names(file)
+            existing = read_filter_keys(file, names)
+            clash = "mask" in file and name in file["mask"]
+    except ValueError as error:
+        raise ValueError(f"robomimic file {str(file_path)!r}: {error}") from None
+    except OSError as error:
+        raise ValueError(f"cannot read {str(file_path)!r} as HDF5 (damaged?): {' '.join(str(error).split())}") from None
+    if (name in existing or clash) and not overwrite:
+        raise ValueError(f"{str(file_path)!r} already has the filter key mask/{name}; pass --overwrite to replace it, "
+                         "or choose another --filter-key")
+
+
+def _fsync(path: Path) -> None:
+    handle = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+
+
+def _verify(path: Path, key: str, demos: list[str]) -> None:
+    """The copy opens, its filter key lists ``demos`` and every name is a demonstration."""
+    h5py = require_h5py()
+    with h5py.File(path, "r") as file:
+        names = demo_names(file)
+        written = read_filter_keys(file, names).get(key)
+        if written is None or sorted(written) != sorted(demos):
+            raise ValueError(f"mask/{key} did not read back as written")
+
+
+def write_filter_key(path: str | os.PathLike, name: str, demos: Sequence[str], *, overwrite: bool = False) -> Path:
+    """Add (or, with ``overwrite``, replace) the filter key ``mask/<name>`` listing ``demos`` (names such as
+    ``"demo_3"``, each a demonstration of the file), leaving every other object and attribute as it was (see the
+    module docstring for how an interrupt is kept from damaging the file).
+
+    Returns:
+        The file's path.
+
+    Raises:
+        ValueError (one line; the file unchanged): everything :func:`check_filter_key` refuses, a name that is not a
+        demonstration, too little free space for the copy, or a failure while writing. ``KeyboardInterrupt`` is
+        raised again after the copy is removed, the file unchanged.
+    """
+    file_path = Path(path).expanduser()
+    check_filter_key(file_path, name, overwrite=overwrite)
+    demos = [str(d) for d in demos]
+    if not demos:
+        raise ValueError(f"filter key {name!r} would be empty: keep at least one demonstration")
+    h5py = require_h5py()
+    with h5py.File(file_path, "r") as file:
+        missing = sorted(set(demos) - set(demo_names(file)))
+    if missing:
+        raise ValueError(f"{missing[0]} is not a demonstration of {str(file_path)!r}")
+    size = file_path.stat().st_size
+    free = shutil.disk_usage(file_path.parent).free
+    if free < size + (1 << 20):
+        raise ValueError(f"the filter key is added to a copy of the file first: {size / 2**20:.1f} MiB are needed in "
+                         f"{str(file_path.parent)!r}, {free / 2**20:.1f} MiB are free; the file is unchanged")
+    handle, temporary = tempfile.mkstemp(dir=file_path.parent, prefix=f".{file_path.name}.", suffix=".curteach-tmp")
+    os.close(handle)
+    copy = Path(temporary)
+    try:
+        shutil.copyfile(file_path, copy)
+        shutil.copymode(file_path, copy)
+        with h5py.File(copy, "r+") as file:
+            key = f"mask/{name}"
+            if key in file:
+                del file[key]
+            file[key] = np.array(demos, dtype="S")  # robomimic's own encoding (file_utils.create_hdf5_filter_key)
+            file.flush()
+        _verify(copy, name, demos)
+        _fsync(copy)
+        os.replace(copy, file_path)  # whole or not at all: the only moment the file changes
+    except ValueError as error:
+        raise ValueError(f"could not add mask/{name} to {str(file_path)!r}: {error}; the file is unchanged") from None
+    except (OSError, KeyError, TypeError, RuntimeError) as error:
+        raise ValueError(f"could not add mask/{name} to {str(file_path)!r}: {type(error).__name__}: "
+                         f"{' '.join(str(error).split())}; the file is unchanged") from None
+    finally:
+        if copy.exists():
+            copy.unlink()
+    with contextlib.suppress(OSError):  # the rename made durable; a folder that cannot be synced changes nothing
+        _fsync(file_path.parent)
+    return file_path

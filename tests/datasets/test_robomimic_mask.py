@@ -1,0 +1,129 @@
+"""A filter key added to a robomimic-format file: robomimic's encoding, nothing else changed, and a file that stays
+byte-identical whenever the key is refused or the write is interrupted."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+
+import numpy as np
+import pytest
+
+h5py = pytest.importorskip("h5py")
+pytest.importorskip("imitation")
+
+from robot_files import reaching_episodes, write_robomimic  # noqa: E402
+
+from curteach_teaching.datasets import read_robomimic, robomimic_mask  # noqa: E402
+from curteach_teaching.datasets.robomimic_mask import check_filter_key, write_filter_key  # noqa: E402
+
+
+def sha256(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def contents(path) -> dict:
+    """Every object's path -> (its data or None for a group, its attributes), read with h5py."""
+    found = {}
+    with h5py.File(path, "r") as f:
+        found["/"] = (None, {k: np.asarray(v).tolist() for k, v in f.attrs.items()})
+
+        def visit(name, item):
+            data = item[()].tolist() if isinstance(item, h5py.Dataset) else None
+            dtype = str(item.dtype) if isinstance(item, h5py.Dataset) else None
+            found[name] = (data, dtype, {k: np.asarray(v).tolist() for k, v in item.attrs.items()})
+
+        f.visititems(visit)
+    return found
+
+
+@pytest.fixture
+def file(tmp_path):
+    return write_robomimic(tmp_path / "mh.hdf5", reaching_episodes(9, seed=3))
+
+
+def test_adds_the_key_and_changes_nothing_else(file):
+    before = contents(file)
+    mode = stat.S_IMODE(file.stat().st_mode)
+    write_filter_key(file, "curated", ["demo_1", "demo_4", "demo_8"])
+    after = contents(file)
+    assert after.pop("mask/curated") == ([b"demo_1", b"demo_4", b"demo_8"], "|S6", {})
+    assert after == before
+    assert stat.S_IMODE(file.stat().st_mode) == mode
+    assert [p.name for p in file.parent.iterdir()] == [file.name]  # no copy left behind
+    pool = read_robomimic(file, ["object"])
+    assert [m["curated"] for m in pool.metadata] == [i in (1, 4, 8) for i in range(9)]
+
+
+def test_existing_key_refused_unless_overwrite(file):
+    write_filter_key(file, "curated", ["demo_1"])
+    digest = sha256(file)
+    with pytest.raises(ValueError, match="already has the filter key mask/curated; pass --overwrite"):
+        write_filter_key(file, "curated", ["demo_2"])
+    with pytest.raises(ValueError, match="already has the filter key mask/worse"):
+        check_filter_key(file, "worse")
+    assert sha256(file) == digest
+    before = contents(file)
+    write_filter_key(file, "curated", ["demo_2", "demo_3"], overwrite=True)
+    after = contents(file)
+    assert after.pop("mask/curated")[0] == [b"demo_2", b"demo_3"]
+    before.pop("mask/curated")
+    assert after == before
+
+
+def test_bad_input_leaves_the_file_byte_identical(file, tmp_path):
+    digest = sha256(file)
+    for name, demos, message in [
+        ("a/b", ["demo_1"], "filter key must be letters"),
+        ("", ["demo_1"], "filter key must be letters"),
+        ("curated", ["demo_99"], "demo_99 is not a demonstration"),
+        ("curated", [], "would be empty"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            write_filter_key(file, name, demos)
+    assert sha256(file) == digest
+    with pytest.raises(ValueError, match="no robomimic file"):
+        write_filter_key(tmp_path / "missing.hdf5", "curated", ["demo_1"])
+    os.chmod(file, 0o444)
+    try:
+        with pytest.raises(ValueError, match="is read-only"):
+            write_filter_key(file, "curated", ["demo_1"])
+    finally:
+        os.chmod(file, 0o644)
+    assert sha256(file) == digest
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mh.hdf5"]
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, OSError(28, "No space left on device")])
+def test_an_interrupt_while_writing_leaves_the_file_byte_identical(file, monkeypatch, stop):
+    digest = sha256(file)
+    written = []
+
+    def interrupted(path, key, demos):  # after the key is written into the copy, before it replaces the file
+        with h5py.File(path, "r") as f:
+            written.append(f"mask/{key}" in f)
+        raise stop
+
+    monkeypatch.setattr(robomimic_mask, "_verify", interrupted)
+    if stop is KeyboardInterrupt:
+        with pytest.raises(KeyboardInterrupt):
+            write_filter_key(file, "curated", ["demo_1"])
+    else:
+        with pytest.raises(ValueError, match="could not add mask/curated .*No space left on device; the file is "
+                                             "unchanged"):
+            write_filter_key(file, "curated", ["demo_1"])
+    assert written == [True]  # the interrupt came mid-way, with the key already in the copy
+    assert sha256(file) == digest
+    assert [p.name for p in file.parent.iterdir()] == [file.name]
+
+
+def test_too_little_space_is_refused_before_copying(file, monkeypatch):
+    import collections
+
+    digest = sha256(file)
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(robomimic_mask.shutil, "disk_usage", lambda _: usage(10, 10, 1000))
+    with pytest.raises(ValueError, match="MiB are needed .* the file is unchanged"):
+        write_filter_key(file, "curated", ["demo_1"])
+    assert sha256(file) == digest
