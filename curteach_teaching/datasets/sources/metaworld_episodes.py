@@ -46,7 +46,7 @@ TRAINING_SEEDS = range(2**20, 2**31)
 _CHUNK = 10  # episodes sent to a worker at once: large enough to amortise the transfer, small for a live bar
 # Meta-World's policies warn that their gains may exceed the action bounds (the actions are clipped below), and
 # Gymnasium's checker that the unbounded observation space is "probably too low": neither says anything here.
-_QUIET = r"Constant\(s\) may be too high|A Box observation space (minimum|maximum) value is"
+_QUIET = r".*(Constant\(s\) may be too high|A Box observation space (minimum|maximum) value is)"
 
 
 @dataclass(frozen=True)
