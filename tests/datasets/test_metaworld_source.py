@@ -152,3 +152,20 @@ def test_bad_flags_fail_in_one_line_and_write_nothing(tmp_path, extra, message):
 def test_tasks_and_episodes_are_required(tmp_path):
     with pytest.raises(ValueError, match="^make-dataset metaworld needs --tasks and --episodes$"):
         MetaWorldSource().check(parse("--tasks", "reach", "--out", str(tmp_path)))
+
+
+def test_read_back_as_one_pool_the_learner_sees_the_state_and_a_one_hot_task_id(written):
+    from curteach_teaching.datasets.reading import read_pool
+    from curteach_teaching.experiments.dataset_bc.observations import codec_for
+
+    pool = read_pool([str(path) for path in written[1]])  # in ladder order: reach, then push
+    assert pool.group_names == ("metaworld-reach-v0", "metaworld-push-v0") and len(pool) == 2 * EPISODES
+    assert all(seed in TRAINING_SEEDS for seed in pool.seeds)
+    assert [m["task"] for m in pool.metadata] == ["reach-v3"] * EPISODES + ["push-v3"] * EPISODES
+    codec = codec_for(pool.observation_space, pool.env_specs)
+    assert codec.name == "task-one-hot" and codec.tasks == ("push-v3", "reach-v3")
+    converted = codec.trajectories(pool.trajectories, pool.groups)
+    for trajectory, group in zip(converted, pool.groups):
+        assert trajectory.obs.shape[1] == 41
+        np.testing.assert_array_equal(trajectory.obs[:, 39:], [[0, 1]] * len(trajectory.obs) if "reach" in group
+                                      else [[1, 0]] * len(trajectory.obs))
