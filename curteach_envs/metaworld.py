@@ -23,6 +23,7 @@ module imports it only when an environment is built, so registering the id costs
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import gymnasium as gym
@@ -103,9 +104,8 @@ class MetaWorldTaskEnv(gym.Env):
         env_cls = environments[self.task]
         raw = env_cls()
         # Meta-World's set_task with the multi-task benchmarks' settings (goal observable), then sampling unfrozen
-        # and drawn from the env's own generator: what every seeded reset below relies on.
-        import pickle
-
+        # and drawn from the env's own generator: what every seeded reset below relies on. These attributes are
+        # metaworld 3.1's (the extra pins 3.1.1); tests/envs/test_metaworld_env.py checks what they give.
         from metaworld.types import Task
 
         placeholder = {"rand_vec": np.zeros(raw._random_reset_space.low.size), "env_cls": env_cls,
