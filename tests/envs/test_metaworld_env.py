@@ -132,3 +132,19 @@ def test_a_failing_episode_is_truncated_at_the_step_limit():
         _, _, terminated, truncated, info = env.step(np.zeros(4, dtype=np.float32))
         assert not terminated and not info["success"]
         assert truncated == (step == 6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", metaworld_task_names())
+def test_every_task_replays_its_expert_episode_from_the_seed(task):
+    env = gym.make(METAWORLD_ENV_ID, task=task, max_episode_steps=120)
+    expert = scripted_expert(task)
+    observation, _ = env.reset(seed=2**20 + 1)
+    actions = []
+    for _ in range(120):
+        actions.append(np.clip(expert.get_action(observation), -1, 1).astype(np.float32))
+        observation, _, terminated, truncated, _ = env.step(actions[-1])
+        if terminated or truncated:
+            break
+    again = gym.make(METAWORLD_ENV_ID, task=task, max_episode_steps=120)
+    assert_same(trace(env, 2**20 + 1, actions), trace(again, 2**20 + 1, actions))
