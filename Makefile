@@ -11,6 +11,8 @@ CLASSIC_STAMP := $(CLASSIC_VENV)/.curteach-installed
 DEMO_OUT ?= results/demo
 # the extras both stacks install besides `teaching` (and `classic` on imitation's stack)
 EXTRAS := datasets,test,docs,ray,tensorboard
+# today's stack only: metaworld 3.1 needs Gymnasium >= 1.1 (imitation's own stack has 0.29)
+TODAY_EXTRAS := $(EXTRAS),metaworld
 
 .PHONY: install install-classic demo test test-classic test-slow test-envs-gym1 bench lint docs dist lock clean
 
@@ -22,7 +24,7 @@ $(STAMP): pyproject.toml constraints/today.txt
 	# imitation out first: pip would print its stale pins as a conflict while it upgrades what they name
 	$(PY) -m pip uninstall -q -y imitation 2>/dev/null || true
 	# teaching: torch, SB3, matplotlib and what imitation's modules need (the base install is the environments alone)
-	$(PY) -m pip install -q -c constraints/today.txt -e ".[teaching,$(EXTRAS)]"
+	$(PY) -m pip install -q -c constraints/today.txt -e ".[teaching,$(TODAY_EXTRAS)]"
 	# imitation 1.0.1 last and without its dependencies: it pins gymnasium~=0.29 and stable-baselines3~=2.2.1
 	$(PY) -m pip install -q --no-deps -c constraints/today.txt imitation==1.0.1
 	touch $(STAMP)

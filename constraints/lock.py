@@ -4,8 +4,9 @@
 with no constraints, so pip picks the newest releases the extras allow, and ``pip freeze`` of it becomes
 ``constraints/<stack>.txt``:
 
-* ``today``: the extras with torch 2.13.0 (CPU) first, then ``imitation==1.0.1`` with ``--no-deps`` (its pins,
-  ``gymnasium~=0.29`` and ``stable-baselines3~=2.2.1``, are stale);
+* ``today``: the extras (and ``metaworld``, which needs Gymnasium >= 1.1) with torch 2.13.0 (CPU) first, then
+  ``imitation==1.0.1`` with ``--no-deps`` (its pins, ``gymnasium~=0.29`` and ``stable-baselines3~=2.2.1``, are
+  stale);
 * ``classic``: the same with the ``classic`` extra, i.e. imitation 1.0.1 with its own pins and dependencies.
 
 The files are for the Python that runs this script (CPython 3.11 on our machines): a few pins, numpy 2.4 among them,
@@ -24,10 +25,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTRAS = "datasets,test,docs,ray,tensorboard"
+TODAY_EXTRAS = f"{EXTRAS},metaworld"  # metaworld 3.1 needs Gymnasium >= 1.1: today's stack only
 TORCH = "torch==2.13.0"
 IMITATION = "imitation==1.0.1"
 STACKS = {
-    "today": (f"teaching,{EXTRAS}", True),
+    "today": (f"teaching,{TODAY_EXTRAS}", True),
     "classic": (f"teaching,classic,{EXTRAS}", False),
 }
 

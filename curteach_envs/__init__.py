@@ -1,4 +1,5 @@
-"""curteach environments: ``CarTeach-v0``, ``ShortestPathTeach-v0``, ``TSPTeach-v0`` and their tabular export.
+"""curteach environments: ``CarTeach-v0``, ``ShortestPathTeach-v0``, ``TSPTeach-v0`` and their tabular export;
+``MetaWorldTask-v0`` (:mod:`curteach_envs.metaworld`) where the ``metaworld`` package is installed.
 
 Importing ``gymnasium`` registers the ids (through the ``gymnasium.envs`` entry point); importing this package
 registers them as well. The navigation tasks and their datasets live in :mod:`curteach_envs.navigation`. This package
@@ -13,6 +14,11 @@ _ENTRY_POINTS = {
     "TSPTeach-v0": "curteach_envs.navigation.tsp:TSPTeachEnv",
 }
 ENV_IDS = tuple(_ENTRY_POINTS)
+# Ids whose environments need an optional package (imported when one is built, so registering them costs nothing):
+# id -> (entry point, default kwargs, time limit). Not in ENV_IDS: they do not render.
+_OPTIONAL_ENTRY_POINTS = {
+    "MetaWorldTask-v0": ("curteach_envs.metaworld:MetaWorldTaskEnv", {"task": "reach-v3"}, 500),  # `metaworld` extra
+}
 
 
 def register_envs() -> None:
@@ -22,6 +28,9 @@ def register_envs() -> None:
     for env_id, entry_point in _ENTRY_POINTS.items():
         if env_id not in registry:
             register(id=env_id, entry_point=entry_point)
+    for env_id, (entry_point, kwargs, max_episode_steps) in _OPTIONAL_ENTRY_POINTS.items():
+        if env_id not in registry:
+            register(id=env_id, entry_point=entry_point, kwargs=kwargs, max_episode_steps=max_episode_steps)
 
 
 from curteach_envs.car import (  # noqa: E402

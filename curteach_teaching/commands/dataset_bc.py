@@ -129,8 +129,8 @@ def fit_ensemble_once(experiment, pool, *, progress: bool = False) -> None:
 
     from curteach_teaching.experiments.dataset_bc.observations import codec_for
 
-    codec = codec_for(pool.observation_space)
-    trajectories = codec.trajectories(pool.trajectories)
+    codec = codec_for(pool.observation_space, pool.env_specs)
+    trajectories = codec.trajectories(pool.trajectories, pool.groups)
     teacher, label = experiment.ensemble_teacher()
     cached = teacher.cache_file(trajectories, experiment.teacher_cache, label).exists()
     started = time.perf_counter()

@@ -222,7 +222,7 @@ class DatasetBCExperiment:
                 raise ValueError(f"task difficulty {task!r} is not finite for every episode")
         if "ensemble" in self.tasks() and len(pool) < 2:
             raise ValueError("the ensemble teacher needs at least 2 episodes to split in halves")
-        codec = codec_for(pool.observation_space)
+        codec = codec_for(pool.observation_space, pool.env_specs)
         make_policy(self.policy, codec.observation_space, pool.action_space, 0)
 
     def teacher_scores(self, pool, task: str, trajectories: list, codec, *, progress: bool = False) -> np.ndarray:

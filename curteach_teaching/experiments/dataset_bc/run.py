@@ -158,8 +158,8 @@ def run_once(experiment: Any, cell: str, index: int, seed_sequence: np.random.Se
     from curteach_teaching.learners.quiet_logger import silent_logger
 
     pool = load_pool(experiment.sources, experiment.env_id)
-    codec = codec_for(pool.observation_space)
-    trajectories = codec.trajectories(pool.trajectories)
+    codec = codec_for(pool.observation_space, pool.env_specs)
+    trajectories = codec.trajectories(pool.trajectories, pool.groups)
     lengths = np.asarray([len(t.acts) for t in trajectories], dtype=np.float64)
     spec = experiment.cell_spec(cell)
     variant = check_variant(spec.curriculum)
