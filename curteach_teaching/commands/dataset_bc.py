@@ -27,7 +27,8 @@ def add_parser(subparsers) -> None:
         "datasets) with the paper's curricula (Agn, Cur, Cur-L, Cur-T or plug-ins): the task difficulty of every "
         "demonstration beside the learner's own, Algorithm 2's pacing, an equal number of optimizer steps per epoch "
         "for every curriculum, seeded evaluations on held-out reset seeds, paired runs and paired statistics. Writes "
-        "DIR/runs/, DIR/summary.csv, DIR/report.json and figures (docs/datasets.md).",
+        "DIR/runs/, DIR/summary.csv, DIR/report.json, DIR/selection.csv and figures (each file: "
+        "docs/experiments/dataset-bc.md).",
     )
     parser.add_argument("--dataset", required=True,
                         help="comma-separated dataset ids (under MINARI_DATASETS_PATH) or folders, in ladder order; a "
