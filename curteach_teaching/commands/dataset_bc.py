@@ -129,6 +129,7 @@ def fit_ensemble_once(experiment, pool, *, progress: bool = False) -> None:
     import time
 
     from curteach_teaching.experiments.dataset_bc.observations import codec_for
+    from curteach_teaching.sweeps.interrupts import announce, interruption_message
 
     codec = codec_for(pool.observation_space)
     trajectories = codec.trajectories(pool.trajectories)
@@ -137,6 +138,14 @@ def fit_ensemble_once(experiment, pool, *, progress: bool = False) -> None:
     started = time.perf_counter()
     print(f"ensemble teacher: {teacher.size} BC policies x {teacher.batches} steps (cached in "
           f"{experiment.teacher_cache})", flush=True)
-    experiment.teacher_scores(pool, "ensemble", trajectories, codec, progress=progress)
+    # Ctrl-C here gets one line, as during the runs (sweeps.interrupts): the cache is written whole or not at all
+    with interruption_message(lambda: f"interrupted: the ensemble teacher was not fitted, no run has started and "
+                              f"nothing was cached in {experiment.teacher_cache}; run the same command again to fit "
+                              "it"):
+        try:
+            experiment.teacher_scores(pool, "ensemble", trajectories, codec, progress=progress)
+        except KeyboardInterrupt:
+            announce()
+            raise
     how = "read from the cache" if cached else f"fitted in {time.perf_counter() - started:.0f} s"
     print(f"ensemble teacher ready ({how})", flush=True)
