@@ -17,16 +17,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from curteach_envs._util import counted
+from curteach_teaching.sweeps.sample_size import below_floor, floor_note, min_p_value
 
 __all__ = [
-    "ALPHA", "PairedDifference", "PairedStatistics", "TargetComparison", "interquartile_mean", "min_p_value",
-    "pairs_needed", "paired_comparison", "paired_difference", "sample_size_note", "statistics_to_json",
-    "steps_to_target", "summary_lines",
+    "PairedDifference", "PairedStatistics", "TargetComparison", "interquartile_mean", "paired_comparison",
+    "paired_difference", "statistics_to_json", "steps_to_target", "summary_lines",
 ]
 
-#: the level the printed notes read p-values against
-ALPHA = 0.05
 
 # the interval of the mean difference: BCa is undefined for equal differences, erratic at few pairs (see the docs)
 _INTERVAL_METHOD = "percentile"
@@ -226,30 +223,6 @@ def _wilcoxon(differences: np.ndarray) -> tuple[float | None, str, float | None,
     return p_value, label, min_p, m
 
 
-def min_p_value(m: int) -> float:
-    """The smallest two-sided p-value the exact signed-rank test can give with ``m`` non-zero differences:
-    ``min(1, 2 / 2^m)``.
-
-    Of the ``2^m`` equally likely sign assignments, only "all positive" reaches the largest ``T⁺`` (and "all
-    negative" the smallest), with or without tied magnitudes, so ``P(T⁺ ≥ t_max) = 1 / 2^m`` and the two-sided p
-    is twice that.
-    """
-    if isinstance(m, bool) or not isinstance(m, int | np.integer) or m < 1:
-        raise ValueError(f"m must be a positive number of non-zero differences; got {m!r}")
-    return min(1.0, 2.0 / 2.0 ** int(m))
-
-
-def pairs_needed(alpha: float = ALPHA) -> int:
-    """The fewest non-zero pairs with which the exact test can give ``p < alpha``: the smallest ``m`` with
-    ``2 / 2^m < alpha`` (6 for 0.05, since ``2 / 2^5 = 0.0625``)."""
-    if not 0 < alpha <= 1:
-        raise ValueError(f"alpha must lie in (0, 1]; got {alpha}")
-    m = 1
-    while min_p_value(m) >= alpha:
-        m += 1
-    return m
-
-
 def paired_comparison(final: Mapping[str, object], *, baseline: str = "Agn", curves: Mapping[str, object] | None = None,
                       steps=None, target: float | None = None, higher_is_better: bool = True,
                       scalars: Mapping[str, Mapping[str, object]] | None = None,
@@ -379,26 +352,13 @@ def _cells(name: str, mapping: Mapping[str, object], baseline: str, *, cells: Ma
     return arrays
 
 
-def _below_alpha_impossible(difference: PairedDifference, alpha: float = ALPHA) -> bool:
-    return difference.p_value is not None and difference.min_p_value is not None and difference.min_p_value >= alpha
-
-
-def _floor_note(difference: PairedDifference, alpha: float = ALPHA) -> str | None:
-    """Why this p-value cannot fall below ``alpha`` (too few non-zero pairs), or None."""
-    if not _below_alpha_impossible(difference, alpha):
-        return None
-    m = difference.nonzero
-    return (f"{counted(m, 'non-zero pair')} cannot give p < {_number(difference.min_p_value)} (2/2^{m}); "
-            f"p < {alpha:g} needs at least {pairs_needed(alpha)}")
-
-
 def _difference_json(difference: PairedDifference) -> dict[str, object]:
     return {
         "pairs": difference.pairs, "mean_difference": difference.mean,
         "ci_low": difference.low, "ci_high": difference.high, "ci_note": difference.interval_note,
         "confidence": difference.confidence, "n_resamples": difference.n_resamples,
         "wilcoxon_p": difference.p_value, "wilcoxon_method": difference.p_value_method,
-        "wilcoxon_min_p": difference.min_p_value, "wilcoxon_note": _floor_note(difference),
+        "wilcoxon_min_p": difference.min_p_value, "wilcoxon_note": floor_note(difference),
         "nonzero_pairs": difference.nonzero,
         "better": difference.better, "ties": difference.ties,
         "better_share": difference.better_share, "tie_share": difference.tie_share,
@@ -413,8 +373,8 @@ def statistics_to_json(results: Mapping[str, PairedStatistics]) -> dict[str, dic
     (None, or a difference with ``target``, ``reached`` and ``baseline_reached`` added; its ``pairs`` are the pairs
     where both reach the target), ``scalars`` (name -> a difference). Keys of a difference: ``pairs``,
     ``mean_difference``, ``ci_low``, ``ci_high``, ``ci_note``, ``confidence``, ``n_resamples``, ``wilcoxon_p``,
-    ``wilcoxon_method``, ``wilcoxon_min_p``, ``wilcoxon_note`` (None, or why the p-value cannot fall below
-    :data:`ALPHA`: too few non-zero pairs), ``nonzero_pairs``, ``better``, ``ties``, ``better_share``, ``tie_share``,
+    ``wilcoxon_method``, ``wilcoxon_min_p``, ``wilcoxon_note`` (None, or why the p-value cannot fall below 0.05:
+    too few non-zero pairs), ``nonzero_pairs``, ``better``, ``ties``, ``better_share``, ``tie_share``,
     ``higher_is_better``. Differences are ``cell − baseline``; the meaning of each is on docs/statistics.md.
     """
     report = {}
@@ -442,7 +402,7 @@ def _difference_text(difference: PairedDifference, more: str = "") -> str:
     interval = "[no interval]" if difference.low is None else \
         f"[{_number(difference.low)}, {_number(difference.high)}]"
     p = "p n/a" if difference.p_value is None else f"p={_number(difference.p_value)}"
-    if _below_alpha_impossible(difference):  # the test's floor, so that p=0.0625 is not read as "nearly 0.05"
+    if below_floor(difference):  # the test's floor, so that p=0.0625 is not read as "nearly 0.05"
         p += f", floor 2/2^{difference.nonzero}={_number(difference.min_p_value)}"
     return (f"{_number(difference.mean, signed=True)} {interval} ({p}, better in {difference.better}/"
             f"{difference.pairs}, ties {difference.ties}{'; ' + more if more else ''})")
@@ -453,8 +413,8 @@ def summary_lines(results: Mapping[str, PairedStatistics]) -> list[str]:
     ``Cur - Agn: final +0.42 [0.1, 0.71] (p=0.0312, better in 9/10, ties 0); IQM 3.12 vs 2.7;
     steps to target -280 [-450, -120] (p=0.0625, floor 2/2^5=0.0625, better in 5/5, ties 0; both reach 5/5: Cur
     5/5, Agn 5/5)`` (one line; three significant digits; intervals at the results' confidence; scalars appended as
-    ``; name …``). A p-value whose ``m`` non-zero pairs cannot take it below :data:`ALPHA` names its floor
-    ``2/2^m``; :func:`sample_size_note` says what that means for the whole comparison.
+    ``; name …``). A p-value whose ``m`` non-zero pairs cannot take it below 0.05 names its floor ``2/2^m``;
+    :func:`~curteach_teaching.sweeps.sample_size.sample_size_note` says what that means for the whole comparison.
     """
     lines = []
     for cell, result in results.items():
@@ -469,31 +429,3 @@ def summary_lines(results: Mapping[str, PairedStatistics]) -> list[str]:
         lines.append("; ".join(parts))
     return lines
 
-
-def sample_size_note(results: Mapping[str, PairedStatistics], alpha: float = ALPHA) -> str | None:
-    """One line for the reader when the pairs are too few for the test to reach ``p < alpha`` (``R`` pairs with
-    ``2 / 2^R >= alpha``, i.e. at most 5 for 0.05), or when some comparison has too few non-zero pairs (ties, or runs
-    that never reach the target); None otherwise.
-
-    The percentile bootstrap's interval of a mean over so few pairs is too narrow (it under-covers), so an interval
-    that excludes 0 beside p = 0.5 is no evidence: the note says so and how many paired runs could be.
-    """
-    if not results:
-        return None
-    runs = next(iter(results.values())).runs
-    needed = pairs_needed(alpha)
-    if min_p_value(runs) >= alpha:
-        return (f"note: with {counted(runs, 'pair')} the signed-rank test cannot give p < {_number(min_p_value(runs))} "
-                f"(2/2^{runs}), so none of these p-values can fall below {alpha:g}, and a bootstrap interval over so "
-                f"few pairs is too narrow to stand in for a test (one that excludes 0 is no evidence); {needed} paired "
-                f"runs are the fewest that can show a difference at {alpha:g}")
-    differences = [d for result in results.values()
-                   for d in (result.final, *(() if result.steps_to_target is None else
-                                             (result.steps_to_target.difference,)), *result.scalars.values())]
-    short = [d for d in differences if _below_alpha_impossible(d, alpha)]
-    if short:
-        verb = "rests" if len(short) == 1 else "rest"
-        return (f"note: {counted(len(short), 'comparison')} {verb} on fewer than {needed} non-zero pairs (ties, or "
-                f"runs that never reach the target), so their p-values cannot fall below {alpha:g} (each names its "
-                f"floor 2/2^m)")
-    return None

@@ -255,13 +255,8 @@ class Report:
         numbers cannot show with so few pairs (:func:`~curteach_teaching.sweeps.paired.sample_size_note`), or None;
         with one run per cell the entry is only that note.
         """
-        from curteach_teaching.sweeps.paired import (
-            paired_comparison,
-            pairs_needed,
-            sample_size_note,
-            statistics_to_json,
-            summary_lines,
-        )
+        from curteach_teaching.sweeps.paired import paired_comparison, statistics_to_json, summary_lines
+        from curteach_teaching.sweeps.sample_size import ALPHA, pairs_needed, sample_size_note
 
         first = self.curve_names(sweep)[0]
         common = set.intersection(*({r.index for r in results} for results in sweep.cells.values()))
@@ -277,7 +272,8 @@ class Report:
             return {}
         if len(stacks[self.paired_baseline]) == 1:  # the numbers are printed all the same: say what they cannot show
             return {"note": f"note: one run each: a difference between these numbers is one draw, which no test can "
-                            f"tell from chance; {pairs_needed()} paired runs are the fewest that can show one at 0.05"}
+                            f"tell from chance; {pairs_needed()} paired runs are the fewest that can show one at "
+                            f"{ALPHA:g}"}
         if len(stacks[self.paired_baseline]) < 2:
             return {}
         length = min(len(curve) for runs in stacks.values() for curve in runs)

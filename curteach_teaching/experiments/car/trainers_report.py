@@ -54,13 +54,9 @@ class CarTrainersReport(Report):
     def paired(self, sweep) -> dict:
         """Per trainer, every curriculum against that trainer's Agn, run by run
         (:func:`~curteach_teaching.sweeps.paired.paired_comparison`; steps to 90 % of Agn's improvement)."""
-        from curteach_teaching.sweeps.paired import (
-            paired_comparison,
-            sample_size_note,
-            statistics_to_json,
-            summary_lines,
-        )
+        from curteach_teaching.sweeps.paired import paired_comparison, statistics_to_json, summary_lines
         from curteach_teaching.sweeps.reports import improvement_target
+        from curteach_teaching.sweeps.sample_size import sample_size_note
 
         out = {}
         for trainer in self.experiment.trainer_names:
