@@ -93,6 +93,7 @@ def test_no_weight_file_is_committed_and_a_new_one_would_be_ignored():
     new = "docs/results/nav-tsp-paper/runs/Cur/run_00005.model.pt"
     assert _git("check-ignore", "-q", new).returncode == 0  # a new sweep into docs/results commits no weights
     assert _git("check-ignore", "-q", "docs/results/nav-tsp-paper/runs/Cur/run_00005.json").returncode == 1
+    assert _git("check-ignore", "-q", "docs/results/nav-tsp-paper/dataset-tsp-paper-seed0.npz").returncode == 0
 
 
 def page_table(heading: str) -> tuple[list, dict]:
