@@ -45,9 +45,31 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+class OneLineErrorParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line, ``curteach dataset-bc: error: ...``, and a pointer to
+    ``--help``, instead of argparse's usage block (over twenty lines for the larger commands); exit code 2 as
+    argparse's. Sub-parsers are made of the same class (``add_subparsers`` takes the parent's class)."""
+
+    #: sub-command name -> its parser (set by :func:`build_parser`), so that an unknown flag is reported by the
+    #: sub-command it was given to rather than by ``curteach``
+    commands: dict = {}
+
+    def error(self, message: str):
+        """argparse's hook for every parse error: one line on stderr, exit code 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_args(self, args=None, namespace=None):
+        """As argparse's, with unrecognized arguments reported by the sub-command's parser."""
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            owner = self.commands.get(getattr(namespace, "command", None), self)
+            owner.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``curteach`` parser with every sub-command of ``_COMMAND_MODULES``."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="curteach",
         description="Curriculum design for teaching via demonstrations (Yengera et al., NeurIPS 2021).",
     )
@@ -56,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers.required = True
     for name in _COMMAND_MODULES:
         importlib.import_module(name).add_parser(subparsers)
+    parser.commands = dict(subparsers.choices)
     return parser
 
 

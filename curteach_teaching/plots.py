@@ -1,12 +1,15 @@
 """Figures: learning curves (mean +- SEM over runs) and curriculum heat maps (task type x time).
 
-Styles follow the original's plots (Cur forestgreen solid, Cur-T dodgerblue dash-dot, ...); unknown teacher names
-get matplotlib's default cycle. Matplotlib runs with the non-interactive Agg backend.
+Styles follow the original's plots (Cur forestgreen solid, Cur-T dodgerblue dash-dot, ...); every other curve of a
+figure gets a colour and a line style of its own from :func:`curve_styles`, for any number of curves. Matplotlib runs
+with the non-interactive Agg backend.
 """
 
 from __future__ import annotations
 
+import colorsys
 from collections.abc import Sequence
+from itertools import chain, count
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +18,7 @@ from curteach_envs._util import counted
 
 __all__ = [
     "TEACHER_STYLES",
+    "curve_styles",
     "plot_learning_curves",
     "plot_curriculum_heatmap",
     "plot_curves_against_batches",
@@ -30,6 +34,61 @@ TEACHER_STYLES = {
     "Omn": dict(color="gold", linestyle="--", marker="s"),
     "BBox": dict(color="firebrick", linestyle="--"),
 }
+
+#: colours for curves without a style of their own, first these (away from the paper's), then the paper's colours
+#: that the figure does not use
+_MORE_COLOURS = ("darkorange", "teal", "deeppink", "saddlebrown", "navy", "olive", "darkviolet")
+#: line styles cycled with them: solid, dashed, dash-dot, dotted, dash-dot-dot
+_DASHES = ("-", "--", "-.", ":", (0, (3, 1, 1, 1, 1, 1)))
+
+
+def _hue_colour(k: int) -> str:
+    """The ``k``-th generated colour (hues by the golden ratio, so no two are equal): for figures with more
+    curves than the named colours times the line styles."""
+    red, green, blue = colorsys.hsv_to_rgb((0.1 + k * 0.6180339887498949) % 1.0, 0.85, 0.75)
+    return f"#{round(red * 255):02x}{round(green * 255):02x}{round(blue * 255):02x}"
+
+
+def curve_styles(names: Sequence[str], styles: dict | None = None) -> dict[str, dict]:
+    """A line style for every curve of one figure, no two with the same (colour, line style), for any number of names.
+
+    The paper's names (:data:`TEACHER_STYLES`) and those in ``styles`` keep their style. Every other name, in order,
+    takes the first colour no curve of the figure has (the colours of ``_MORE_COLOURS``, then the paper's unused
+    ones) and the next line style of a cycle that no curve has yet (while one is left), so that curves differ in both
+    while colours last; after that, the first (colour, line style) pair still free, then generated colours. The same
+    names in the same order always get the same styles, so the figures of one sweep agree.
+
+    Args:
+        names: the curves, in legend order (repeats are ignored).
+        styles: name -> matplotlib line properties (``color``, ``linestyle``, ...) that win over the defaults.
+
+    Returns:
+        name -> a dict of line properties with at least ``color`` and ``linestyle``.
+    """
+    fixed = {**TEACHER_STYLES, **(styles or {})}
+    names = list(dict.fromkeys(names))
+    chosen = {name: dict(fixed[name]) for name in names if name in fixed}
+    for style in chosen.values():
+        style.setdefault("linestyle", "-")
+    taken = {(style.get("color"), str(style["linestyle"])) for style in chosen.values()}
+    palette = [*_MORE_COLOURS, *(style["color"] for style in TEACHER_STYLES.values())]
+    position = 0  # among the names without a style of their own
+    for name in names:
+        if name in chosen:
+            continue
+        colours = {colour for colour, _ in taken}
+        dashes = [_DASHES[(position + j) % len(_DASHES)] for j in range(len(_DASHES))]
+        free = next((colour for colour in palette if colour not in colours), None)
+        if free is not None:  # a line style no curve has yet, while there is one
+            in_use = {dash for _, dash in taken}
+            colour, dash = free, next((d for d in dashes if str(d) not in in_use), dashes[0])
+        else:
+            pairs = ((c, d) for c in chain(palette, map(_hue_colour, count())) for d in dashes)
+            colour, dash = next((c, d) for c, d in pairs if (c, str(d)) not in taken)
+        chosen[name] = {"color": colour, "linestyle": dash}
+        taken.add((colour, str(dash)))
+        position += 1
+    return {name: chosen[name] for name in names}
 
 
 def _pyplot():
@@ -62,11 +121,11 @@ def plot_learning_curves(
         spacing: markers every ``spacing`` steps (the original plotted every 10th point).
         reference: a horizontal line (e.g. the mean expert value), or ``None``.
         title, ylabel: labels.
-        styles: matplotlib line styles by name, over :data:`TEACHER_STYLES` (for curves of other names).
+        styles: matplotlib line styles by name, over :func:`curve_styles`' (which gives every other name its own).
     """
     plt = _pyplot()
-    styles = {**TEACHER_STYLES, **(styles or {})}
     teachers = list(dict.fromkeys(r["teacher"] for r in rows)) if teachers is None else list(teachers)
+    styles = curve_styles(teachers, styles)
     fig, ax = plt.subplots(figsize=(7.6, 4.4))
     for name in teachers:
         mine = sorted((r for r in rows if r["teacher"] == name), key=lambda r: r["t"])
@@ -153,10 +212,11 @@ def plot_curves_against_batches(
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.6, 4.4))
     n_values = set()
+    styles = curve_styles(list(curves))
     for name, (batches, mean, sem, n) in curves.items():
         batches, mean = np.asarray(batches, dtype=float), np.asarray(mean, dtype=float)
         sem = np.nan_to_num(np.asarray(sem, dtype=float))
-        style = dict(TEACHER_STYLES.get(name, {}))
+        style = styles[name]
         (line,) = ax.plot(batches, mean, label=f"{name} (n = {n})", markevery=max(1, spacing), markersize=4, **style)
         ax.fill_between(batches, mean - sem, mean + sem, color=line.get_color(), alpha=0.18, linewidth=0)
         n_values.add(n)
@@ -295,13 +355,14 @@ def plot_against_rate(
         raise ValueError(f"kind must be 'final' or 'stability'; got {kind!r}")
     plt = _pyplot()
     radii = list(dict.fromkeys(entry["radius"] for entry in table.values()))
+    styles = curve_styles(teachers)
     fig, axes = plt.subplots(1, len(radii), figsize=(4.2 * len(radii) + 2.2, 4.0), squeeze=False, sharey=True)
     for ax, radius in zip(axes[0], radii, strict=True):
         entries = sorted((e for e in table.values() if e["radius"] == radius), key=lambda e: e["rate"])
         rates = np.array([e["rate"] for e in entries])
         runs = sorted({e["runs"] for e in entries})
         for name in teachers:
-            style = dict(TEACHER_STYLES.get(name, {}))
+            style = styles[name]
             if kind == "final":
                 mean = np.array([e["final_mean"][name] for e in entries], dtype=float)
                 sem = np.nan_to_num(np.array([e["final_sem"][name] for e in entries], dtype=float))
@@ -347,11 +408,12 @@ def plot_steps_to_gap(steps: dict, fractions: Sequence[float], horizon: int, pat
                              sharey=True)
     t = np.arange(horizon + 1)
     n_runs = {len(runs) for runs in steps.values()}
+    styles = curve_styles(list(steps))
     for k, (ax, fraction) in enumerate(zip(axes[0], fractions, strict=True)):
         for name, runs in steps.items():
             hits = np.array([np.inf if run[k] is None else run[k] for run in runs], dtype=float)
             share = (hits[None, :] <= t[:, None]).mean(axis=1) if hits.size else np.zeros_like(t, dtype=float)
-            style = {key: v for key, v in TEACHER_STYLES.get(name, {}).items() if key != "marker"}
+            style = {key: v for key, v in styles[name].items() if key != "marker"}
             ax.step(t, share, where="post", label=name, **style)
         ax.set_title(f"gap within {fraction:.0%} of the initial gap", fontsize=8)
         ax.set_xlabel("Time t")

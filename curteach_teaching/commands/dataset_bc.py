@@ -27,7 +27,8 @@ def add_parser(subparsers) -> None:
         "datasets) with the paper's curricula (Agn, Cur, Cur-L, Cur-T or plug-ins): the task difficulty of every "
         "demonstration beside the learner's own, Algorithm 2's pacing, an equal number of optimizer steps per epoch "
         "for every curriculum, seeded evaluations on held-out reset seeds, paired runs and paired statistics. Writes "
-        "DIR/runs/, DIR/summary.csv, DIR/report.json and figures (docs/datasets.md).",
+        "DIR/runs/, DIR/summary.csv, DIR/report.json, DIR/selection.csv and figures (each file: "
+        "docs/experiments/dataset-bc.md).",
     )
     parser.add_argument("--dataset", required=True,
                         help="comma-separated dataset ids (under MINARI_DATASETS_PATH) or folders, in ladder order; a "
@@ -128,6 +129,7 @@ def fit_ensemble_once(experiment, pool, *, progress: bool = False) -> None:
     import time
 
     from curteach_teaching.experiments.dataset_bc.observations import codec_for
+    from curteach_teaching.sweeps.interrupts import announce, interruption_message
 
     codec = codec_for(pool.observation_space, pool.env_specs)
     trajectories = codec.trajectories(pool.trajectories, pool.groups)
@@ -136,6 +138,14 @@ def fit_ensemble_once(experiment, pool, *, progress: bool = False) -> None:
     started = time.perf_counter()
     print(f"ensemble teacher: {teacher.size} BC policies x {teacher.batches} steps (cached in "
           f"{experiment.teacher_cache})", flush=True)
-    experiment.teacher_scores(pool, "ensemble", trajectories, codec, progress=progress)
+    # Ctrl-C here gets one line, as during the runs (sweeps.interrupts): the cache is written whole or not at all
+    with interruption_message(lambda: f"interrupted: the ensemble teacher was not fitted, no run has started and "
+                              f"nothing was cached in {experiment.teacher_cache}; run the same command again to fit "
+                              "it"):
+        try:
+            experiment.teacher_scores(pool, "ensemble", trajectories, codec, progress=progress)
+        except KeyboardInterrupt:
+            announce()
+            raise
     how = "read from the cache" if cached else f"fitted in {time.perf_counter() - started:.0f} s"
     print(f"ensemble teacher ready ({how})", flush=True)

@@ -17,7 +17,8 @@ def add_parser(subparsers) -> None:
     """Register ``curteach make-dataset`` and ``curteach dataset-info``."""
     make = subparsers.add_parser(
         "make-dataset",
-        help="generate a shortest-path or TSP dataset (train/test/val) into one compressed file",
+        help="generate a dataset of demonstrations: navigation tasks (shortest-path, tsp; one .npz file or "
+        "Minari datasets) or BabyAI bot episodes (Minari datasets)",
         description="Generate a navigation dataset with the original's procedure (seeded, in parallel).",
     )
     make.add_argument("kind", choices=sorted([*_KIND_NAMES, "babyai"]), help="task family")

@@ -17,10 +17,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from curteach_teaching.sweeps.sample_size import below_floor, floor_note, min_p_value
+
 __all__ = [
     "PairedDifference", "PairedStatistics", "TargetComparison", "interquartile_mean", "paired_comparison",
     "paired_difference", "statistics_to_json", "steps_to_target", "summary_lines",
 ]
+
 
 # the interval of the mean difference: BCa is undefined for equal differences, erratic at few pairs (see the docs)
 _INTERVAL_METHOD = "percentile"
@@ -216,7 +219,7 @@ def _wilcoxon(differences: np.ndarray) -> tuple[float | None, str, float | None,
     else:
         method, label = "asymptotic", "normal approximation"
     p_value = float(stats.wilcoxon(nonzero, zero_method="wilcox", alternative="two-sided", method=method).pvalue)
-    min_p = None if label == "normal approximation" else min(1.0, 2.0 / 2.0**m)
+    min_p = None if label == "normal approximation" else min_p_value(m)
     return p_value, label, min_p, m
 
 
@@ -355,7 +358,8 @@ def _difference_json(difference: PairedDifference) -> dict[str, object]:
         "ci_low": difference.low, "ci_high": difference.high, "ci_note": difference.interval_note,
         "confidence": difference.confidence, "n_resamples": difference.n_resamples,
         "wilcoxon_p": difference.p_value, "wilcoxon_method": difference.p_value_method,
-        "wilcoxon_min_p": difference.min_p_value, "nonzero_pairs": difference.nonzero,
+        "wilcoxon_min_p": difference.min_p_value, "wilcoxon_note": floor_note(difference),
+        "nonzero_pairs": difference.nonzero,
         "better": difference.better, "ties": difference.ties,
         "better_share": difference.better_share, "tie_share": difference.tie_share,
         "higher_is_better": difference.higher_is_better,
@@ -369,7 +373,8 @@ def statistics_to_json(results: Mapping[str, PairedStatistics]) -> dict[str, dic
     (None, or a difference with ``target``, ``reached`` and ``baseline_reached`` added; its ``pairs`` are the pairs
     where both reach the target), ``scalars`` (name -> a difference). Keys of a difference: ``pairs``,
     ``mean_difference``, ``ci_low``, ``ci_high``, ``ci_note``, ``confidence``, ``n_resamples``, ``wilcoxon_p``,
-    ``wilcoxon_method``, ``wilcoxon_min_p``, ``nonzero_pairs``, ``better``, ``ties``, ``better_share``, ``tie_share``,
+    ``wilcoxon_method``, ``wilcoxon_min_p``, ``wilcoxon_note`` (None, or why the p-value cannot fall below 0.05:
+    too few non-zero pairs), ``nonzero_pairs``, ``better``, ``ties``, ``better_share``, ``tie_share``,
     ``higher_is_better``. Differences are ``cell − baseline``; the meaning of each is on docs/statistics.md.
     """
     report = {}
@@ -397,6 +402,8 @@ def _difference_text(difference: PairedDifference, more: str = "") -> str:
     interval = "[no interval]" if difference.low is None else \
         f"[{_number(difference.low)}, {_number(difference.high)}]"
     p = "p n/a" if difference.p_value is None else f"p={_number(difference.p_value)}"
+    if below_floor(difference):  # the test's floor, so that p=0.0625 is not read as "nearly 0.05"
+        p += f", floor 2/2^{difference.nonzero}={_number(difference.min_p_value)}"
     return (f"{_number(difference.mean, signed=True)} {interval} ({p}, better in {difference.better}/"
             f"{difference.pairs}, ties {difference.ties}{'; ' + more if more else ''})")
 
@@ -404,8 +411,10 @@ def _difference_text(difference: PairedDifference, more: str = "") -> str:
 def summary_lines(results: Mapping[str, PairedStatistics]) -> list[str]:
     """One printed line per cell, for example
     ``Cur - Agn: final +0.42 [0.1, 0.71] (p=0.0312, better in 9/10, ties 0); IQM 3.12 vs 2.7;
-    steps to target -280 [-450, -120] (p=0.0625, better in 5/5, ties 0; both reach 5/5: Cur 5/5, Agn 5/5)``
-    (one line; three significant digits; intervals at the results' confidence; scalars appended as ``; name …``).
+    steps to target -280 [-450, -120] (p=0.0625, floor 2/2^5=0.0625, better in 5/5, ties 0; both reach 5/5: Cur
+    5/5, Agn 5/5)`` (one line; three significant digits; intervals at the results' confidence; scalars appended as
+    ``; name …``). A p-value whose ``m`` non-zero pairs cannot take it below 0.05 names its floor ``2/2^m``;
+    :func:`~curteach_teaching.sweeps.sample_size.sample_size_note` says what that means for the whole comparison.
     """
     lines = []
     for cell, result in results.items():
@@ -419,3 +428,4 @@ def summary_lines(results: Mapping[str, PairedStatistics]) -> list[str]:
         parts += [f"{name} {_difference_text(difference)}" for name, difference in result.scalars.items()]
         lines.append("; ".join(parts))
     return lines
+

@@ -251,9 +251,12 @@ class Report:
         :attr:`paired_baseline`, run by run (:func:`~curteach_teaching.sweeps.paired.paired_comparison`): the final
         value's difference with its bootstrap interval, Wilcoxon's p-value, the share of better pairs, the IQMs, the
         steps to reach :meth:`paired_target` and any :meth:`paired_scalars` (``{}`` without a baseline or with fewer
-        than 2 runs). In a sweep still computing, the runs saved in every cell are the pairs.
+        than 2 runs). In a sweep still computing, the runs saved in every cell are the pairs. ``note``: what the
+        numbers cannot show with so few pairs (:func:`~curteach_teaching.sweeps.paired.sample_size_note`), or None;
+        with one run per cell the entry is only that note.
         """
         from curteach_teaching.sweeps.paired import paired_comparison, statistics_to_json, summary_lines
+        from curteach_teaching.sweeps.sample_size import ALPHA, pairs_needed, sample_size_note
 
         first = self.curve_names(sweep)[0]
         common = set.intersection(*({r.index for r in results} for results in sweep.cells.values()))
@@ -265,7 +268,13 @@ class Report:
                       if all(name in r.curves for r in results)}
         else:
             stacks = {cell: [r.curves[first] for r in results] for cell, results in cells.items()}
-        if self.paired_baseline not in stacks or len(stacks) < 2 or len(stacks[self.paired_baseline]) < 2:
+        if self.paired_baseline not in stacks or len(stacks) < 2:
+            return {}
+        if len(stacks[self.paired_baseline]) == 1:  # the numbers are printed all the same: say what they cannot show
+            return {"note": f"note: one run each: a difference between these numbers is one draw, which no test can "
+                            f"tell from chance; {pairs_needed()} paired runs are the fewest that can show one at "
+                            f"{ALPHA:g}"}
+        if len(stacks[self.paired_baseline]) < 2:
             return {}
         length = min(len(curve) for runs in stacks.values() for curve in runs)
         curves = {name: np.array([curve[:length] for curve in runs], dtype=np.float64) for name, runs in stacks.items()}
@@ -279,7 +288,8 @@ class Report:
         stats = paired_comparison(final, baseline=self.paired_baseline, curves=curves, steps=steps,
                                   target=target, scalars=self.paired_scalars(cells, steps) if len(cells) > 1 else None,
                                   higher_is_better=self.higher_is_better, rng=0)
-        return {"target": target, "statistics": statistics_to_json(stats), "lines": summary_lines(stats)}
+        return {"target": target, "statistics": statistics_to_json(stats), "lines": summary_lines(stats),
+                "note": sample_size_note(stats)}
 
     def paired_target(self, baseline_curves: np.ndarray) -> float:
         """The value whose reaching is timed, from the baseline's ``(runs, points)`` curves; default
@@ -373,9 +383,11 @@ class Report:
         return report
 
     def print_paired(self, report: dict) -> None:
-        """The paired statistics' lines (nothing without them)."""
+        """The paired statistics' lines and their note (nothing without them)."""
         paired = report.get("paired") or {}
         if paired.get("lines"):
             print(f"paired against {self.paired_baseline} (steps to {paired['target']:.3g}):")
             for line in paired["lines"]:
                 print(f"  {line}")
+        if paired.get("note"):
+            print(paired["note"])

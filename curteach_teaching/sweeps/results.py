@@ -4,11 +4,12 @@
 ``data`` is :meth:`RunResult.to_data`: the cell, the run index, its seed, the curves, the per-step records,
 free-form extras and the SHA-256 of each artifact. **Artifacts** are binary files of a run (e.g. a trained model's
 ``state_dict``), written beside the run file as ``run_00007.<name>`` before it; a run whose artifact is missing or
-does not match its digest is not used. ``checksum`` is the SHA-256 of ``data`` in canonical JSON (Python's float
-``repr`` round-trips exactly), and ``fingerprint`` identifies the experiment's settings. A file that does not parse,
-fails its checksum, has inconsistent shapes, or was written for other settings is *not used*: :func:`load_run` says
-why and the sweep recomputes the run. Files are written atomically (a temporary file in the same folder, then
-``os.replace``), so an interrupted write never leaves a half file under the final name.
+does not match its digest is not used for computing (a report of the saved runs reads no artifact). ``checksum`` is
+the SHA-256 of ``data`` in canonical JSON (Python's float ``repr`` round-trips exactly), and ``fingerprint``
+identifies the experiment's settings. A file that does not parse, fails its checksum, has inconsistent shapes, or was
+written for other settings is *not used*: :func:`load_run` says why and the sweep recomputes the run. Files are
+written atomically (a temporary file in the same folder, then ``os.replace``), so an interrupted write never leaves a
+half file under the final name.
 
 This module knows nothing of any experiment: the summary table and the reports are in
 :mod:`curteach_teaching.sweeps.reports`, the car's run layout in :mod:`curteach_teaching.experiments.car.result`.
@@ -173,9 +174,15 @@ def save_run(path: Path, result: RunResult, settings_fingerprint: str) -> None:
 
 
 def load_run(
-    path: Path, settings_fingerprint: str, index: int, cell: str = DEFAULT_CELL
+    path: Path, settings_fingerprint: str, index: int, cell: str = DEFAULT_CELL, *, artifacts: bool = True
 ) -> tuple[RunResult | None, str]:
     """Load and validate a run file.
+
+    Args:
+        artifacts: read the run's artifacts and refuse the run if one is missing or does not match its digest;
+            ``False`` (a report of the saved runs, which reads none of them) leaves them unread, so a folder whose
+            model weights are kept elsewhere (the committed results: ``docs/results/MANIFEST.weights.json``) is
+            still reported. The result's ``artifacts`` are then empty.
 
     Returns:
         ``(result, "")`` for a valid file of these settings, else ``(None, reason)`` (missing, corrupt, stale).
@@ -192,16 +199,18 @@ def load_run(
             return None, "checksum mismatch (corrupt file)"
         if document["fingerprint"] != settings_fingerprint:
             return None, "written for other settings"
-        artifacts = {}
+        blobs = {}
         for name, digest in data.get("artifacts", {}).items():
             check_artifact(name, b"")
+            if not artifacts:
+                continue
             if not artifact_path(path, name).exists():
                 return None, f"artifact {name!r} is missing"
             blob = artifact_path(path, name).read_bytes()
             if hashlib.sha256(blob).hexdigest() != digest:
                 return None, f"artifact {name!r} does not match its checksum (corrupt file)"
-            artifacts[name] = blob
-        result = RunResult.from_data(data, artifacts)
+            blobs[name] = blob
+        result = RunResult.from_data(data, blobs)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         return None, f"unreadable ({type(error).__name__}: {error})"
     if result.index != index or result.cell != cell:

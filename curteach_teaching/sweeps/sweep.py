@@ -284,7 +284,9 @@ def _run_sweep(session: SweepSession, experiment, cells: tuple) -> SweepResult:
     # run-major order: run 0 of every cell first, so that a sweep stopped early still holds paired runs
     for index in range(runs):
         for cell in cells:
-            result, reason = load_run(run_path(out_dir, index, cell), settings_fingerprint, index, cell)
+            # a report reads no artifact: it stands without them (model weights kept out of a repository)
+            result, reason = load_run(run_path(out_dir, index, cell), settings_fingerprint, index, cell,
+                                      artifacts=compute)
             if result is not None and result.seed == seed:
                 sweep.cells[cell][index] = result
                 sweep.reused.append((cell, index))

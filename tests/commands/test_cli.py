@@ -27,3 +27,53 @@ def test_version(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["--version"])
     assert stop.value.code == 0 and capsys.readouterr().out.startswith("curteach 0.")
+
+
+# --- parse errors: one line and a pointer to --help, exit 2 (not argparse's usage block) --------------------------
+
+@pytest.mark.parametrize("argv, start", [
+    (["dataset-bc"], "curteach dataset-bc: error: the following arguments are required: --dataset"),
+    (["nav", "--runs", "x"], "curteach nav: error: argument --runs: invalid int value: 'x'"),
+    (["make-dataset", "bogus", "--out", "x"], "curteach make-dataset: error: argument kind: invalid choice: 'bogus'"),
+    (["demo", "--nope"], "curteach demo: error: unrecognized arguments: --nope"),
+    (["car-irl", "--runs", "2", "--nope", "1"], "curteach car-irl: error: unrecognized arguments: --nope 1"),
+    (["no-such-command"], "curteach: error: argument COMMAND: invalid choice: 'no-such-command'"),
+    (["--nope"], "curteach: error:"),
+])
+def test_a_parse_error_is_one_line_with_a_pointer_to_help(argv, start, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert stop.value.code == 2 and captured.out == "" and len(lines) == 1, captured.err
+    command = "curteach" if start.startswith("curteach:") else " ".join(start.split(":")[0].split()[:2])
+    assert lines[0].startswith(start) and lines[0].endswith(f"(see {command} --help)")
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_every_sub_command_parses_with_the_one_line_parser():
+    from curteach_teaching.cli import OneLineErrorParser, build_parser
+
+    parser = build_parser()
+    assert len(parser.commands) >= 16
+    assert all(type(sub) is OneLineErrorParser for sub in parser.commands.values())
+
+
+def test_the_help_names_what_each_command_does_today(capsys):
+    from curteach_teaching.cli import build_parser
+
+    parser = build_parser()
+    text = parser.format_help()
+    line = " ".join(text.split("    make-dataset", 1)[1].split("    dataset-info")[0].split())
+    assert "BabyAI" in line and "Minari" in line and "one compressed file" not in line
+    description = parser.commands["dataset-bc"].description
+    assert "docs/experiments/dataset-bc.md" in description and "docs/datasets.md" not in description
+
+
+def test_the_dataset_bc_page_names_the_datasets_extra():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "experiments" / "dataset-bc.md").read_text()
+    intro = page.split("## A complete example", 1)[0]
+    assert "`datasets` extra" in intro and 'curteach[teaching,datasets]' in intro

@@ -226,7 +226,8 @@ def test_json_keys_are_stable_and_plain():
     text = json.dumps(report, allow_nan=False)  # no NaN anywhere: undefined values are null
     assert json.loads(text) == report and list(report) == ["Cur", "Same"]
     difference_keys = {"pairs", "mean_difference", "ci_low", "ci_high", "ci_note", "confidence", "n_resamples",
-                       "wilcoxon_p", "wilcoxon_method", "wilcoxon_min_p", "nonzero_pairs", "better", "ties",
+                       "wilcoxon_p", "wilcoxon_method", "wilcoxon_min_p", "wilcoxon_note", "nonzero_pairs", "better",
+                       "ties",
                        "better_share", "tie_share", "higher_is_better"}
     cur = report["Cur"]
     assert set(cur) == {"baseline", "runs", "iqm", "baseline_iqm", "final", "steps_to_target", "scalars"}
@@ -242,8 +243,9 @@ def test_summary_line():
     curves = {"Agn": [[0, 1]] * 5, "Cur": [[1, 1]] * 5}
     result = paired_comparison(final, curves=curves, steps=[100, 200], target=1, n_resamples=FAST)
     assert summary_lines(result) == [
-        "Cur - Agn: final +2 [2, 2] (p=0.0625, better in 5/5, ties 0); IQM 5 vs 3; "
-        "steps to target -100 [-100, -100] (p=0.0625, better in 5/5, ties 0; both reach 5/5: Cur 5/5, Agn 5/5)"]
+        "Cur - Agn: final +2 [2, 2] (p=0.0625, floor 2/2^5=0.0625, better in 5/5, ties 0); IQM 5 vs 3; "
+        "steps to target -100 [-100, -100] (p=0.0625, floor 2/2^5=0.0625, better in 5/5, ties 0; both reach 5/5: "
+        "Cur 5/5, Agn 5/5)"]
     one = paired_comparison({"Agn": [1.0], "Cur": [1.0]}, n_resamples=FAST)
     assert summary_lines(one) == ["Cur - Agn: final +0 [no interval] (p n/a, better in 0/1, ties 1); IQM 1 vs 1"]
 

@@ -165,7 +165,7 @@ def plot_car_reading(paper: SweepFinals, smaller: SweepFinals, path: str | Path,
     """Bars of the mean final expected reward (± SEM) per teacher for three groups of runs (the paper's rate, all
     runs; the paper's rate, the runs the original would have finished; the smaller rate, all runs), with each run as
     a dot (a cross: a run the original would have crashed)."""
-    from curteach_teaching.plots import TEACHER_STYLES, _pyplot, _save
+    from curteach_teaching.plots import _pyplot, _save, curve_styles
 
     plt = _pyplot()
     groups = [
@@ -175,8 +175,9 @@ def plot_car_reading(paper: SweepFinals, smaller: SweepFinals, path: str | Path,
     ]
     fig, ax = plt.subplots(figsize=(7.6, 4.4))
     width = 0.8 / len(teachers)
+    colours = {name: style["color"] for name, style in curve_styles(teachers).items()}
     for j, name in enumerate(teachers):
-        color = TEACHER_STYLES.get(name, {}).get("color")
+        color = colours[name]
         for g, (_, sweep, mask) in enumerate(groups):
             values = sweep.final[name][mask]
             x = g + (j - (len(teachers) - 1) / 2) * width

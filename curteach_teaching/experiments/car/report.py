@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_envs._util import atomic_write
+from curteach_envs._util import atomic_write, counted
 from curteach_teaching.experiments.car.result import crash_step, diverged_steps, finished
 from curteach_teaching.sweeps.reports import Report, summarize
 from curteach_teaching.sweeps.results import RunResult
@@ -140,6 +140,12 @@ class CarReport(Report):
         """``"all runs"`` or ``"runs the original would have finished"``."""
         return "runs the original would have finished" if subset == "finished" else "all runs"
 
+    def runs_label(self, subset: str, count: int) -> str:
+        """A subset's runs with their number: ``"all 4 runs"``, ``"3 runs the original would have finished"``."""
+        if subset == "finished":
+            return f"{counted(count, 'run')} the original would have finished"
+        return "the only run" if count == 1 else f"all {count} runs"
+
     def report_data(self, sweep, rows: list) -> dict:
         """The flagged runs (run -> crash step) and their fraction."""
         results = sweep.results
@@ -184,7 +190,7 @@ class CarReport(Report):
             plot_curriculum_heatmap(
                 np.array([r.records["pick_types"][chosen] for r in subset_runs]), out_dir / name,
                 title=f"{chosen}: share of runs that picked each task type at step t\n"
-                f"({len(subset_runs)} {self.subset_label(subset)})",
+                f"({self.runs_label(subset, len(subset_runs))})",
             )
             names.append(name)
         curves = {name: [steps_to_gap(r.curves[name], r.extras["expert_reward"]) for r in results]

@@ -56,6 +56,7 @@ class CarTrainersReport(Report):
         (:func:`~curteach_teaching.sweeps.paired.paired_comparison`; steps to 90 % of Agn's improvement)."""
         from curteach_teaching.sweeps.paired import paired_comparison, statistics_to_json, summary_lines
         from curteach_teaching.sweeps.reports import improvement_target
+        from curteach_teaching.sweeps.sample_size import sample_size_note
 
         out = {}
         for trainer in self.experiment.trainer_names:
@@ -68,7 +69,8 @@ class CarTrainersReport(Report):
             stats = paired_comparison({c: s[:, -1] for c, s in curves.items()}, baseline="Agn", curves=curves,
                                       steps=np.arange(self.experiment.steps + 1), target=target, rng=0)
             out[trainer] = {"target": target, "statistics": statistics_to_json(stats),
-                            "lines": [f"{trainer}: {line}" for line in summary_lines(stats)]}
+                            "lines": [f"{trainer}: {line}" for line in summary_lines(stats)],
+                            "note": sample_size_note(stats)}
         return out
 
     def print_paired(self, report: dict) -> None:
@@ -77,6 +79,8 @@ class CarTrainersReport(Report):
             print(f"paired against {trainer}'s Agn (steps to {paired['target']:.3g}):")
             for line in paired["lines"]:
                 print(f"  {line}")
+            if paired.get("note"):
+                print(f"  {paired['note']}")
 
     def summary_rows(self, sweep) -> list:
         """One row per trainer, curriculum and step (``SUMMARY_COLUMNS``)."""
