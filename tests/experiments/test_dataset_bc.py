@@ -16,7 +16,8 @@ from curteach_teaching.cli import main  # noqa: E402
 from curteach_teaching.curriculum.batches import FixedStepBatches  # noqa: E402
 from curteach_teaching.curriculum.index import DemonstrationIndex  # noqa: E402
 from curteach_teaching.curriculum.scaled import ScaledPreference, standardise  # noqa: E402
-from curteach_teaching.experiments.dataset_bc.run import held_out_seeds, success_defined  # noqa: E402
+from curteach_teaching.experiments.dataset_bc.data import success_defined  # noqa: E402
+from curteach_teaching.experiments.dataset_bc.run import held_out_seeds  # noqa: E402
 
 DATASET = "test/cartpole-scripted-v0"
 

@@ -59,7 +59,7 @@ class Codec:
         """``env`` observed as the policy observes (BabyAI: missions as token ids, layout sampling kept quiet)."""
         if self.name == "identity":
             return env
-        from curteach_teaching.experiments.dataset_bc.babyai_data import quiet_reset
+        from curteach_teaching.datasets.sources.babyai_bot import quiet_reset
         from curteach_teaching.learners.babyai_vocab import MissionTokens
 
         return MissionTokens(quiet_reset(env))
