@@ -76,13 +76,14 @@ def teacher_difficulty(
         teacher: a ``(N,)`` array of per-demonstration scores (larger = harder for the teacher), e.g. a task-specific
             score; an SB3 policy (anything with ``evaluate_actions``): ``-sum_tau log pi^E(a | s)``; or a callable
             ``(obs (T, ...), acts (T,)) -> (T,)`` returning ``log pi^E(a_tau | s_tau)`` (a log-probability or a
-            log-density, any finite value), e.g.
-            ``lambda obs, acts: log_pi_E[obs, acts]`` for a tabular teacher.
+            log-density, any finite value), e.g. ``lambda obs, acts: log_pi_E[obs, acts]`` for a tabular teacher.
         obs, acts, index: as :func:`policy_difficulty`.
-        chunk_size, min_log_prob: as :func:`policy_difficulty` (a NaN or infinity from a callable is an error, not the floor).
+        chunk_size, min_log_prob: as :func:`policy_difficulty` (a NaN or infinity from a callable is an error, not
+            the floor).
 
     Raises:
-        ValueError: scores of another shape or not finite; a callable that returns another shape or values that are not finite.
+        ValueError: scores of another shape or not finite; a callable that returns another shape or values that are
+            not finite.
     """
     N = index.n_demonstrations
     if hasattr(teacher, "evaluate_actions"):

@@ -176,6 +176,7 @@ class BabyAISource(DatasetSource):
     summary = "BabyAI bot demonstrations, one Minari dataset per level (needs minigrid)"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """``--levels``, ``--episodes``, ``--noise`` and ``--minari-storage``."""
         parser.add_argument("--levels", required=True,
                             help="comma-separated BabyAI levels, Gymnasium ids or short names (GoToLocal)")
         parser.add_argument("--episodes", type=int, required=True, help="bot episodes per level")
@@ -186,12 +187,14 @@ class BabyAISource(DatasetSource):
                             help="Minari's storage format (default: hdf5; arrow reads faster, writes slower)")
 
     def check(self, args: argparse.Namespace) -> None:
+        """The levels, the output folder and its existing datasets, the counts and the noise, before any episode."""
         from curteach_teaching.datasets.sources.babyai_bot import check_settings
 
         _targets(args.out, args.levels, args.overwrite)
         check_settings(args.episodes, args.seed, args.noise, args.workers)
 
     def generate(self, args: argparse.Namespace, *, progress: bool) -> list[str]:
+        """:func:`write_babyai_datasets`; returns the datasets' folders."""
         written = write_babyai_datasets(args.out, args.levels, args.episodes, args.seed, noise=args.noise,
                                         workers=args.workers, progress=progress, data_format=args.minari_storage,
                                         overwrite=args.overwrite)

@@ -30,6 +30,7 @@ class NavigationSource(DatasetSource):
     kind = ""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """``--split-sizes``, ``--format`` and ``--minari-storage`` (with ``--format minari`` only)."""
         parser.add_argument("--split-sizes", default="paper", choices=["paper", "small"],
                             help="'paper': the original's counts; 'small': a quick set (default: paper)")
         parser.add_argument("--format", choices=["npz", "minari"], default="npz",
@@ -43,6 +44,8 @@ class NavigationSource(DatasetSource):
         return Path(args.out).with_name(Path(args.out).name + ".chunks")
 
     def check(self, args: argparse.Namespace) -> None:
+        """The seed, workers, format and output (a file that is not there, unless ``--overwrite``; a folder that
+        holds none of the splits' datasets), before any generation."""
         _check_count("--seed", args.seed, 0)
         _check_count("--workers", args.workers, 1)
         if args.format == "minari":
@@ -65,6 +68,8 @@ class NavigationSource(DatasetSource):
         check_out_folder(out.parent if str(out.parent) else ".", what=f"--out {str(out)!r}'s folder")
 
     def generate(self, args: argparse.Namespace, *, progress: bool) -> list[str]:
+        """Generate (finished chunks kept in ``OUT.chunks/`` until the output is written) and write the file, or
+        one Minari dataset per split; returns their paths."""
         import shutil
 
         from curteach_envs.navigation.dataset import save_dataset
@@ -84,18 +89,23 @@ class NavigationSource(DatasetSource):
         return paths
 
     def interrupted(self, args: argparse.Namespace) -> str:
+        """How many chunks are kept for the rerun."""
         chunks = self._chunks(args)
         saved = len(list(chunks.glob("chunk-*.npz")))
         return f"interrupted: {saved} chunks saved in {chunks}; run the same command again to resume"
 
 
 class ShortestPathSource(NavigationSource):
+    """``make-dataset shortest-path``."""
+
     name = "shortest-path"
     summary = "shortest-path navigation tasks with optimal demonstrations (one .npz file, or Minari datasets)"
     kind = "shortest_path"
 
 
 class TSPSource(NavigationSource):
+    """``make-dataset tsp``."""
+
     name = "tsp"
     summary = "travelling-salesman navigation tasks with optimal demonstrations (one .npz file, or Minari datasets)"
     kind = "tsp"

@@ -42,10 +42,10 @@ from typing import Any
 import numpy as np
 
 from curteach_envs._util import check_int
+from curteach_teaching.curriculum.scaled import LEARNER_TERMS, SCALES
 from curteach_teaching.curriculum.uses import USES, Order, Select, Weight
 from curteach_teaching.datasets.task_scores import is_fitted, task_difficulty
 from curteach_teaching.experiments.dataset_bc.cells import CellSpec, parse_cell
-from curteach_teaching.curriculum.scaled import LEARNER_TERMS, SCALES
 from curteach_teaching.names import AGN, CUR, PAPER_CURRICULA
 from curteach_teaching.sweeps.results import RunResult
 
