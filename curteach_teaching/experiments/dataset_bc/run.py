@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from curteach_teaching.names import AGN
 from curteach_teaching.sweeps.results import RunResult
 
 __all__ = ["group_order", "held_out_seeds", "run_once"]
@@ -115,8 +114,7 @@ def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: n
     from curteach_teaching.curriculum.adapters.bc import CurriculumBC
     from curteach_teaching.curriculum.callbacks import CurriculumCallback, EveryNSteps
     from curteach_teaching.curriculum.pacing import LinearPacing
-    from curteach_teaching.curriculum.scaled import ScaledPreference
-    from curteach_teaching.curriculum.selection import check_variant
+    from curteach_teaching.curriculum.scaled import scaled_curriculum
     from curteach_teaching.experiments.dataset_bc.policies import make_policy
     from curteach_teaching.learners.quiet_logger import silent_logger
 
@@ -124,9 +122,7 @@ def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: n
     trajectories = list(data.trajectories)
     lengths = data.lengths
     spec = experiment.cell_spec(cell)
-    variant = check_variant(spec.curriculum)
-    if isinstance(variant, str) and variant != AGN:
-        variant = ScaledPreference(variant, lengths, learner=experiment.learner_term, scale=experiment.scale)
+    variant = scaled_curriculum(spec.curriculum, lengths, learner=experiment.learner_term, scale=experiment.scale)
     needs_teacher = getattr(variant, "needs_teacher", True) if not isinstance(variant, str) else False
     teacher = np.array(data.task_scores[spec.task], dtype=np.float64) if needs_teacher else None
 
