@@ -41,10 +41,16 @@ def load_source(spec: str) -> DatasetSource:
     """The source ``spec`` names (a built-in, an entry point or ``module:attr``), made when it is a class.
 
     Raises:
-        ValueError: an unknown source (listing the available ones). PluginError: a class whose constructor raised,
-            or an object that is not a source (no ``add_arguments``, ``check`` and ``generate``).
+        ValueError: an unknown source (listing the available ones), or one whose module fails to import (a missing
+            optional dependency, named). PluginError: a class whose constructor raised, or an object that is not a
+            source (no ``add_arguments``, ``check`` and ``generate``).
     """
-    name, obj = SOURCES.load(spec)
+    try:
+        name, obj = SOURCES.load(spec)
+    except ValueError:
+        raise
+    except Exception as error:  # a built-in's module may need an optional package (minigrid, metaworld, ...)
+        raise ValueError(f"dataset source {spec!r} failed to load ({type(error).__name__}: {error})") from error
     if isinstance(obj, type):
         obj = SOURCES.call(name, obj)
     if not all(callable(getattr(obj, method, None)) for method in ("add_arguments", "check", "generate")):
