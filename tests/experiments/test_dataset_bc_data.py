@@ -73,6 +73,12 @@ def test_a_prepared_experiment_runs_without_its_dataset_and_writes_nothing(tmp_p
     assert result.extras["task"] == "return" and result.curves["return"].shape == (3,)
     assert fitted.run_cell("Cur", 0, np.random.SeedSequence([0, 0])).extras["task"] == "ensemble"
     assert sorted(tmp_path.rglob("*")) == before
+    # what a process pool or Ray sends a worker: the pickled experiment, data included, gives the same run
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(fitted))
+    again = copy.run_cell("Cur-T+select+return", 0, np.random.SeedSequence([0, 0]))
+    assert json.dumps(again.to_data()) == json.dumps(result.to_data())  # NaN never equals itself: compare text
 
 
 def test_the_settings_name_the_data_by_its_digest(tmp_path, monkeypatch):
