@@ -136,3 +136,22 @@ def test_the_committed_cartpole_folder_is_upgraded_and_reports_the_same(tmp_path
         assert new["data"] == json.loads(path.read_text())["data"]
     assert main(argv) == 0
     assert "4 runs (0 computed, 4 reused)" in capsys.readouterr().out
+
+
+def test_ctrl_c_during_the_ensemble_fit_says_so(tmp_path, monkeypatch, capsys):
+    from curteach_teaching.curriculum.ensemble import EnsembleTeacher
+
+    root = tmp_path / "minari"
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(root))
+    scripted_cartpole(root, n_episodes=3, horizon=30)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt  # as a Ctrl-C while a member trains
+
+    monkeypatch.setattr(EnsembleTeacher, "scores", interrupted)
+    out = tmp_path / "out"
+    assert main(["dataset-bc", "--dataset", DATASET, "--curricula", "Agn,Cur", "--task-difficulty", "ensemble",
+                 "--runs", "1", "--no-progress", "--out", str(out)]) == 130
+    assert capsys.readouterr().err.strip() == ("interrupted while fitting the ensemble teacher; nothing of it is saved "
+                                               "(run the same command again)")
+    assert not list((out / "runs").rglob("run_*.json")) and not (out / "teachers").exists()
