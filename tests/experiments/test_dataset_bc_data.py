@@ -155,3 +155,25 @@ def test_ctrl_c_during_the_ensemble_fit_says_so(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().err.strip() == ("interrupted while fitting the ensemble teacher; nothing of it is saved "
                                                "(run the same command again)")
     assert not list((out / "runs").rglob("run_*.json")) and not (out / "teachers").exists()
+
+
+def test_only_a_folder_of_the_same_settings_is_upgraded(tmp_path):
+    from curteach_teaching.experiments.dataset_bc.migrate import migrate_folder
+    from curteach_teaching.sweeps.results import RunResult, fingerprint, load_run, save_run
+
+    settings = json.loads(json.dumps(DatasetBCExperiment(digest="d" * 64, **SMALL).settings()))
+    old = {"sources": ["somewhere/on-disk"], **settings}
+    result = RunResult(index=0, seed=0, cell="Agn", curves={"return": np.array([1.0, float("nan")])})
+    for folder, recorded in (("same", old), ("other", {**old, "max_batches": 99})):
+        save_run(tmp_path / folder / "runs" / "Agn" / "run_00000.json", result, fingerprint(recorded))
+        (tmp_path / folder / "sweep.json").write_text(json.dumps({"format": "curteach-sweep-1", "settings": recorded,
+                                                                  "seed": 0, "curteach": "0.1.0"}))
+    assert migrate_folder(tmp_path / "other", settings, 0) == ""  # other settings: left to the sweep to refuse
+    assert migrate_folder(tmp_path / "same", settings, 1) == ""  # another seed, too
+    assert migrate_folder(tmp_path / "same", settings, 0).endswith("(1 run files re-keyed)")
+    assert json.loads((tmp_path / "same" / "sweep.json").read_text())["settings"] == settings
+    run = tmp_path / "same" / "runs" / "Agn" / "run_00000.json"
+    loaded, reason = load_run(run, fingerprint(settings), 0, "Agn")
+    assert reason == "" and np.isnan(loaded.curves["return"][1])
+    assert migrate_folder(tmp_path / "same", settings, 0) == ""  # once is enough
+    assert migrate_folder(tmp_path / "nothing", settings, 0) == ""
