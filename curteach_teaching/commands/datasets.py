@@ -63,7 +63,11 @@ def run_make(args: argparse.Namespace) -> int:
     with named_as_options(args):  # a library name in a message (seed must be ...) becomes the flag (--seed)
         source.check(args)
     start = time.perf_counter()
-    with interruption_message(lambda: source.interrupted(args)):
+    def interrupted() -> str:  # a source that does not subclass DatasetSource may have no line of its own
+        line = getattr(source, "interrupted", None)
+        return line(args) if callable(line) else f"interrupted: make-dataset {args.source} wrote nothing"
+
+    with interruption_message(interrupted):
         try:
             with named_as_options(args):
                 written = source.generate(args, progress=progress_wanted(args))

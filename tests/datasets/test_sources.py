@@ -72,3 +72,24 @@ def test_ctrl_c_says_what_was_kept(counting, tmp_path, capsys):
     assert main(["make-dataset", "counting", "--count", "99", "--out", str(tmp_path / "x")]) == 130
     assert capsys.readouterr().err.strip() == "interrupted: make-dataset counting wrote nothing; run the same " \
                                               "command again"
+
+
+class Plain:
+    """A source that does not subclass DatasetSource: the three methods are enough."""
+
+    summary = "duck-typed"
+
+    def add_arguments(self, parser):
+        pass
+
+    def check(self, args):
+        pass
+
+    def generate(self, args, *, progress):
+        raise KeyboardInterrupt
+
+
+def test_a_duck_typed_source_runs_and_gets_the_generic_interrupt_line(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(SOURCES._builtins, "plain", Plain)
+    assert main(["make-dataset", "plain", "--out", str(tmp_path / "x")]) == 130
+    assert capsys.readouterr().err.strip() == "interrupted: make-dataset plain wrote nothing"

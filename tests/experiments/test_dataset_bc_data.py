@@ -88,6 +88,8 @@ def test_the_settings_name_the_data_by_its_digest(tmp_path, monkeypatch):
     pool = read_pool(DATASET)
     settings = DatasetBCExperiment(**SMALL).prepare(pool).settings()
     assert settings["digest"] == pool_digest(pool) and "sources" not in settings and "data" not in settings
+    with pytest.raises(ValueError, match=r"prepare\(pool\) the experiment first"):
+        DatasetBCExperiment(**SMALL).settings()  # no digest: a sweep of it would not know its data
     other = DatasetBCExperiment(digest="0" * 64, **SMALL)
     with pytest.raises(ValueError, match="its digest differs"):
         other.prepare(pool)

@@ -192,6 +192,8 @@ class DatasetBCExperiment:
         """JSON-serialisable settings (fingerprinted into run files)."""
         # the data is named by its digest only: a moved dataset resumes (folders that named the datasets' paths are
         # upgraded by experiments.dataset_bc.migrate)
+        if not self.digest:
+            raise ValueError("the settings name the data by its digest: prepare(pool) the experiment first")
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("progress", "data")}
         defaults = {f.name: f.default for f in fields(self)}
         for name in _LATER_SETTINGS:
