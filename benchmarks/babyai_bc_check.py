@@ -40,13 +40,10 @@ def main() -> None:
     from imitation.util import logger as imit_logger
     from stable_baselines3.common import logger as sb_logger
 
-    from curteach_teaching.experiments.dataset_bc.babyai_data import HELD_OUT_SEEDS, make_policy_env, resolve_levels
-    from curteach_teaching.experiments.dataset_bc.babyai_minari import (
-        babyai_trajectories,
-        dataset_id,
-        load_babyai_dataset,
-        write_babyai_datasets,
-    )
+    from curteach_teaching.datasets import read_pool
+    from curteach_teaching.datasets.sources.babyai import dataset_id, write_babyai_datasets
+    from curteach_teaching.datasets.sources.babyai_bot import HELD_OUT_SEEDS, make_policy_env, resolve_levels
+    from curteach_teaching.experiments.dataset_bc.observations import codec_for
     from curteach_teaching.experiments.dataset_bc.rollouts import evaluate_policy
     from curteach_teaching.learners.babyai import BabyAIFiLMPolicy
 
@@ -57,7 +54,8 @@ def main() -> None:
         write_babyai_datasets(data, levels, args.episodes, args.seed, workers=args.workers, progress=False,
                               overwrite=True)
     generated = time.perf_counter()
-    trajectories = [t for level in levels for t in babyai_trajectories(load_babyai_dataset(data / dataset_id(level)))]
+    pool = read_pool([data / dataset_id(level) for level in levels])
+    trajectories = codec_for(pool.observation_space).trajectories(pool.trajectories)
     transitions = rollout.flatten_trajectories(trajectories)
     loaded = time.perf_counter()
     print(f"data: {args.episodes} episodes x {len(levels)} levels in {data}: {len(transitions)} pairs; "

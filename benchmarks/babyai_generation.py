@@ -35,7 +35,7 @@ def _sync_vector_env_rate(policy, level: str, seeds: list[int]) -> tuple[float, 
     ends (later ones ignored); the policy runs on all envs at every step, as a vector env requires."""
     import gymnasium as gym
 
-    from curteach_teaching.experiments.dataset_bc.babyai_data import make_policy_env
+    from curteach_teaching.datasets.sources.babyai_bot import make_policy_env
     from curteach_teaching.experiments.dataset_bc.rollouts import policy_logits
 
     logits_of = policy_logits(policy)
@@ -76,7 +76,7 @@ def _train_bc(trajectories: list, steps: int, seed: int):
 
 def _compare_evaluators(policy, levels: list[str], seeds: list[int], label: str) -> None:
     """Print, per level, evaluate_policy's episodes/s against SyncVectorEnv's with ``policy``, greedy actions."""
-    from curteach_teaching.experiments.dataset_bc.babyai_data import make_policy_env
+    from curteach_teaching.datasets.sources.babyai_bot import make_policy_env
     from curteach_teaching.experiments.dataset_bc.rollouts import evaluate_policy
 
     for level in levels:
@@ -100,17 +100,15 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
 
-    from curteach_teaching.experiments.dataset_bc.babyai_data import (
+    from curteach_teaching.datasets import read_pool, write_pool
+    from curteach_teaching.datasets.sources.babyai import bot_pool, dataset_id
+    from curteach_teaching.datasets.sources.babyai_bot import (
         HELD_OUT_SEEDS,
         generate_bot_episodes,
         plan_episodes,
         resolve_levels,
     )
-    from curteach_teaching.experiments.dataset_bc.babyai_minari import (
-        babyai_trajectories,
-        load_babyai_dataset,
-        write_level_dataset,
-    )
+    from curteach_teaching.experiments.dataset_bc.observations import codec_for
     from curteach_teaching.learners.babyai import BabyAIFiLMPolicy
 
     levels = resolve_levels(args.levels)
@@ -125,10 +123,11 @@ def main() -> None:
                 episodes = generate_bot_episodes(plans, workers=workers, progress=False)
                 rates[workers] = len(plans) / (time.perf_counter() - start)
             start = time.perf_counter()
-            path = write_level_dataset(level, episodes, root, data_format="hdf5")
+            path = write_pool(bot_pool(level, episodes), dataset_id(level), root=root, data_format="hdf5")
             write_rate = len(plans) / (time.perf_counter() - start)
             start = time.perf_counter()
-            trajectories += babyai_trajectories(load_babyai_dataset(path))
+            pool = read_pool(path)
+            trajectories += codec_for(pool.observation_space).trajectories(pool.trajectories)
             read_rate = len(plans) / (time.perf_counter() - start)
             print(f"{level:28s} bot episodes/s: {rates[1]:6.0f} (1 worker) {rates[2]:6.0f} (2 workers); "
                   f"Minari HDF5 write {write_rate:5.0f}/s, read as trajectories {read_rate:5.0f}/s", flush=True)

@@ -57,9 +57,9 @@ def main() -> None:
     from imitation.data import rollout
 
     from curteach_teaching.curriculum.adapters.bc import CurriculumBC
+    from curteach_teaching.curriculum.scaled import ScaledPreference
     from curteach_teaching.experiments.dataset_bc.observations import codec_for
     from curteach_teaching.experiments.dataset_bc.policies import make_policy
-    from curteach_teaching.experiments.dataset_bc.preference import ScaledPreference
     from curteach_teaching.learners.quiet_logger import silent_logger
 
     th.set_num_threads(1)

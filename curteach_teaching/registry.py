@@ -1,7 +1,8 @@
 """Plug-ins by name: the generic :class:`Registry`. Each kind's registry lives beside its protocol:
 :data:`~curteach_teaching.teaching.factories.TEACHERS`, :data:`~curteach_teaching.teaching.loop.LEARNERS`,
-:data:`~curteach_teaching.curriculum.selection.CURRICULA` and
-:data:`~curteach_teaching.experiments.car.recipes.CAR_TRAINERS`.
+:data:`~curteach_teaching.curriculum.selection.CURRICULA`,
+:data:`~curteach_teaching.experiments.car.recipes.CAR_TRAINERS`,
+:data:`~curteach_teaching.datasets.task_scores.TASK_SCORES` and :data:`~curteach_teaching.datasets.sources.SOURCES`.
 
 A name given on the command line or to an experiment is looked up in this order:
 

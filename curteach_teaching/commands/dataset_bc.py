@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 
 from curteach_teaching.commands.sweep_options import (
     add_sweep_arguments,
@@ -52,11 +51,12 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--bad-field", default="noisy",
                         help="a boolean episode metadata field marking bad episodes; the report says how many of "
                         "them each cell dropped or down-weighted (default noisy)")
+    from curteach_teaching.datasets.task_scores import describe_task_scores
+
     parser.add_argument("--task-difficulty", default=None,
-                        help="the teacher's difficulty of a demonstration, larger = harder: length, return, level "
-                        "(the dataset's rank in --dataset), ensemble (BC policies on bootstrap halves of the data: "
-                        "for datasets without an expert), a metadata or info field, or module:attr (default: level "
-                        "for several datasets, else length)")
+                        help="the teacher's difficulty of a demonstration, larger = harder: "
+                        f"{describe_task_scores().replace('%', '%%')}; a metadata or info field, or module:attr "
+                        "(default: level for several datasets, else length)")
     parser.add_argument("--learner-difficulty", choices=("per-step", "sum"), default="per-step",
                         help="the learner's difficulty per step (default) or summed over the demonstration (the "
                         "paper's)")
@@ -87,15 +87,18 @@ def add_parser(subparsers) -> None:
 
 def run_dataset_bc(args: argparse.Namespace) -> int:
     """Read the pool, check every flag, run (or resume) the sweep and write its report."""
+    from curteach_teaching.datasets import read_pool
+    from curteach_teaching.experiments.dataset_bc.data import pool_digest, success_defined
     from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment
+    from curteach_teaching.experiments.dataset_bc.migrate import migrate_folder
     from curteach_teaching.experiments.dataset_bc.report import DatasetBCReport
-    from curteach_teaching.experiments.dataset_bc.run import load_pool, pool_digest, success_defined
+    from curteach_teaching.sweeps.interrupts import announce, interruption_message
 
     check_sweep_flags(args)
     sources = tuple(s.strip() for s in args.dataset.split(",") if s.strip())
     if not sources:
         raise ValueError("--dataset must name at least one dataset")
-    pool = load_pool(sources, args.env)
+    pool = read_pool(list(sources), env_id=args.env)  # the one read: the runs get the prepared data, not paths
     scale = SMALL if args.scale == "small" else {}
     chosen = {"max_batches": args.max_batches, "eval_every": args.eval_every, "eval_episodes": args.eval_episodes}
     settings = {k: v if v is not None else scale.get(k) for k, v in chosen.items()}
@@ -103,7 +106,7 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     task = args.task_difficulty or ("level" if len(pool.group_names) > 1 else "length")
     with named_as_options(args):
         experiment = DatasetBCExperiment(
-            sources=sources, digest=pool_digest(pool), env_id=args.env,
+            digest=pool_digest(pool), env_id=args.env,
             curricula=tuple(c.strip() for c in args.curricula.split(",") if c.strip()), task_difficulty=task,
             learner_term=args.learner_difficulty, scale=args.difficulty_scale, budget=args.budget,
             epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
@@ -111,41 +114,22 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
             temperature=args.temperature, ensemble_size=args.ensemble_size, ensemble_batches=args.ensemble_batches,
             teacher_seed=args.seed, **settings,
         )
-    experiment.check(pool)  # a bad score, space or policy fails before the folder is touched
+    experiment = experiment.prepare(pool)  # a bad score, space or policy fails before the folder is touched
     out = output_folder(args, "results/dataset-bc")
-    experiment = dataclasses.replace(experiment, teacher_cache=str(out / "teachers"))
-    report = DatasetBCReport(experiment, success=success_defined(pool), target=args.target,
+    report = DatasetBCReport(experiment, pool, success=success_defined(pool), target=args.target,
                              title=f"dataset-bc: {', '.join(sources)}", bad_field=args.bad_field)
     session = sweep_session(args, out)
     with session:
-        if "ensemble" in experiment.tasks() and not args.report_only:
-            fit_ensemble_once(experiment, pool, progress=progress_wanted(args))
+        upgraded = migrate_folder(out, experiment.settings(), args.seed)
+        if upgraded:
+            print(upgraded)
+        if experiment.unfitted() and not args.report_only:
+            with interruption_message(lambda: "interrupted while fitting the ensemble teacher; nothing of it is "
+                                      "saved (run the same command again)"):
+                try:
+                    experiment = experiment.fit(teacher_cache=str(out / "teachers"), progress=progress_wanted(args),
+                                                say=lambda line: print(line, flush=True))
+                except KeyboardInterrupt:
+                    announce()
+                    raise
         return run_sweep_command(args, experiment, report, out, session=session)
-
-
-def fit_ensemble_once(experiment, pool, *, progress: bool = False) -> None:
-    """Fit the ensemble teacher in this process before any run, so that the runs (in any worker) read it from the
-    cache instead of each fitting it."""
-    import time
-
-    from curteach_teaching.experiments.dataset_bc.observations import codec_for
-    from curteach_teaching.sweeps.interrupts import announce, interruption_message
-
-    codec = codec_for(pool.observation_space, pool.env_specs)
-    trajectories = codec.trajectories(pool.trajectories, pool.groups)
-    teacher, label = experiment.ensemble_teacher()
-    cached = teacher.cache_file(trajectories, experiment.teacher_cache, label).exists()
-    started = time.perf_counter()
-    print(f"ensemble teacher: {teacher.size} BC policies x {teacher.batches} steps (cached in "
-          f"{experiment.teacher_cache})", flush=True)
-    # Ctrl-C here gets one line, as during the runs (sweeps.interrupts): the cache is written whole or not at all
-    with interruption_message(lambda: f"interrupted: the ensemble teacher was not fitted, no run has started and "
-                              f"nothing was cached in {experiment.teacher_cache}; run the same command again to fit "
-                              "it"):
-        try:
-            experiment.teacher_scores(pool, "ensemble", trajectories, codec, progress=progress)
-        except KeyboardInterrupt:
-            announce()
-            raise
-    how = "read from the cache" if cached else f"fitted in {time.perf_counter() - started:.0f} s"
-    print(f"ensemble teacher ready ({how})", flush=True)

@@ -1,4 +1,5 @@
-"""``curteach make-dataset`` and ``curteach dataset-info``: navigation task datasets."""
+"""``curteach make-dataset SOURCE`` (every registered dataset source, each with its own flags) and ``curteach
+dataset-info`` (a navigation dataset file's statistics)."""
 
 from __future__ import annotations
 
@@ -7,38 +8,37 @@ import json
 import time
 from pathlib import Path
 
-from curteach_teaching.commands import babyai_dataset
-from curteach_teaching.commands.sweep_options import progress_wanted
-
-_KIND_NAMES = {"shortest-path": "shortest_path", "tsp": "tsp"}
+from curteach_teaching.commands.sweep_options import named_as_options, progress_wanted
 
 
 def add_parser(subparsers) -> None:
-    """Register ``curteach make-dataset`` and ``curteach dataset-info``."""
+    """Register ``curteach make-dataset`` (one sub-command per source of
+    :data:`~curteach_teaching.datasets.sources.SOURCES`) and ``curteach dataset-info``."""
+    from curteach_teaching.datasets.sources import sources
+
+    found = sources()
     make = subparsers.add_parser(
         "make-dataset",
-        help="generate a dataset of demonstrations: navigation tasks (shortest-path, tsp; one .npz file or "
-        "Minari datasets) or BabyAI bot episodes (Minari datasets)",
-        description="Generate a navigation dataset with the original's procedure (seeded, in parallel).",
+        help="generate a dataset of demonstrations: " + ", ".join(name for name, _, _ in found),
+        description="Generate a dataset of demonstrations with one of the registered sources (seeded; every "
+        "argument is checked before any work). Sources: " + "; ".join(
+            f"{name}: {source.summary}" if source is not None else f"{name}: (fails to load: {error})"
+            for name, source, error in found) + ". `curteach make-dataset SOURCE --help` lists a source's flags.",
     )
-    make.add_argument("kind", choices=sorted([*_KIND_NAMES, "babyai"]), help="task family")
-    make.add_argument("--split-sizes", default="paper", choices=["paper", "small"],
-                      help="'paper': the original's counts; 'small': a quick set (default: paper)")
-    make.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
-    make.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
-    make.add_argument("--out", type=Path, required=True,
-                      help="output .npz file (--format minari and babyai: a datasets folder)")
-    make.add_argument("--format", choices=["npz", "minari"], default="npz",
-                      help="'npz': one file; 'minari': one Minari dataset per split, curteach/<kind>/<split>-v0 under "
-                      "--out (MINARI_DATASETS_PATH=OUT loads them by id; docs/datasets.md) (default: npz)")
-    make.add_argument("--minari-storage", choices=["hdf5", "arrow"], default="hdf5",
-                      help="Minari's storage format with --format minari (default: hdf5)")
-    make.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    make.add_argument("--overwrite", action="store_true",
-                      help="replace an existing --out file (babyai: existing datasets of the same levels) instead of "
-                      "refusing")
-    babyai_dataset.add_arguments(make)
-    make.set_defaults(func=run_make)
+    kinds = make.add_subparsers(dest="source", metavar="SOURCE", required=True)
+    for name, source, error in found:
+        sub = kinds.add_parser(name, help=source.summary if source is not None else f"fails to load: {error}",
+                               description=source.summary if source is not None else error)
+        sub.add_argument("--out", type=Path, required=True,
+                         help="where to write (a file or a datasets folder, as the source says)")
+        sub.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+        sub.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+        sub.add_argument("--overwrite", action="store_true",
+                         help="replace what --out holds of this source's datasets instead of refusing")
+        sub.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+        if source is not None:
+            source.add_arguments(sub)
+        sub.set_defaults(func=run_make, source_error=error)
 
     info = subparsers.add_parser(
         "dataset-info",
@@ -46,81 +46,38 @@ def add_parser(subparsers) -> None:
         description="Per split: tasks, demonstrations, mean length, optimal reward, optimal paths and (TSP) "
         "greedy gap.",
     )
-    info.add_argument("file", type=Path, help="dataset file written by make-dataset")
+    info.add_argument("file", type=Path, help="dataset file written by make-dataset shortest-path|tsp")
     info.add_argument("--json", action="store_true", help="print one JSON object keyed by split")
     info.add_argument("--verify", action="store_true",
                       help="also replay every demonstration and check its stored reward and length")
     info.set_defaults(func=run_info)
 
 
-def _check_output_file(out: Path, overwrite: bool) -> None:
-    """A one-line error before generating anything if ``out`` cannot become the dataset file, or is one already
-    (a dataset is minutes to hours of work: replaced only when asked)."""
-    if not str(out).strip() or out.name in ("", ".", ".."):
-        raise ValueError(f"--out must name a file; got {str(out)!r}")
-    if out.exists() and not out.is_file():
-        raise ValueError(f"--out {str(out)!r} exists and is not a file")
-    if out.exists() and not overwrite:
-        raise ValueError(f"--out {str(out)!r} exists; pass --overwrite to replace it, or choose another --out")
-    from curteach_teaching.sweeps.folders import check_writable
-
-    check_writable(out.parent)
-
-
 def run_make(args: argparse.Namespace) -> int:
-    """Generate and save a navigation dataset; finished chunks are kept in ``OUT.chunks/`` until the file is
-    written, so an interrupted command resumes where it stopped."""
-    import shutil
+    """Check every argument of the chosen source (nothing written on a bad one), generate, and say what was
+    written; Ctrl-C prints the source's line of what it kept."""
+    from curteach_teaching.datasets.sources import load_source
+    from curteach_teaching.sweeps.interrupts import announce, interruption_message
 
-    from curteach_envs.navigation.dataset import save_dataset
-    from curteach_envs.navigation.generate import generate_dataset
-    from curteach_teaching.commands.sweep_options import named_as_options
-    from curteach_teaching.sweeps.interrupts import interruption_message
-
-    if args.kind == "babyai":
-        with named_as_options(args):  # --episodes, --seed, --workers: the flags, not the library's names
-            return babyai_dataset.run(args)
-    babyai_dataset.check_unused(args)
-    minari = args.format == "minari"
-    if minari:
-        from curteach_teaching.datasets.navigation import check_minari_out
-
-        if args.overwrite:
-            raise ValueError("--overwrite replaces an --out file (--format npz) or BabyAI datasets; remove the Minari "
-                             "datasets to write them again")
-        check_minari_out(args.out, args.kind)
-    else:
-        _check_output_file(args.out, args.overwrite)
-    chunks = args.out.with_name(args.out.name + ".chunks")
-
-    def interrupted() -> str:
-        saved = len(list(chunks.glob("chunk-*.npz")))
-        return f"interrupted: {saved} chunks saved in {chunks}; run the same command again to resume"
-
+    source = load_source(args.source)  # a plug-in that failed to load fails here, in one line
+    with named_as_options(args):  # a library name in a message (seed must be ...) becomes the flag (--seed)
+        source.check(args)
     start = time.perf_counter()
+    def interrupted() -> str:  # a source that does not subclass DatasetSource may have no line of its own
+        line = getattr(source, "interrupted", None)
+        return line(args) if callable(line) else f"interrupted: make-dataset {args.source} wrote nothing"
+
     with interruption_message(interrupted):
         try:
-            with named_as_options(args):  # a bad --seed or --workers is refused before any work, named as the flag
-                dataset = generate_dataset(_KIND_NAMES[args.kind], args.split_sizes, seed=args.seed,
-                                           workers=args.workers, progress=progress_wanted(args), chunk_dir=chunks)
+            with named_as_options(args):
+                written = source.generate(args, progress=progress_wanted(args))
         except KeyboardInterrupt:
-            from curteach_teaching.sweeps.interrupts import announce
-
             announce()
             raise
     elapsed = time.perf_counter() - start
-    if minari:
-        from curteach_teaching.datasets.navigation import write_navigation_dataset
-
-        paths = write_navigation_dataset(dataset, args.out, data_format=args.minari_storage)
-        path = ", ".join(str(p) for p in paths)
-    else:
-        path = save_dataset(dataset, args.out)
-    shutil.rmtree(chunks, ignore_errors=True)
-    counts = ", ".join(
-        f"{name} {split.n_tasks} tasks / {split.n_demos} demos" for name, split in dataset.splits.items()
-    )
-    print(f"wrote {path} ({args.kind}, seed {args.seed}): {counts}; generated in {elapsed:.1f} s")
+    print(f"make-dataset {args.source} (seed {args.seed}) wrote {len(written)} in {elapsed:.1f} s:")
+    for path in written:
+        print(f"  {path}")
     return 0
 
 

@@ -94,13 +94,13 @@ def rank_scores(pool, score: str, *, teacher=None, policy: str = "auto", cache: 
     held-out negative log-likelihood per step (``score == "ensemble"``, cached in ``cache``), else dataset-bc's task
     difficulty (``length``, minus the ``return``, a field, ``module:attr``). The one place ``rank`` scores."""
     if score != "ensemble":
-        from curteach_teaching.experiments.dataset_bc.run import task_difficulty_scores
+        from curteach_teaching.datasets.task_scores import task_difficulty
 
-        return np.asarray(task_difficulty_scores(pool, score), dtype=np.float64)
+        return np.asarray(task_difficulty(pool, score), dtype=np.float64)
     from curteach_teaching.experiments.dataset_bc.observations import codec_for
 
-    codec = codec_for(pool.observation_space)
-    trajectories = codec.trajectories(pool.trajectories)
+    codec = codec_for(pool.observation_space, pool.env_specs)
+    trajectories = codec.trajectories(pool.trajectories, pool.groups)
     factory = _policy_factory(policy, codec.observation_space, pool.action_space)
     return teacher.scores(trajectories, factory, codec.observation_space, pool.action_space, cache=cache,
                           label=f"rank|{policy}", progress=progress).difficulty

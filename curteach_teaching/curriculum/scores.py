@@ -75,13 +75,14 @@ def teacher_difficulty(
     Args:
         teacher: a ``(N,)`` array of per-demonstration scores (larger = harder for the teacher), e.g. a task-specific
             score; an SB3 policy (anything with ``evaluate_actions``): ``-sum_tau log pi^E(a | s)``; or a callable
-            ``(obs (T, ...), acts (T,)) -> (T,)`` returning ``log pi^E(a_tau | s_tau)``, e.g.
-            ``lambda obs, acts: log_pi_E[obs, acts]`` for a tabular teacher.
+            ``(obs (T, ...), acts (T,)) -> (T,)`` returning ``log pi^E(a_tau | s_tau)`` (a log-probability or a
+            log-density, any finite value), e.g. ``lambda obs, acts: log_pi_E[obs, acts]`` for a tabular teacher.
         obs, acts, index: as :func:`policy_difficulty`.
-        chunk_size, min_log_prob: as :func:`policy_difficulty` (a NaN from a callable is an error, not the floor).
+        chunk_size, min_log_prob: as :func:`policy_difficulty` (a NaN or +inf from a callable is an error, not the
+            floor).
 
     Raises:
-        ValueError: scores of another shape or not finite; a callable that returns another shape, NaN or values > 0.
+        ValueError: scores of another shape or not finite; a callable that returns another shape, NaN or +inf.
     """
     N = index.n_demonstrations
     if hasattr(teacher, "evaluate_actions"):
@@ -90,13 +91,13 @@ def teacher_difficulty(
         per_step = np.asarray(teacher(obs, acts), dtype=np.float64).reshape(-1)
         if per_step.shape != (len(acts),):
             raise ValueError(f"the teacher callable must return {len(acts)} log-probabilities; got {per_step.shape}")
-        if np.isnan(per_step).any():
-            raise ValueError("the teacher callable returned NaN log-probabilities")
-        positive = np.flatnonzero(per_step > 1e-9)  # log pi <= 0; a rounding error of a log-softmax is tolerated
-        if positive.size:
+        # any finite value is a score (a log-density of a continuous action may be positive); -inf, a probability
+        # of 0, counts as the floor; NaN and +inf say nothing
+        bad = np.flatnonzero(np.isnan(per_step) | (per_step == np.inf))
+        if bad.size:
             raise ValueError(
-                f"the teacher callable returned {positive.size} log-probabilities > 0 (first: "
-                f"{float(per_step[positive[0]])!r} at transition {positive[0]}); a log-probability is at most 0"
+                f"the teacher callable returned {bad.size} NaN or +inf log-probabilities (first: "
+                f"{float(per_step[bad[0]])!r} at transition {bad[0]}); any finite value or -inf is a score"
             )
         return -sum_per_demonstration(per_step, index.demo_of_transition, N, min_log_prob)
     scores = np.asarray(teacher, dtype=np.float64)

@@ -6,7 +6,10 @@
   downloading; :mod:`~curteach_teaching.datasets.robomimic` and :mod:`~curteach_teaching.datasets.lerobot`, robot
   datasets in robomimic's HDF5 and LeRobot's parquet layouts;
 * :mod:`~curteach_teaching.datasets.writing`: :func:`write_pool`, a pool as a Minari dataset in any storage format;
-* :mod:`~curteach_teaching.datasets.scoring`: :func:`task_scores`, ``length``, ``return``, a field or a function;
+* :mod:`~curteach_teaching.datasets.task_scores`: :data:`TASK_SCORES` and :func:`task_difficulty`, the one place
+  that decides a demonstration's task difficulty (``length``, ``return``, ``level``, the fitted ``ensemble``, a
+  field or a function);
+* :mod:`~curteach_teaching.datasets.sources`: :data:`SOURCES`, the generators ``curteach make-dataset`` runs;
 * :mod:`~curteach_teaching.datasets.spaces`: the supported spaces and the value conversions;
 * :mod:`~curteach_teaching.datasets.navigation`, :mod:`~curteach_teaching.datasets.car`: our own demonstrations as
   pools.
@@ -24,7 +27,8 @@ _EXPORTS = {
     "curteach_teaching.datasets.robomimic": ("read_robomimic",),
     "curteach_teaching.datasets.lerobot": ("read_lerobot",),
     "curteach_teaching.datasets.writing": ("DATA_FORMATS", "write_pool"),
-    "curteach_teaching.datasets.scoring": ("BUILT_IN_SCORES", "score_fields", "task_scores"),
+    "curteach_teaching.datasets.task_scores": ("TASK_SCORES", "TaskScore", "describe_task_scores", "is_fitted",
+                                               "score_names", "task_difficulty"),
     "curteach_teaching.datasets.navigation": ("navigation_dataset_id", "navigation_pool", "write_navigation_dataset"),
     "curteach_teaching.datasets.car": ("car_episode_pool",),
 }

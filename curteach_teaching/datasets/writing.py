@@ -163,6 +163,7 @@ def write_pool(
     code_permalink: str | None = None,
     algorithm_name: str | None = None,
     description: str | None = None,
+    requirements: list[str] | None = None,
 ) -> Path:
     """Write ``pool`` as the Minari dataset ``dataset_id`` under ``root``.
 
@@ -179,6 +180,8 @@ def write_pool(
         author, author_email, code_permalink, algorithm_name, description: stored in the dataset's metadata when
             given (Minari's warnings about unset ones are silenced); the description defaults to a line naming the
             pool's size.
+        requirements: the packages (``pip`` specifiers) the environment needs, stored for Minari's
+            ``recover_environment``.
 
     Returns:
         The dataset's folder ``root/dataset_id``.
@@ -223,7 +226,7 @@ def write_pool(
                 dataset_id, buffers, env=spec, eval_env=spec, algorithm_name=algorithm_name, author=author,
                 author_email=author_email, code_permalink=code_permalink, description=description,
                 observation_space=pool.observation_space, action_space=pool.action_space, data_format=data_format,
-                jpeg_encoding=jpeg_encoding,
+                jpeg_encoding=jpeg_encoding, **({} if requirements is None else {"requirements": list(requirements)}),
             )
             if any(extras):
                 dataset.storage.update_episode_metadata(extras, range(len(extras)))

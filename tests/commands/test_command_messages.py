@@ -63,8 +63,9 @@ def test_every_car_command_names_a_bad_init_in_one_line_and_writes_nothing(comma
                                                                      "10000]; got 0"),
     (["teach", "--env", "FrozenLake-v1", "--demo-length", "0"], "--demo-length must be an integer in [1, 10000]"),
     (["car-irl", "--runs", "-2"], "--runs must be an integer in [1, 100000]; got -2"),
-    (["make-dataset", "shortest-path", "--seed", "-3"], "--seed must be a non-negative integer; got -3"),
-    (["make-dataset", "tsp", "--workers", "0"], "--workers must be an integer in [1, 256]; got 0"),
+    (["make-dataset", "shortest-path", "--seed", "-3"], "--seed must be an integer >= 0; got -3"),
+    (["make-dataset", "tsp", "--workers", "0"], "--workers must be an integer >= 1; got 0"),
+    (["make-dataset", "tsp", "--workers", "300"], "--workers must be an integer in [1, 256]; got 300"),
     (["make-dataset", "babyai", "--levels", "GoToLocal", "--episodes", "0"], "--episodes must be an integer >= 1"),
 ])
 def test_errors_name_the_flag_not_the_library_setting(argv, message, tmp_path, capsys):
@@ -87,4 +88,44 @@ def test_make_dataset_refuses_to_replace_a_file_unless_asked(tmp_path, capsys):
                  "--overwrite", "--out", str(out)]) == 0
     assert out.read_bytes() != b"a week of generation"
     assert main(["make-dataset", "tsp", "--format", "minari", "--overwrite", "--out", str(tmp_path / "m")]) == 2
-    assert "--overwrite replaces an --out file (--format npz) or BabyAI datasets" in capsys.readouterr().err
+    assert "--overwrite replaces an --out file (--format npz); remove the Minari" in capsys.readouterr().err
+
+
+def test_make_dataset_lists_its_sources_from_the_registry_and_each_takes_only_its_flags(tmp_path, capsys):
+    from curteach_teaching.datasets.sources import SOURCES, load_source
+
+    with pytest.raises(SystemExit):
+        main(["make-dataset", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Generate a navigation dataset" not in text  # issue 43: the help was navigation's only
+    for name in SOURCES.names():
+        assert f"{name}: {load_source(name).summary}" in text
+    # a flag of another source (or of another format) is refused before any work, nothing written
+    for argv in (["tsp", "--levels", "GoToLocal"], ["babyai", "--levels", "GoToLocal", "--episodes", "1",
+                                                    "--split-sizes", "small"],
+                 ["babyai", "--levels", "GoToLocal", "--episodes", "1", "--format", "npz"]):
+        with pytest.raises(SystemExit) as stop:
+            main(["make-dataset", *argv, "--out", str(tmp_path / "x")])
+        assert stop.value.code == 2 and "unrecognized arguments" in capsys.readouterr().err
+    assert main(["make-dataset", "tsp", "--minari-storage", "arrow", "--out", str(tmp_path / "t.npz")]) == 2
+    assert "--minari-storage applies to --format minari only" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_read_only_out_is_refused_in_words_of_datasets(tmp_path, capsys, monkeypatch):
+    import os
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    # a folder nobody may write in (chmod alone does not stop root, who runs some test machines)
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: False if str(path).startswith(str(locked))
+                        else real_access(path, mode, **kw))
+    for argv in (["shortest-path", "--out", str(locked / "sp.npz")],
+                 ["tsp", "--format", "minari", "--out", str(locked / "m")],
+                 ["babyai", "--levels", "GoToLocal", "--episodes", "1", "--out", str(locked / "b")]):
+        assert main(["make-dataset", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"cannot write in {str(locked)!r}" in err, err
+        assert "run" not in err  # issue 43: it ended with "every run finished before it is saved"
+    assert not list(locked.iterdir())

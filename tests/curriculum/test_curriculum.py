@@ -306,10 +306,14 @@ def test_bad_curriculum_arguments_name_the_problem(car_pool, bc_trainer):
     for floor in (1.0, np.inf, np.nan):
         with pytest.raises(ValueError, match="min_log_prob must be a finite number <= 0"):
             CurriculumBC(trainer, demos, variant="Agn", min_log_prob=floor)
-    with pytest.raises(ValueError, match=r"log-probabilities > 0 \(first: 0.5 at transition 0\)"):
-        CurriculumBC(trainer, demos, variant="Cur-T", teacher=lambda obs, acts: np.full(len(acts), 0.5))
-    with pytest.raises(ValueError, match=r"log-probabilities > 0 \(first: inf"):
+    # a log-density may be positive: any finite value is a score, summed per demonstration
+    lengths = np.array([len(d.acts) for d in demos], dtype=np.float64)
+    positive = CurriculumBC(trainer, demos, variant="Cur-T", teacher=lambda obs, acts: np.full(len(acts), 0.5))
+    np.testing.assert_allclose(positive.teacher_difficulty, -0.5 * lengths)
+    with pytest.raises(ValueError, match=r"NaN or \+inf log-probabilities \(first: inf at transition 0\)"):
         CurriculumBC(trainer, demos, variant="Cur-T", teacher=lambda obs, acts: np.full(len(acts), np.inf))
+    with pytest.raises(ValueError, match=r"NaN or \+inf log-probabilities \(first: nan at transition 0\)"):
+        CurriculumBC(trainer, demos, variant="Cur-T", teacher=lambda obs, acts: np.full(len(acts), np.nan))
     with pytest.raises(ValueError, match=r"must be finite; 1 are not \(first: nan for demonstration 1\)"):
         CurriculumBC(trainer, demos, variant="Cur-T", teacher=np.array([1.0, np.nan, 2.0]))
     with pytest.raises(ValueError, match=r"must have shape \(3,\), one per demonstration; got \(5,\)"):

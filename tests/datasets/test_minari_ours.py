@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from curteach_envs.navigation.generate import generate_dataset
-from curteach_teaching.datasets import car_episode_pool, navigation_pool, read_pool, task_scores, write_pool
+from curteach_teaching.datasets import car_episode_pool, navigation_pool, read_pool, task_difficulty, write_pool
 
 
 def _replay(dataset: minari.MinariDataset) -> int:
@@ -42,8 +42,8 @@ def test_make_dataset_tsp_minari_is_loaded_by_minari_and_replays(tmp_path, monke
     assert _replay(train) == 60
     pool = read_pool(out)
     assert pool.group_names == ("curteach/tsp/test-v0", "curteach/tsp/train-v0", "curteach/tsp/val-v0")
-    assert set(task_scores(pool, "n_goals")) == {2.0, 3.0, 4.0}
-    assert np.array_equal(task_scores(pool, "reward"), pool.returns)  # the stored optimal reward is the return
+    assert set(task_difficulty(pool, "n_goals")) == {2.0, 3.0, 4.0}
+    assert np.array_equal(task_difficulty(pool, "reward"), pool.returns)  # the stored optimal reward is the return
     # a second run refuses before generating anything: one line, exit code 2
     before = sorted(p.relative_to(out) for p in out.rglob("*"))
     assert main(argv) == 2
@@ -102,7 +102,7 @@ def test_car_pool_of_an_experiment_road_has_no_spec(minari_root):
     write_pool(pool, "curteach/car/road-v0")
     back = read_pool("curteach/car/road-v0")
     assert back.env_spec is None
-    assert np.array_equal(task_scores(back, "return"), pool.returns)
+    assert np.array_equal(task_difficulty(back, "return"), -pool.returns)
 
 
 def test_navigation_env_takes_a_layout_as_reset_options():

@@ -1,4 +1,5 @@
-"""Task scores per demonstration: built-ins, fields from metadata and infos, a user's function, and their checks."""
+"""The task-score registry: built-ins (length, minus the return, the ladder's level, the fitted ensemble), fields from
+metadata and infos, a user's function, and their checks: the one place that decides a task difficulty."""
 
 from __future__ import annotations
 
@@ -8,7 +9,18 @@ import types
 import numpy as np
 import pytest
 
-from curteach_teaching.datasets import EpisodePool, read_pool, score_fields, task_scores, write_pool
+from curteach_teaching.datasets import (
+    TASK_SCORES,
+    EpisodePool,
+    TaskScore,
+    describe_task_scores,
+    is_fitted,
+    read_pool,
+    score_names,
+    task_difficulty,
+    write_pool,
+)
+from curteach_teaching.registry import PluginError
 
 
 @pytest.fixture
@@ -17,27 +29,50 @@ def pool(make_pool):
     return read_pool("test/scores-v0")
 
 
-def test_length_and_return(pool):
-    assert task_scores(pool, "length").tolist() == [len(t.acts) for t in pool.trajectories]
-    expected = [float(np.sum(t.rews)) for t in pool.trajectories]
-    assert np.allclose(task_scores(pool, "return"), expected)
-    assert task_scores(pool, "length").dtype == np.float64
+def _regrouped(pool, groups):
+    return EpisodePool(trajectories=pool.trajectories, episode_ids=pool.episode_ids, seeds=pool.seeds,
+                       groups=tuple(groups), metadata=pool.metadata, infos=pool.infos,
+                       observation_space=pool.observation_space, action_space=pool.action_space)
+
+
+def test_the_built_ins_by_hand(pool):
+    assert TASK_SCORES.names()[:4] == ("length", "return", "level", "ensemble")
+    assert task_difficulty(pool, "length").tolist() == [len(t.acts) for t in pool.trajectories]
+    assert task_difficulty(pool, "length").dtype == np.float64
+    # minus the return: the better demonstration is the easier one
+    np.testing.assert_allclose(task_difficulty(pool, "return"), [-float(np.sum(t.rews)) for t in pool.trajectories])
+    # level: the rank of each episode's dataset in the order the datasets come, 1-based
+    ladder = _regrouped(pool, ["easy", "hard", "easy", "middle"])
+    assert task_difficulty(ladder, "level").tolist() == [1.0, 2.0, 1.0, 3.0]
+    with pytest.raises(ValueError, match="^task score 'level' ranks the datasets of a ladder: give at least two$"):
+        task_difficulty(pool, "level")
+
+
+def test_the_ensemble_is_fitted_elsewhere_and_its_values_are_checked(pool):
+    assert is_fitted("ensemble") and not is_fitted("length") and not is_fitted("difficulty")
+    with pytest.raises(ValueError, match="^task score 'ensemble' is fitted: its values come from the experiment's "
+                                         "prepare step"):
+        task_difficulty(pool, "ensemble")
+    values = np.array([0.5, -2.0, 3.0, 1e6])  # any finite value: a log-density may be positive
+    np.testing.assert_array_equal(task_difficulty(pool, "ensemble", fitted={"ensemble": values}), values)
+    with pytest.raises(ValueError, match=r"'ensemble' is nan for episode 1 .*scores must be finite"):
+        task_difficulty(pool, "ensemble", fitted={"ensemble": [0.0, np.nan, 1.0, 2.0]})
 
 
 def test_fields_from_metadata_and_infos(pool):
-    assert task_scores(pool, "level").tolist() == [0.0, 1.0, 2.0, 3.0]
-    assert task_scores(pool, "difficulty").tolist() == [m["difficulty"] for m in pool.metadata]
-    assert task_scores(pool, "success").tolist() == [1.0] * 4  # the info's value after the last step
-    # numbers in every episode's metadata, then infos with a number at the last step; never strings or lists
-    assert score_fields(pool) == ("length", "return", "difficulty", "level", "total_steps", "success")
+    assert task_difficulty(pool, "difficulty").tolist() == [m["difficulty"] for m in pool.metadata]
+    assert task_difficulty(pool, "success").tolist() == [1.0] * 4  # the info's value after the last step
+    # a built-in shadows a field of the same name: the pool's metadata field 'level' is not the ladder's
+    assert [m["level"] for m in pool.metadata] == [0, 1, 2, 3]
+    assert score_names(pool) == ("length", "return", "level", "ensemble", "difficulty", "total_steps", "success")
 
 
-def test_a_missing_field_lists_the_available_ones(pool):
-    with pytest.raises(ValueError, match=r"^no task score field 'hardness'; available: length, return, difficulty, "
-                                         r"level, total_steps, success \(or module:attr for your own function\)$"):
-        task_scores(pool, "hardness")
+def test_an_unknown_name_lists_the_available_ones(pool):
+    with pytest.raises(ValueError, match=r"^no task score 'hardness'; available: length, return, level, ensemble, "
+                                         r"difficulty, total_steps, success \(or module:attr for your own function\)$"):
+        task_difficulty(pool, "hardness")
     with pytest.raises(ValueError, match="'name' is missing or not a number in the metadata of episode 0"):
-        task_scores(pool, "name")
+        task_difficulty(pool, "name")
 
 
 def _with_difficulty(pool, values):
@@ -52,7 +87,7 @@ def test_non_finite_scores_name_the_episode(pool, bad):
     broken = _with_difficulty(pool, [0.5, 0.1, bad, bad])
     with pytest.raises(ValueError, match=rf"^task score 'difficulty' is {bad} for episode 2 of 'test/scores-v0' "
                                          r"\(position 2\); scores must be finite \(2 episodes in all\)$"):
-        task_scores(broken, "difficulty")
+        task_difficulty(broken, "difficulty")
 
 
 def test_a_users_function_by_name_or_object(pool, monkeypatch):
@@ -60,15 +95,21 @@ def test_a_users_function_by_name_or_object(pool, monkeypatch):
     module.by_seed = lambda p: np.array([-1.0 if s is None else s for s in p.seeds])
     module.wrong_shape = lambda p: np.zeros(len(p) + 1)
     module.not_callable = 3
+    module.raises = lambda p: 1 / 0
+    module.named = TaskScore("named", "a plug-in with a summary", lambda p: np.arange(len(p)))
     monkeypatch.setitem(sys.modules, "my_scores", module)
-    assert task_scores(pool, "my_scores:by_seed").tolist() == [100.0, -1.0, 102.0, 103.0]
-    assert task_scores(pool, module.by_seed).tolist() == [100.0, -1.0, 102.0, 103.0]
+    assert task_difficulty(pool, "my_scores:by_seed").tolist() == [100.0, -1.0, 102.0, 103.0]
+    assert task_difficulty(pool, module.by_seed).tolist() == [100.0, -1.0, 102.0, 103.0]
+    assert task_difficulty(pool, "my_scores:named").tolist() == [0.0, 1.0, 2.0, 3.0]
     with pytest.raises(ValueError, match=r"must give one number per episode, shape \(4,\); got \(5,\)"):
-        task_scores(pool, "my_scores:wrong_shape")
+        task_difficulty(pool, "my_scores:wrong_shape")
     with pytest.raises(ValueError, match="is not callable"):
-        task_scores(pool, "my_scores:not_callable")
-    with pytest.raises(ValueError, match="^cannot load task score 'no_such_module:f': ModuleNotFoundError"):
-        task_scores(pool, "no_such_module:f")
+        task_difficulty(pool, "my_scores:not_callable")
+    with pytest.raises(ValueError, match="^task score 'no_such_module:f': cannot import 'no_such_module'"):
+        task_difficulty(pool, "no_such_module:f")
+    # a user's function that raises: one line naming it (the traceback kept for the log), not a crash
+    with pytest.raises(PluginError, match=r"^task score factory 'raises' raised ZeroDivisionError: division by zero$"):
+        task_difficulty(pool, "my_scores:raises")
 
 
 def test_return_needs_rewards(make_pool):
@@ -78,5 +119,10 @@ def test_return_needs_rewards(make_pool):
     plain = [Trajectory(obs=t.obs, acts=t.acts, infos=None, terminal=t.terminal) for t in source.trajectories]
     pool = EpisodePool.from_trajectories(plain, source.observation_space, source.action_space)
     with pytest.raises(ValueError, match="needs rewards"):
-        task_scores(pool, "return")
-    assert score_fields(pool) == ("length",)
+        task_difficulty(pool, "return")
+
+
+def test_the_help_lists_the_registry():
+    text = describe_task_scores()
+    assert text.startswith("length (actions per episode), return (minus the episode's return")
+    assert "ensemble (fitted: " in text

@@ -15,8 +15,8 @@ pytest.importorskip("imitation")
 from curteach_teaching.cli import main  # noqa: E402
 from curteach_teaching.curriculum.batches import FixedStepBatches  # noqa: E402
 from curteach_teaching.curriculum.index import DemonstrationIndex  # noqa: E402
-from curteach_teaching.experiments.dataset_bc.preference import ScaledPreference, standardise  # noqa: E402
-from curteach_teaching.experiments.dataset_bc.run import held_out_seeds, success_defined  # noqa: E402
+from curteach_teaching.experiments.dataset_bc.data import success_defined  # noqa: E402
+from curteach_teaching.experiments.dataset_bc.run import held_out_seeds  # noqa: E402
 
 DATASET = "test/cartpole-scripted-v0"
 
@@ -33,23 +33,6 @@ def test_fixed_step_batches_take_the_same_steps_from_any_selection():
     drawn = np.concatenate(full)
     assert drawn.size == 12 and len(np.unique(drawn[:10])) == 10  # one whole pass first, then a new shuffle
     assert batcher.config()["steps_per_epoch"] == 3
-
-
-def test_scaled_preference_by_hand():
-    lengths = np.array([1.0, 2.0, 4.0])
-    learner_sum = np.array([2.0, 2.0, 4.0])  # per step: 2, 1, 1
-    teacher = np.array([0.0, 3.0, 6.0])  # standardised: -1.2247, 0, 1.2247
-    per_step = standardise(np.array([2.0, 1.0, 1.0]))
-    np.testing.assert_allclose(per_step, [np.sqrt(2), -1 / np.sqrt(2), -1 / np.sqrt(2)])
-    cur = ScaledPreference("Cur", lengths).preference(learner_sum, teacher)
-    np.testing.assert_allclose(cur, per_step - np.array([-1.5, 0.0, 1.5]) / np.sqrt(1.5))
-    raw = ScaledPreference("Cur", lengths, learner="sum", scale="raw").preference(learner_sum, teacher)
-    np.testing.assert_allclose(raw, [2.0, -1.0, -2.0])
-    assert ScaledPreference("Cur-T", lengths).preference(None, teacher).argmax() == 0  # the easiest first
-    assert not ScaledPreference("Cur-T", lengths).needs_learner and not ScaledPreference("Cur-L", lengths).needs_teacher
-    np.testing.assert_array_equal(standardise(np.ones(3)), np.zeros(3))
-    with pytest.raises(ValueError, match="Agn has none"):
-        ScaledPreference("Agn", lengths)
 
 
 def test_held_out_seeds_avoid_the_datasets():

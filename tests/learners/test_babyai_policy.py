@@ -9,7 +9,7 @@ import torch as th
 
 pytest.importorskip("minigrid")
 
-from curteach_teaching.experiments.dataset_bc.babyai_data import (  # noqa: E402
+from curteach_teaching.datasets.sources.babyai_bot import (  # noqa: E402
     make_level,
     make_policy_env,
     plan_episodes,

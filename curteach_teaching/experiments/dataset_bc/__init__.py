@@ -1,9 +1,10 @@
-"""The learner-centric experiment on any demonstration dataset; here, so far: BabyAI bot datasets and the evaluator.
+"""The learner-centric experiment on any demonstration dataset (``curteach dataset-bc``).
 
-``babyai_data`` plans and plays ``BabyAIBot`` episodes (seeded, in parallel, optionally noisy); ``babyai_minari``
-writes them as one Minari dataset per level and reads them back as imitation trajectories; ``rollouts`` evaluates
-a policy on many seeded episodes at once. Names are imported on first use (Minari, Minigrid and torch load only
-then).
+``data`` prepares what the runs read, once, in the driver; ``experiment`` holds the settings and the prepare and fit
+steps; ``run`` performs one run; ``rollouts`` evaluates a policy on many seeded episodes at once; ``report`` writes the
+outputs; ``migrate`` upgrades folders written before the settings named the data by its digest alone. The BabyAI bot
+datasets are a dataset source (:mod:`curteach_teaching.datasets.sources.babyai`). Names are imported on first use
+(torch loads only then).
 """
 
 from __future__ import annotations
@@ -11,26 +12,10 @@ from __future__ import annotations
 from curteach_teaching._lazy import lazy_getattr
 
 _LAZY = {
-    "HELD_OUT_SEEDS": "curteach_teaching.experiments.dataset_bc.babyai_data",
-    "NOISE_STEP_PROBABILITY": "curteach_teaching.experiments.dataset_bc.babyai_data",
-    "TRAINING_SEEDS": "curteach_teaching.experiments.dataset_bc.babyai_data",
-    "BotEpisode": "curteach_teaching.experiments.dataset_bc.babyai_data",
-    "EpisodePlan": "curteach_teaching.experiments.dataset_bc.babyai_data",
-    "babyai_level_ids": "curteach_teaching.experiments.dataset_bc.babyai_data",
-    "generate_bot_episodes": "curteach_teaching.experiments.dataset_bc.babyai_data",
-    "make_level": "curteach_teaching.experiments.dataset_bc.babyai_data",
-    "make_policy_env": "curteach_teaching.experiments.dataset_bc.babyai_data",
-    "plan_episodes": "curteach_teaching.experiments.dataset_bc.babyai_data",
-    "resolve_levels": "curteach_teaching.experiments.dataset_bc.babyai_data",
-    "run_bot_episode": "curteach_teaching.experiments.dataset_bc.babyai_data",
-    "DATA_FORMATS": "curteach_teaching.experiments.dataset_bc.babyai_minari",
-    "babyai_trajectories": "curteach_teaching.experiments.dataset_bc.babyai_minari",
-    "dataset_id": "curteach_teaching.experiments.dataset_bc.babyai_minari",
-    "episode_seeds": "curteach_teaching.experiments.dataset_bc.babyai_minari",
-    "load_babyai_dataset": "curteach_teaching.experiments.dataset_bc.babyai_minari",
-    "replay_episode": "curteach_teaching.experiments.dataset_bc.babyai_minari",
-    "write_babyai_datasets": "curteach_teaching.experiments.dataset_bc.babyai_minari",
-    "write_level_dataset": "curteach_teaching.experiments.dataset_bc.babyai_minari",
+    "DatasetBCData": "curteach_teaching.experiments.dataset_bc.data",
+    "pool_digest": "curteach_teaching.experiments.dataset_bc.data",
+    "success_defined": "curteach_teaching.experiments.dataset_bc.data",
+    "DatasetBCExperiment": "curteach_teaching.experiments.dataset_bc.experiment",
     "RolloutResults": "curteach_teaching.experiments.dataset_bc.rollouts",
     "evaluate_policy": "curteach_teaching.experiments.dataset_bc.rollouts",
     "evaluate_policy_serial": "curteach_teaching.experiments.dataset_bc.rollouts",

@@ -6,45 +6,57 @@ and the same generator of batches (``SeedSequence([seed, i])``). Every run train
 every ``eval_every`` optimizer steps by seeded greedy (and sampled) rollouts on reset seeds that are not in the
 dataset (:mod:`~curteach_teaching.experiments.dataset_bc.run`).
 
+**The driver prepares, workers compute**: :meth:`DatasetBCExperiment.prepare` reads nothing from disk; given the
+pool (read once by the caller) it checks every setting against it, builds the observation codec, encodes the
+trajectories and computes every task score the cells read, once; :meth:`DatasetBCExperiment.fit` fits the fitted
+task scores (the ensemble teacher) once, in the driver, and caches them. The prepared data
+(:class:`~curteach_teaching.experiments.dataset_bc.data.DatasetBCData`) travels with the experiment to the workers,
+which neither read datasets nor write files. The settings name the data by its digest, not by where it is stored.
+
 **Equal budgets** (default ``budget="equal"``): every epoch takes the same number of optimizer steps,
 ``ceil(transitions / batch_size)``, whatever its selection
 (:class:`~curteach_teaching.curriculum.batches.FixedStepBatches`), so curricula are compared at equal gradient
 steps; ``budget="per-epoch"`` is the paper's behaviour, one pass over the epoch's selection (a curriculum's early
 epochs then take fewer steps).
 
-**Scales** (:mod:`~curteach_teaching.experiments.dataset_bc.preference`): the task score is the teacher's
+**Scales** (:mod:`~curteach_teaching.curriculum.scaled`): the task score is the teacher's
 ``log Psi^E`` (larger = harder); the learner's difficulty is taken per step or summed, and both terms are
 standardised over the pool or left raw.
 
 **Uses** (:mod:`~curteach_teaching.curriculum.uses`): each cell orders (Algorithm 2), selects the ``keep`` most
 preferred or weights every demonstration by its preference; cells are written ``CURRICULUM[@USE][/TASK]``
-(:mod:`~curteach_teaching.experiments.dataset_bc.cells`). **Ensemble teacher** (``task_difficulty="ensemble"``):
-:class:`~curteach_teaching.curriculum.ensemble.EnsembleTeacher`, fitted once per data and ``teacher_seed`` and cached
-in ``teacher_cache``.
+(:mod:`~curteach_teaching.experiments.dataset_bc.cells`). **Task scores**: the registry
+:data:`~curteach_teaching.datasets.task_scores.TASK_SCORES` decides what a name means; its fitted ``ensemble`` is
+:class:`~curteach_teaching.curriculum.ensemble.EnsembleTeacher`, fitted by :meth:`DatasetBCExperiment.fit` once per
+data and ``teacher_seed``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
 from curteach_envs._util import check_int
+from curteach_teaching.curriculum.scaled import LEARNER_TERMS, SCALES
 from curteach_teaching.curriculum.uses import USES, Order, Select, Weight
+from curteach_teaching.datasets.task_scores import is_fitted, task_difficulty
 from curteach_teaching.experiments.dataset_bc.cells import CellSpec, parse_cell
-from curteach_teaching.experiments.dataset_bc.preference import LEARNER_TERMS, SCALES
 from curteach_teaching.names import AGN, CUR, PAPER_CURRICULA
 from curteach_teaching.sweeps.results import RunResult
 
-__all__ = ["BUDGETS", "CURRICULA", "DatasetBCExperiment", "TASK_DIFFICULTIES"]
+__all__ = ["BUDGETS", "CURRICULA", "DatasetBCExperiment", "FITTERS"]
 
 CURRICULA = PAPER_CURRICULA
 #: ``"equal"``: the same optimizer steps in every epoch of every curriculum; ``"per-epoch"``: one pass per epoch
 BUDGETS = ("equal", "per-epoch")
-#: the built-in task difficulties besides a field name and ``module:attr`` (``level``: the dataset's rank in the list;
-#: ``ensemble``: :class:`~curteach_teaching.curriculum.ensemble.EnsembleTeacher`)
-TASK_DIFFICULTIES = ("length", "return", "level", "ensemble")
+#: the fitted task scores of :data:`~curteach_teaching.datasets.task_scores.TASK_SCORES` this experiment fits
+#: (:meth:`DatasetBCExperiment.fit`)
+FITTERS = ("ensemble",)
 #: settings added after the first sweeps; left out of :meth:`DatasetBCExperiment.settings` at their defaults, so that
 #: the folders of those sweeps still resume
 _LATER_SETTINGS = ("use", "keep", "temperature", "ensemble_size", "ensemble_batches", "teacher_seed")
@@ -58,18 +70,18 @@ def _finite_positive(name: str, value) -> float:
 
 @dataclass(frozen=True)
 class DatasetBCExperiment:
-    """Settings of one ``dataset-bc`` sweep; :meth:`run_cell` performs one run of one curriculum.
+    """Settings of one ``dataset-bc`` sweep; :meth:`prepare` (and :meth:`fit`) give it the data, :meth:`run_cell`
+    performs one run of one curriculum.
 
     Args:
-        sources: the datasets, in ladder order (ids under ``MINARI_DATASETS_PATH`` or folders; several are one pool
-            whose groups are the datasets).
-        digest: a digest of the pool's data (:func:`~curteach_teaching.experiments.dataset_bc.run.pool_digest`), so
-            that runs on other data are never reused.
+        digest: a digest of the pool's data (:func:`~curteach_teaching.experiments.dataset_bc.data.pool_digest`), so
+            that runs on other data are never reused (``""``: :meth:`prepare` fills it in).
         env_id: evaluate in this environment instead of the one recovered from each dataset's spec.
         curricula: the cells (built-in names or plug-in specs).
-        task_difficulty: ``length``, ``return``, ``level`` (the dataset's rank in ``sources``), a metadata or info
-            field, or ``module:attr`` (:func:`~curteach_teaching.datasets.task_scores`).
-        learner_term, scale: see :mod:`~curteach_teaching.experiments.dataset_bc.preference`.
+        task_difficulty: a name of :data:`~curteach_teaching.datasets.task_scores.TASK_SCORES` (``length``,
+            ``return``, ``level``, ``ensemble``), a metadata or info field, or ``module:attr``
+            (:func:`~curteach_teaching.datasets.task_scores.task_difficulty`).
+        learner_term, scale: see :mod:`~curteach_teaching.curriculum.scaled`.
         budget: one of :data:`BUDGETS`.
         max_batches: optimizer steps per run.
         epochs: the pacing schedule's length E (``None``: as many epochs as ``max_batches`` fills).
@@ -83,12 +95,11 @@ class DatasetBCExperiment:
         ensemble_size, ensemble_batches: the ensemble teacher's members and optimizer steps per member (``None``:
             ``max_batches``); it trains with ``batch_size`` and ``learning_rate``.
         teacher_seed: the ensemble's seed (the sweep's seed).
-        teacher_cache: the folder the ensemble's scores are cached in (not a setting; ``None``: not cached).
         progress: show a bar per run (not a setting).
+        data: the prepared data (not a setting; :meth:`prepare` sets it).
     """
 
-    sources: tuple
-    digest: str
+    digest: str = ""
     env_id: str | None = None
     curricula: tuple = (AGN, CUR)
     task_difficulty: str = "length"
@@ -111,14 +122,12 @@ class DatasetBCExperiment:
     ensemble_size: int = 5
     ensemble_batches: int | None = None
     teacher_seed: int = 0
-    teacher_cache: str | None = field(default=None, compare=False)
     progress: bool = field(default=False, compare=False)
+    data: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        sources = tuple(self.sources)
-        if not sources or not all(isinstance(s, str) and s for s in sources):
-            raise ValueError(f"dataset must name at least one dataset; got {list(sources)}")
-        object.__setattr__(self, "sources", sources)
+        if not isinstance(self.digest, str):
+            raise ValueError(f"digest must be a string; got {self.digest!r}")
         curricula = tuple(self.curricula)
         if not curricula or len(set(curricula)) != len(curricula):
             raise ValueError(f"curricula must be distinct names from {list(CURRICULA)} or plug-ins; "
@@ -181,14 +190,15 @@ class DatasetBCExperiment:
 
     def settings(self) -> dict:
         """JSON-serialisable settings (fingerprinted into run files)."""
-        data = asdict(self)
-        data.pop("progress")
-        data.pop("teacher_cache")
+        # the data is named by its digest only: a moved dataset resumes (folders that named the datasets' paths are
+        # upgraded by experiments.dataset_bc.migrate)
+        if not self.digest:
+            raise ValueError("the settings name the data by its digest: prepare(pool) the experiment first")
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("progress", "data")}
         defaults = {f.name: f.default for f in fields(self)}
         for name in _LATER_SETTINGS:
             if data[name] == defaults[name]:
                 data.pop(name)
-        data["sources"] = list(self.sources)
         data["curricula"] = list(self.curricula)
         data["experiment"] = "dataset-bc"
         return data
@@ -201,44 +211,85 @@ class DatasetBCExperiment:
         epochs = self.epochs if self.epochs is not None else max(1, math.ceil(self.max_batches / per_epoch))
         return (per_epoch if self.budget == "equal" else None), epochs
 
-    def check(self, pool) -> None:
-        """Everything about the pool a run needs, before anything is written: the task score (a missing field or a
-        NaN names the episode), the observation codec and a policy for the spaces, a plug-in curriculum.
+    def prepare(self, pool) -> DatasetBCExperiment:
+        """These settings with the data of ``pool`` (read once by the caller): everything a run needs, computed once
+        and checked before anything is written: the observation codec and the encoded trajectories, a policy for the
+        spaces, a plug-in curriculum, and every task score the cells read but the fitted ones (:meth:`fit`); a
+        missing field or a NaN names the episode.
+
+        Returns:
+            A copy with :attr:`data` set (and :attr:`digest`, when it was empty).
 
         Raises:
-            ValueError: one line naming the problem.
+            ValueError: one line naming the problem (a pool of other data than :attr:`digest`, a bad task score, a
+                space without a policy, ...).
         """
+        from curteach_teaching.experiments.dataset_bc.data import DatasetBCData, pool_digest
         from curteach_teaching.experiments.dataset_bc.observations import codec_for
         from curteach_teaching.experiments.dataset_bc.policies import make_policy
-        from curteach_teaching.experiments.dataset_bc.run import task_difficulty_scores
 
+        digest = pool_digest(pool)
+        if self.digest and self.digest != digest:
+            raise ValueError("the pool is not the data these settings name (its digest differs)")
+        scores = {}
         for task in self.tasks():
-            if task == "ensemble":
-                continue  # fitted, not read: its checks are its own
-            if task == "level" and len(pool.group_names) < 2:
-                raise ValueError("task difficulty 'level' ranks the datasets of a ladder: give at least two")
-            scores = task_difficulty_scores(pool, task)
-            if not np.isfinite(scores).all():
-                raise ValueError(f"task difficulty {task!r} is not finite for every episode")
-        if "ensemble" in self.tasks() and len(pool) < 2:
-            raise ValueError("the ensemble teacher needs at least 2 episodes to split in halves")
+            if is_fitted(task):
+                if task not in FITTERS:
+                    raise ValueError(f"task score {task!r} is fitted; dataset-bc fits only {', '.join(FITTERS)}")
+                if len(pool) < 2:
+                    raise ValueError("the ensemble teacher needs at least 2 episodes to split in halves")
+                continue
+            scores[task] = task_difficulty(pool, task)
         codec = codec_for(pool.observation_space, pool.env_specs)
         make_policy(self.policy, codec.observation_space, pool.action_space, 0)
+        trajectories = codec.trajectories(pool.trajectories, pool.groups)
+        data = DatasetBCData(
+            trajectories=tuple(trajectories),
+            lengths=np.asarray([len(t.acts) for t in trajectories], dtype=np.float64),
+            groups=tuple(pool.groups), seeds=tuple(pool.seeds), env_specs=dict(pool.env_specs), codec=codec,
+            action_space=pool.action_space, task_scores=scores, digest=digest)
+        return dataclasses.replace(self, digest=digest, data=data)
 
-    def teacher_scores(self, pool, task: str, trajectories: list, codec, *, progress: bool = False) -> np.ndarray:
-        """``(N,)`` the task score ``task`` of every episode: :func:`~curteach_teaching.experiments.dataset_bc.run.
-        task_difficulty_scores`, or the ensemble teacher's on the encoded ``trajectories`` (read from
-        :attr:`teacher_cache` when it was fitted already)."""
-        from curteach_teaching.experiments.dataset_bc.run import task_difficulty_scores
+    def unfitted(self) -> list[str]:
+        """The fitted task scores the cells read that :meth:`fit` has not computed yet."""
+        done = {} if self.data is None else self.data.task_scores
+        return [task for task in self.tasks() if task in FITTERS and task not in done]
 
-        if task != "ensemble":
-            return task_difficulty_scores(pool, task)
+    def fit(self, *, teacher_cache: str | None = None, progress: bool = False,
+            say: Callable[[str], None] | None = None) -> DatasetBCExperiment:
+        """These settings with every fitted task score the cells read computed (the ensemble teacher), once, here in
+        the driver; read from ``teacher_cache`` (a folder, ``DIR/teachers``) when fitted before, else written there
+        atomically (``None``: not cached).
+
+        Args:
+            teacher_cache: the cache folder; progress: a bar over the ensemble's members; say: prints what happens
+                (one line before, one after).
+
+        Raises:
+            ValueError: not prepared (:meth:`prepare` first), or a member whose log-likelihoods are not finite.
+        """
+        if self.data is None:
+            raise ValueError("prepare(pool) the experiment before fitting its teachers")
+        if not self.unfitted():
+            return self
+        import time
+
         from curteach_teaching.experiments.dataset_bc.policies import make_policy
 
+        data = self.data
         teacher, label = self.ensemble_teacher()
-        spaces = (codec.observation_space, pool.action_space)
-        return teacher.scores(trajectories, lambda seed: make_policy(self.policy, *spaces, seed), *spaces,
-                              cache=self.teacher_cache, label=label, progress=progress).difficulty
+        spaces = (data.codec.observation_space, data.action_space)
+        cached = teacher_cache is not None and teacher.cache_file(data.trajectories, teacher_cache, label).exists()
+        if say is not None:
+            where = f" (cached in {teacher_cache})" if teacher_cache is not None else ""
+            say(f"ensemble teacher: {teacher.size} BC policies x {teacher.batches} steps{where}")
+        started = time.perf_counter()
+        difficulty = teacher.scores(list(data.trajectories), lambda seed: make_policy(self.policy, *spaces, seed),
+                                    *spaces, cache=teacher_cache, label=label, progress=progress).difficulty
+        if say is not None:
+            how = "read from the cache" if cached else f"fitted in {time.perf_counter() - started:.0f} s"
+            say(f"ensemble teacher ready ({how})")
+        return dataclasses.replace(self, data=data.with_scores({"ensemble": np.asarray(difficulty, dtype=np.float64)}))
 
     def ensemble_teacher(self):
         """``(EnsembleTeacher, label)``: the ensemble of these settings, and what else keys its cached scores (the
@@ -250,9 +301,12 @@ class DatasetBCExperiment:
         return teacher, f"{self.policy}|{self.digest}"
 
     def run_cell(self, cell: str, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
-        """Run ``index`` of curriculum ``cell`` (:func:`~curteach_teaching.experiments.dataset_bc.run.run_once`)."""
+        """Run ``index`` of curriculum ``cell`` on the prepared data
+        (:func:`~curteach_teaching.experiments.dataset_bc.run.run_once`)."""
         if cell not in self.cells:
             raise ValueError(f"cell must be one of {list(self.cells)}; got {cell!r}")
+        if self.data is None or self.unfitted():
+            raise ValueError("prepare(pool) the experiment (and fit() its fitted task scores) before running it")
         from curteach_teaching.experiments.dataset_bc.run import run_once
 
-        return run_once(self, cell, index, seed_sequence)
+        return run_once(self, self.data, cell, index, seed_sequence)

@@ -77,7 +77,7 @@ class Codec:
             from curteach_teaching.experiments.dataset_bc.task_one_hot import TaskOneHot
 
             return TaskOneHot(env, self.tasks)
-        from curteach_teaching.experiments.dataset_bc.babyai_data import quiet_reset
+        from curteach_teaching.datasets.sources.babyai_bot import quiet_reset
         from curteach_teaching.learners.babyai_vocab import MissionTokens
 
         return MissionTokens(quiet_reset(env))

@@ -38,6 +38,8 @@ class DatasetBCReport(Report):
 
     Args:
         experiment: the :class:`~curteach_teaching.experiments.dataset_bc.experiment.DatasetBCExperiment`.
+        pool: the :class:`~curteach_teaching.datasets.EpisodePool` it ran on (read once, by the caller), for
+            ``selection.csv`` and the bad episodes.
         success: whether success is defined for the pool (and reported).
         target: the return to reach for steps-to-target (``None``: 90 % of Agn's final mean).
         title: the figures' title prefix.
@@ -50,19 +52,15 @@ class DatasetBCReport(Report):
 
     extras_not_averaged = ("selection",)
 
-    def __init__(self, experiment, *, success: bool, target: float | None = None, title: str = "",
+    def __init__(self, experiment, pool, *, success: bool, target: float | None = None, title: str = "",
                  bad_field: str = "noisy"):
         super().__init__(experiment, curves=["return"], title=title)
+        self.pool = pool
         self.success = success
         self.target = target
         self.bad_field = bad_field
         cells = [experiment.cell_spec(cell) for cell in experiment.cells]
         self.use_columns = any(c.use not in (None, "order") for c in cells) or len({c.task for c in cells} - {None}) > 1
-
-    def _pool(self):
-        from curteach_teaching.experiments.dataset_bc.run import load_pool
-
-        return load_pool(self.experiment.sources, self.experiment.env_id)
 
     def tables(self, sweep, rows: list, out_dir: Path, report: dict) -> list:
         """``selection.csv`` (when the runs recorded their selections) and ``report["selection_quality"]``."""
@@ -72,7 +70,7 @@ class DatasetBCReport(Report):
             write_selection_csv,
         )
 
-        pool = self._pool()
+        pool = self.pool
         if not write_selection_csv(sweep, pool, out_dir / "selection.csv"):
             return []
         bad = bad_episodes(pool, self.bad_field)

@@ -1,5 +1,8 @@
-"""One run of ``dataset-bc``: the pool, the policy, imitation's ``BC`` through ``CurriculumBC``, and the seeded
-evaluations every ``eval_every`` optimizer steps.
+"""One run of ``dataset-bc``: the prepared data, the policy, imitation's ``BC`` through ``CurriculumBC``, and the
+seeded evaluations every ``eval_every`` optimizer steps.
+
+A run reads only what the driver prepared (:class:`~curteach_teaching.experiments.dataset_bc.data.DatasetBCData`:
+the encoded trajectories, the codec, every task score) and the settings; it reads no file and writes none.
 
 A run's :class:`~curteach_teaching.sweeps.results.RunResult` holds, at each evaluation point (``K`` of them, the
 first before training):
@@ -23,45 +26,13 @@ every curriculum is evaluated on the same seeds; sampled actions draw from a gen
 
 from __future__ import annotations
 
-import functools
-import hashlib
 from typing import Any
 
 import numpy as np
 
-from curteach_teaching.names import AGN
 from curteach_teaching.sweeps.results import RunResult
 
-__all__ = ["held_out_seeds", "load_pool", "pool_digest", "run_once", "success_defined", "task_difficulty_scores"]
-
-
-@functools.lru_cache(maxsize=2)
-def load_pool(sources: tuple, env_id: str | None) -> Any:
-    """The pool of ``sources`` (:func:`~curteach_teaching.datasets.read_pool`), read once per process."""
-    from curteach_teaching.datasets import read_pool
-
-    return read_pool(list(sources), env_id=env_id)
-
-
-def pool_digest(pool: Any) -> str:
-    """SHA-256 of the pool's groups, seeds, actions, rewards and lengths: what identifies its data in the settings."""
-    digest = hashlib.sha256()
-    for group, seed, trajectory in zip(pool.groups, pool.seeds, pool.trajectories, strict=True):
-        digest.update(f"{group}|{seed}|{len(trajectory.acts)}|".encode())
-        digest.update(np.ascontiguousarray(trajectory.acts).tobytes())
-        rews = getattr(trajectory, "rews", None)
-        if rews is not None:
-            digest.update(np.ascontiguousarray(rews, dtype=np.float64).tobytes())
-    return digest.hexdigest()
-
-
-def success_defined(pool: Any) -> bool:
-    """Whether an episode's success can be read off its rewards: every episode is rewarded on its last step only
-    (as BabyAI's and Minigrid's are). Elsewhere (CartPole rewards every step, its last one too) success is not
-    reported."""
-    if not pool.has_rewards:
-        return False
-    return all(not np.any(np.asarray(t.rews)[:-1]) for t in pool.trajectories)
+__all__ = ["group_order", "held_out_seeds", "run_once"]
 
 
 def held_out_seeds(dataset_seeds: Any, n: int) -> np.ndarray:
@@ -78,22 +49,6 @@ def held_out_seeds(dataset_seeds: Any, n: int) -> np.ndarray:
 def group_order(pool: Any) -> list[str]:
     """The pool's datasets in the order given (the ladder)."""
     return list(dict.fromkeys(pool.groups))
-
-
-def task_difficulty_scores(pool: Any, spec: str) -> np.ndarray:
-    """``(N,)`` the task difficulty of every episode, larger = harder: ``level`` (the dataset's rank on the ladder,
-    1-based), ``return`` (minus the episode's return: a better demonstration is an easier one, as curation ranks
-    them) or :func:`~curteach_teaching.datasets.task_scores` of ``spec`` (``length``, a field, ``module:attr``)."""
-    if spec == "return":
-        from curteach_teaching.datasets import task_scores
-
-        return -np.asarray(task_scores(pool, spec), dtype=np.float64)
-    if spec == "level":
-        rank = {group: i + 1 for i, group in enumerate(group_order(pool))}
-        return np.asarray([rank[g] for g in pool.groups], dtype=np.float64)
-    from curteach_teaching.datasets import task_scores
-
-    return np.asarray(task_scores(pool, spec), dtype=np.float64)
 
 
 class _Evaluations:
@@ -143,30 +98,33 @@ class _Evaluations:
             self.curves.setdefault(name, []).append(value)
 
 
-def run_once(experiment: Any, cell: str, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
-    """Run ``index`` of curriculum ``cell`` of ``experiment`` (see the module docstring)."""
+def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
+    """Run ``index`` of curriculum ``cell`` (see the module docstring).
+
+    Args:
+        experiment: the settings, a :class:`~curteach_teaching.experiments.dataset_bc.experiment.DatasetBCExperiment`
+            (read, never called back for data).
+        data: the prepared :class:`~curteach_teaching.experiments.dataset_bc.data.DatasetBCData` (``N`` episodes,
+            with the task score ``cell`` reads).
+        cell: one of the experiment's cells; index: the run's number; seed_sequence: all of the run's randomness.
+    """
     import torch as th
     from imitation.algorithms.bc import BC
 
     from curteach_teaching.curriculum.adapters.bc import CurriculumBC
     from curteach_teaching.curriculum.callbacks import CurriculumCallback, EveryNSteps
     from curteach_teaching.curriculum.pacing import LinearPacing
-    from curteach_teaching.curriculum.selection import check_variant
-    from curteach_teaching.experiments.dataset_bc.observations import codec_for
+    from curteach_teaching.curriculum.scaled import scaled_curriculum
     from curteach_teaching.experiments.dataset_bc.policies import make_policy
-    from curteach_teaching.experiments.dataset_bc.preference import ScaledPreference
     from curteach_teaching.learners.quiet_logger import silent_logger
 
-    pool = load_pool(experiment.sources, experiment.env_id)
-    codec = codec_for(pool.observation_space, pool.env_specs)
-    trajectories = codec.trajectories(pool.trajectories, pool.groups)
-    lengths = np.asarray([len(t.acts) for t in trajectories], dtype=np.float64)
+    pool, codec = data, data.codec  # the evaluations read the groups, seeds and environments of the data
+    trajectories = list(data.trajectories)
+    lengths = data.lengths
     spec = experiment.cell_spec(cell)
-    variant = check_variant(spec.curriculum)
-    if isinstance(variant, str) and variant != AGN:
-        variant = ScaledPreference(variant, lengths, learner=experiment.learner_term, scale=experiment.scale)
+    variant = scaled_curriculum(spec.curriculum, lengths, learner=experiment.learner_term, scale=experiment.scale)
     needs_teacher = getattr(variant, "needs_teacher", True) if not isinstance(variant, str) else False
-    teacher = experiment.teacher_scores(pool, spec.task, trajectories, codec) if needs_teacher else None
+    teacher = np.array(data.task_scores[spec.task], dtype=np.float64) if needs_teacher else None
 
     net_seed, batch_seed, sample_seed = (int(s.generate_state(1)[0]) for s in seed_sequence.spawn(3))
     policy = make_policy(experiment.policy, codec.observation_space, pool.action_space, net_seed)

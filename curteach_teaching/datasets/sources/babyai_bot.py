@@ -38,10 +38,13 @@ __all__ = [
     "BotEpisode",
     "EpisodePlan",
     "babyai_level_ids",
+    "check_settings",
     "generate_bot_episodes",
     "make_level",
     "make_policy_env",
     "plan_episodes",
+    "quiet_reset",
+    "replay_episode",
     "resolve_levels",
     "run_bot_episode",
     "short_name",
@@ -198,6 +201,18 @@ def _check_count(name: str, value: Any, low: int) -> int:
     return int(value)
 
 
+def check_settings(episodes: Any, seed: Any, noise: Any = 0.0, workers: Any = 1) -> None:
+    """``ValueError`` (one line, named as the setting) unless ``episodes >= 1``, ``seed >= 0`` are integers, noise
+    is a share in ``[0, 1]`` and ``workers`` is ``None`` or an integer ``>= 1``: what :func:`plan_episodes` and
+    :func:`generate_bot_episodes` check, before any work."""
+    _check_count("episodes", episodes, 1)
+    _check_count("seed", seed, 0)
+    if isinstance(noise, bool) or not isinstance(noise, (int, float, np.floating)) or not 0.0 <= noise <= 1.0:
+        raise ValueError(f"noise must be a share in [0, 1]; got {noise!r}")
+    if workers is not None:
+        _check_count("workers", workers, 1)
+
+
 def plan_episodes(levels: str | Sequence[str], episodes: int, seed: int, noise: float = 0.0) -> list[EpisodePlan]:
     """The episodes to generate, level after level (see the module docstring for the seeds).
 
@@ -211,10 +226,8 @@ def plan_episodes(levels: str | Sequence[str], episodes: int, seed: int, noise: 
         ``len(levels) * episodes`` plans, ordered by level then index.
     """
     level_ids = resolve_levels(levels)
-    episodes = _check_count("episodes", episodes, 1)
-    seed = _check_count("seed", seed, 0)
-    if isinstance(noise, bool) or not isinstance(noise, (int, float, np.floating)) or not 0.0 <= noise <= 1.0:
-        raise ValueError(f"noise must be a share in [0, 1]; got {noise!r}")
+    check_settings(episodes, seed, noise, None)
+    episodes, seed = int(episodes), int(seed)
     n_noisy = math.floor(float(noise) * episodes + 0.5)
     used: set[int] = set()
     plans = []
@@ -357,3 +370,25 @@ def generate_bot_episodes(
 def quiet_reset(env: gym.Env) -> gym.Env:
     """``env`` whose resets print nothing (Minigrid's "Sampling rejected" lines)."""
     return _QuietReset(env)
+
+
+def replay_episode(env, seed: int, actions: np.ndarray) -> tuple[dict[str, Any], bool]:
+    """Reset ``env`` with ``seed`` and take ``actions``.
+
+    Returns:
+        ``({"direction": (T + 1,), "image": (T + 1, 7, 7, 3), "mission": [T + 1 strings]}, success)``, success being
+        a positive reward on a terminating step.
+    """
+    with contextlib.redirect_stdout(io.StringIO()):
+        observation, _ = env.reset(seed=int(seed))
+    seen = [observation]
+    success = False
+    for action in np.asarray(actions).reshape(-1):
+        observation, reward, terminated, truncated, _ = env.step(int(action))
+        seen.append(observation)
+        success = bool(terminated and reward > 0)
+        if terminated or truncated:
+            break
+    return ({"direction": np.asarray([o["direction"] for o in seen]),
+             "image": np.asarray([o["image"] for o in seen]),
+             "mission": [o["mission"] for o in seen]}, success)

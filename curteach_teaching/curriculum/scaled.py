@@ -21,7 +21,7 @@ import numpy as np
 
 from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T
 
-__all__ = ["LEARNER_TERMS", "SCALES", "ScaledPreference", "standardise"]
+__all__ = ["LEARNER_TERMS", "SCALES", "ScaledPreference", "scaled_curriculum", "standardise"]
 
 #: How the learner's difficulty of a demonstration is taken: summed over its steps or per step.
 LEARNER_TERMS = ("per-step", "sum")
@@ -96,3 +96,21 @@ class ScaledPreference:
 
     def __repr__(self) -> str:
         return f"ScaledPreference({self.name!r}, learner={self.learner!r}, scale={self.scale!r})"
+
+
+def scaled_curriculum(spec, lengths: np.ndarray, *, learner: str = "per-step", scale: str = "standard"):
+    """The curriculum ``spec`` names, as a dataset trains with it: a registered curriculum
+    (:data:`~curteach_teaching.curriculum.selection.CURRICULA`: a built-in name, ``module:attr`` or an entry point)
+    loaded by :func:`~curteach_teaching.curriculum.selection.check_variant`; a built-in Cur, Cur-L or Cur-T becomes
+    its :class:`ScaledPreference` over ``lengths`` (``(N,)`` actions per demonstration), Agn stays ``"Agn"`` and a
+    plug-in's preference object is returned as it is (its scales are its own).
+
+    Raises:
+        ValueError: an unknown curriculum (the registry's message), or a learner term or scale out of range.
+    """
+    from curteach_teaching.curriculum.selection import check_variant
+
+    variant = check_variant(spec)
+    if isinstance(variant, str) and variant != AGN:
+        return ScaledPreference(variant, lengths, learner=learner, scale=scale)
+    return variant

@@ -1,0 +1,224 @@
+"""The task difficulty of every demonstration, larger = harder: the one place that decides what a name means.
+
+A task score says how hard a demonstration's task is before any learner sees it (the teacher's ``log Psi^E`` of the
+paper's learner-centric curricula, Section 6). :data:`TASK_SCORES` is a
+:class:`~curteach_teaching.registry.Registry` of them; a name given to :func:`task_difficulty` is, in this order:
+
+1. ``module:attr``: a user's function ``f(pool) -> (N,)`` (or a :class:`TaskScore`), imported on the spot;
+2. a built-in: ``length`` (actions), ``return`` (minus the undiscounted return: a better demonstration is an easier
+   one, as curation ranks them), ``level`` (the dataset's rank on the ladder, 1-based, in the pool's order) and
+   ``ensemble`` (fitted: BC policies on bootstrap halves of the data; see below);
+3. an entry point of the group ``curteach.task_scores``;
+4. a per-episode field: a number in every episode's metadata (custom keys stored with the dataset, Minari's
+   ``total_steps``), else a number at the last step of every episode's infos (a ``success`` flag).
+
+A **fitted** score (``TaskScore.fitted``, the ensemble teacher) is not a function of the pool alone: it needs
+training, which belongs to the experiment that uses it. Its values are computed once, by the experiment's prepare
+step (``dataset-bc``'s fits :class:`~curteach_teaching.curriculum.ensemble.EnsembleTeacher` in the driver), and
+handed to :func:`task_difficulty` as ``fitted={name: values}``; asked for without them, it is a one-line error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from curteach_teaching.datasets.pool import EpisodePool
+from curteach_teaching.registry import Registry
+
+__all__ = ["TASK_SCORES", "TaskScore", "describe_task_scores", "is_fitted", "score_names", "task_difficulty"]
+
+#: Task scores by name (built-ins below; ``module:attr`` and entry points of ``curteach.task_scores`` too).
+TASK_SCORES = Registry("task score", "curteach.task_scores")
+
+
+@dataclass(frozen=True)
+class TaskScore:
+    """A named task score.
+
+    Attributes:
+        name: how it is shown.
+        summary: one line for help texts.
+        compute: ``pool -> (N,)`` difficulties (larger = harder), or ``None`` for a fitted score, whose values the
+            experiment's prepare step computes.
+    """
+
+    name: str
+    summary: str
+    compute: Callable[[EpisodePool], np.ndarray] | None = None
+
+    @property
+    def fitted(self) -> bool:
+        """Whether the values come from a fit (the experiment's prepare step), not from the pool alone."""
+        return self.compute is None
+
+
+def _length(pool: EpisodePool) -> np.ndarray:
+    return pool.lengths
+
+
+def _minus_return(pool: EpisodePool) -> np.ndarray:
+    if not pool.has_rewards:
+        raise ValueError("task score 'return' needs rewards; this pool has none")
+    return -pool.returns
+
+
+def _level(pool: EpisodePool) -> np.ndarray:
+    order = list(dict.fromkeys(pool.groups))  # the datasets in the order given: the ladder
+    if len(order) < 2:
+        raise ValueError("task score 'level' ranks the datasets of a ladder: give at least two")
+    rank = {group: i + 1 for i, group in enumerate(order)}
+    return np.asarray([rank[g] for g in pool.groups], dtype=np.float64)
+
+
+# ---- built-ins: the only list of them (dataset-bc's help, its checks and its runs read it from here) ----
+TASK_SCORES.register("length")(TaskScore("length", "actions per episode", _length))
+TASK_SCORES.register("return")(TaskScore("return", "minus the episode's return (a better demonstration is easier)",
+                                         _minus_return))
+TASK_SCORES.register("level")(TaskScore("level", "the dataset's rank in the list, 1-based (a ladder)", _level))
+TASK_SCORES.register("ensemble")(TaskScore("ensemble", "fitted: BC policies on bootstrap halves of the data score "
+                                           "each episode they did not see (for datasets without an expert)"))
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating))
+
+
+def _info_value(info, key: str):
+    """An info's value at the episode's last step (the first axis is time), or ``None`` when it is not a number."""
+    if key not in info or isinstance(info[key], dict):
+        return None
+    array = np.asarray(info[key])
+    value = array[-1] if array.ndim == 1 and array.size else None
+    return value if value is not None and _is_number(value.item() if hasattr(value, "item") else value) else None
+
+
+def _fields(pool: EpisodePool) -> list:
+    """Every per-episode metadata key with a number in every episode, then every info key with a number at every
+    episode's last step."""
+    names: list = []
+    if len(pool):
+        common = set.intersection(*(set(k for k, v in m.items() if _is_number(v)) for m in pool.metadata))
+        common -= {"id", "seed"}  # Minari's bookkeeping, not a property of the task
+        names += sorted(common)
+        infos = set.intersection(*(set(k for k in info if _info_value(info, k) is not None) for info in pool.infos))
+        names += sorted(infos - set(names))
+    return names
+
+
+def score_names(pool: EpisodePool) -> tuple:
+    """The names :func:`task_difficulty` accepts for ``pool``: the registry's (built-ins, then entry points), then
+    the pool's fields that no registered name shadows."""
+    registered = TASK_SCORES.names()
+    return (*registered, *(name for name in _fields(pool) if name not in registered))
+
+
+def describe_task_scores() -> str:
+    """``name (summary), ...`` of the registered scores, for help texts."""
+    described = []
+    for name in TASK_SCORES.names():
+        obj = TASK_SCORES.load(name)[1] if TASK_SCORES.is_builtin(name) else None
+        described.append(f"{name} ({obj.summary})" if isinstance(obj, TaskScore) else name)
+    return ", ".join(described)
+
+
+def _field(pool: EpisodePool, name: str) -> np.ndarray | None:
+    """The field ``name`` of every episode, or ``None`` when no episode has it."""
+    in_metadata = [name in m for m in pool.metadata]
+    if any(in_metadata):
+        values = []
+        for i, meta in enumerate(pool.metadata):
+            if name not in meta or not _is_number(meta[name]):
+                raise ValueError(f"task score field {name!r} is missing or not a number in the metadata of episode "
+                                 f"{int(pool.episode_ids[i])} of {pool.groups[i]!r}: got {meta.get(name)!r}")
+            values.append(float(meta[name]))
+        return np.array(values, dtype=np.float64)
+    if len(pool) and all(name in info for info in pool.infos):
+        values = []
+        for i, info in enumerate(pool.infos):
+            value = _info_value(info, name)
+            if value is None:
+                raise ValueError(f"info {name!r} of episode {int(pool.episode_ids[i])} of {pool.groups[i]!r} has no "
+                                 "number at the last step")
+            values.append(float(value))
+        return np.array(values, dtype=np.float64)
+    return None
+
+
+def _registered(spec: str):
+    """``(name, object)`` of a ``module:attr``, built-in or entry-point score, else ``None`` (a field, or nothing)."""
+    if ":" in spec or spec in TASK_SCORES.names():
+        return TASK_SCORES.load(spec)
+    return None
+
+
+def is_fitted(spec) -> bool:
+    """Whether ``spec`` names a fitted score (its values come from the experiment's prepare step)."""
+    if isinstance(spec, TaskScore):
+        return spec.fitted
+    found = _registered(spec) if isinstance(spec, str) and spec else None
+    return found is not None and isinstance(found[1], TaskScore) and found[1].fitted
+
+
+def task_difficulty(pool: EpisodePool, spec: str | Callable[[EpisodePool], np.ndarray] | TaskScore, *,
+                    fitted: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+    """One finite task difficulty per demonstration of ``pool``, larger = harder.
+
+    Args:
+        pool: ``N`` episodes.
+        spec: a name (see the module docstring: ``module:attr``, a built-in, an entry point or a field), a
+            :class:`TaskScore`, or a function called as ``f(pool)`` returning ``N`` numbers.
+        fitted: the values of fitted scores, ``name -> (N,)`` (the experiment's prepare step computes them).
+
+    Returns:
+        ``(N,)`` float64, in the pool's order.
+
+    Raises:
+        ValueError (one line): an unknown name (listing the available ones), a function that cannot be loaded,
+        returns the wrong shape or values that are NaN or infinite (naming the episode), a fitted score without its
+        values. :class:`~curteach_teaching.registry.PluginError` (a ``ValueError``): a user's function raised.
+    """
+    if isinstance(spec, str):
+        if not spec.strip():
+            raise ValueError("a task score must be named; got an empty string")
+        spec = spec.strip()
+        found = _registered(spec)
+        if found is None:
+            values = _field(pool, spec)
+            if values is None:
+                raise ValueError(f"no task score {spec!r}; available: {', '.join(score_names(pool))} (or module:attr "
+                                 "for your own function)")
+            return _checked(pool, spec, values)
+        name, score = found
+    elif callable(spec) or isinstance(spec, TaskScore):
+        name, score = getattr(spec, "name", None) or getattr(spec, "__name__", "callable"), spec
+    else:
+        raise ValueError(f"a task score is a name, a TaskScore or a function of the pool; got {spec!r}")
+    if isinstance(score, TaskScore) and score.fitted:
+        if fitted is None or name not in fitted:
+            raise ValueError(f"task score {name!r} is fitted: its values come from the experiment's prepare step "
+                             "(dataset-bc fits it before any run)")
+        return _checked(pool, name, fitted[name])
+    if isinstance(score, TaskScore) and TASK_SCORES.is_builtin(name):
+        return _checked(pool, name, score.compute(pool))  # the library's own: its errors are already one line
+    function = score.compute if isinstance(score, TaskScore) else score
+    return _checked(pool, name, TASK_SCORES.call(name, function, pool))
+
+
+def _checked(pool: EpisodePool, name: str, values) -> np.ndarray:
+    try:
+        scores = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"task score {name!r} must give numbers; got {type(values).__name__}") from None
+    if scores.shape != (len(pool),):
+        raise ValueError(f"task score {name!r} must give one number per episode, shape ({len(pool)},); got "
+                         f"{scores.shape}")
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"task score {name!r} is {scores[i]} for episode {int(pool.episode_ids[i])} of "
+                         f"{pool.groups[i]!r} (position {i}); scores must be finite"
+                         + (f" ({bad.size} episodes in all)" if bad.size > 1 else ""))
+    return scores

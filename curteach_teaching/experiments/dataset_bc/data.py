@@ -1,0 +1,87 @@
+"""What every run of ``dataset-bc`` reads, prepared once in the driver: the driver prepares, workers compute.
+
+The driver reads the pool once (:func:`~curteach_teaching.datasets.read_pool`), builds the observation codec once,
+encodes the trajectories once, computes every task score the cells read once (the fitted ones, the ensemble teacher,
+by :meth:`~curteach_teaching.experiments.dataset_bc.experiment.DatasetBCExperiment.fit`, cached in ``DIR/teachers/``)
+and hands the result, a :class:`DatasetBCData`, to the workers inside the experiment (a process pool pickles it once
+per worker; Ray sends it with the experiment). A worker never reads a dataset by path and never writes a file, so a
+cluster needs no shared disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["DatasetBCData", "pool_digest", "success_defined"]
+
+
+def pool_digest(pool: Any) -> str:
+    """SHA-256 of the pool's groups, seeds, actions, rewards and lengths: what identifies its data in the settings
+    (not where it is stored, so a moved dataset resumes)."""
+    digest = hashlib.sha256()
+    for group, seed, trajectory in zip(pool.groups, pool.seeds, pool.trajectories, strict=True):
+        digest.update(f"{group}|{seed}|{len(trajectory.acts)}|".encode())
+        digest.update(np.ascontiguousarray(trajectory.acts).tobytes())
+        rews = getattr(trajectory, "rews", None)
+        if rews is not None:
+            digest.update(np.ascontiguousarray(rews, dtype=np.float64).tobytes())
+    return digest.hexdigest()
+
+
+def success_defined(pool: Any) -> bool:
+    """Whether an episode's success can be read off its rewards: every episode is rewarded on its last step only
+    (as BabyAI's and Minigrid's are). Elsewhere (CartPole rewards every step, its last one too) success is not
+    reported."""
+    if not pool.has_rewards:
+        return False
+    return all(not np.any(np.asarray(t.rews)[:-1]) for t in pool.trajectories)
+
+
+@dataclass(frozen=True, eq=False)
+class DatasetBCData:
+    """The pool as the runs read it.
+
+    Attributes:
+        trajectories: ``N`` imitation trajectories with the policy's observations (the codec's encoding).
+        lengths: ``(N,)`` float64 actions per episode.
+        groups: ``N`` the dataset of each episode; seeds: ``N`` its reset seed (``int`` or ``None``).
+        env_specs: ``group -> EnvSpec`` of the environment each dataset is evaluated in.
+        codec: the :class:`~curteach_teaching.experiments.dataset_bc.observations.Codec` (built once).
+        action_space: the pool's action space.
+        task_scores: ``task -> (N,)`` float64 difficulties of every task score a cell reads (fitted ones included
+            once :meth:`~curteach_teaching.experiments.dataset_bc.experiment.DatasetBCExperiment.fit` has run).
+        digest: :func:`pool_digest` of the pool it was made from.
+    """
+
+    trajectories: tuple
+    lengths: np.ndarray
+    groups: tuple
+    seeds: tuple
+    env_specs: Mapping
+    codec: Any
+    action_space: Any
+    task_scores: Mapping = field(default_factory=dict)
+    digest: str = ""
+
+    def __len__(self) -> int:
+        return len(self.trajectories)
+
+    def make_env(self, group: str) -> Any:
+        """``gym.make`` of ``group``'s environment (as :meth:`~curteach_teaching.datasets.EpisodePool.make_env`)."""
+        import gymnasium as gym
+
+        spec = self.env_specs.get(group)
+        if spec is None:
+            raise ValueError(f"no environment spec is known for group {group!r}")
+        return gym.make(spec)
+
+    def with_scores(self, scores: Mapping[str, np.ndarray]) -> DatasetBCData:
+        """A copy with ``scores`` added to :attr:`task_scores`."""
+        import dataclasses
+
+        return dataclasses.replace(self, task_scores={**self.task_scores, **scores})
