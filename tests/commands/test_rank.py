@@ -105,7 +105,7 @@ def test_robomimic_bad_input_exit_2_file_unchanged(tmp_path, episodes, capsys, m
     assert "already has the filter key mask/worse" in _one_line_error(
         capsys, [*base, "--obs-keys", KEYS, "--keep", "0.5", "--filter-key", "worse"])
     assert "give --keep too" in _one_line_error(capsys, [*base, "--obs-keys", KEYS, "--filter-key", "x"])
-    assert "no task score field 'speed'" in _one_line_error(
+    assert "no task score 'speed'" in _one_line_error(
         capsys, [*base, "--obs-keys", KEYS, "--score", "speed"])
     os.chmod(path, 0o444)
     try:
