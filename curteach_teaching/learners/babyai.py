@@ -53,7 +53,7 @@ from curteach_teaching.learners.babyai_vocab import (
     policy_observation_space,
 )
 from curteach_teaching.learners.logits_policy import LogitsPolicy
-from curteach_teaching.learners.networks import make_generator
+from curteach_teaching.learners.seeding import make_generator
 
 __all__ = ["BabyAIFiLMNet", "BabyAIFiLMPolicy", "DEFAULT_LEARNING_RATE", "INDEX_ROWS"]
 
