@@ -47,8 +47,8 @@ def main() -> None:
         load_babyai_dataset,
         write_babyai_datasets,
     )
-    from curteach_teaching.experiments.dataset_bc.rollouts import evaluate_policy
     from curteach_teaching.learners.babyai import BabyAIFiLMPolicy
+    from curteach_teaching.rollouts import evaluate_policy
 
     levels = resolve_levels(LEVELS)
     data = args.data or Path(tempfile.mkdtemp(prefix="babyai-bc-check-"))

@@ -26,7 +26,7 @@ from curteach_teaching.experiments.dataset_bc.babyai_minari import (  # noqa: E4
     replay_episode,
     write_babyai_datasets,
 )
-from curteach_teaching.experiments.dataset_bc.rollouts import evaluate_policy, evaluate_policy_serial  # noqa: E402
+from curteach_teaching.rollouts import evaluate_policy, evaluate_policy_serial  # noqa: E402
 
 LEVELS = ("GoToRedBallGrey", "PutNextLocal")
 EPISODES = 6

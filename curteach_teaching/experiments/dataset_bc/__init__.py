@@ -1,8 +1,8 @@
-"""The learner-centric experiment on any demonstration dataset; here, so far: BabyAI bot datasets and the evaluator.
+"""The learner-centric experiment on any demonstration dataset; here, so far: BabyAI bot datasets.
 
 ``babyai_data`` plans and plays ``BabyAIBot`` episodes (seeded, in parallel, optionally noisy); ``babyai_minari``
-writes them as one Minari dataset per level and reads them back as imitation trajectories; ``rollouts`` evaluates
-a policy on many seeded episodes at once. Names are imported on first use (Minari, Minigrid and torch load only
+writes them as one Minari dataset per level and reads them back as imitation trajectories. The evaluator is the
+library's (:mod:`curteach_teaching.rollouts`). Names are imported on first use (Minari, Minigrid and torch load only
 then).
 """
 
@@ -31,9 +31,6 @@ _LAZY = {
     "replay_episode": "curteach_teaching.experiments.dataset_bc.babyai_minari",
     "write_babyai_datasets": "curteach_teaching.experiments.dataset_bc.babyai_minari",
     "write_level_dataset": "curteach_teaching.experiments.dataset_bc.babyai_minari",
-    "RolloutResults": "curteach_teaching.experiments.dataset_bc.rollouts",
-    "evaluate_policy": "curteach_teaching.experiments.dataset_bc.rollouts",
-    "evaluate_policy_serial": "curteach_teaching.experiments.dataset_bc.rollouts",
 }
 __all__ = sorted(_LAZY)
 

@@ -56,9 +56,12 @@ def pool_digest(pool: Any) -> str:
 
 
 def success_defined(pool: Any) -> bool:
-    """Whether an episode's success can be read off its rewards: every episode is rewarded on its last step only
-    (as BabyAI's and Minigrid's are). Elsewhere (CartPole rewards every step, its last one too) success is not
-    reported."""
+    """Whether success is reported: the data's step infos hold ``success`` or ``is_success`` (the env reports it, as
+    Meta-World's and Gymnasium-Robotics' do), or an episode's success can be read off its rewards: every episode is
+    rewarded on its last step only (as BabyAI's and Minigrid's are). Elsewhere (CartPole rewards every step, its last
+    one too) success is not reported."""
+    if any(key in info for info in pool.infos for key in ("success", "is_success")):
+        return True
     if not pool.has_rewards:
         return False
     return all(not np.any(np.asarray(t.rews)[:-1]) for t in pool.trajectories)
@@ -115,7 +118,7 @@ class _Evaluations:
             self.losses.append(float(batch.metrics["loss"]))
 
     def __call__(self, step: int) -> None:
-        from curteach_teaching.experiments.dataset_bc.rollouts import evaluate_policy
+        from curteach_teaching.rollouts import evaluate_policy
 
         point: dict[str, float] = {}
         modes = [("", True)] + ([("sampled_", False)] if self.experiment.sampled else [])
@@ -143,19 +146,16 @@ class _Evaluations:
             self.curves.setdefault(name, []).append(value)
 
 
-def run_once(experiment: Any, cell: str, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
-    """Run ``index`` of curriculum ``cell`` of ``experiment`` (see the module docstring)."""
-    import torch as th
-    from imitation.algorithms.bc import BC
-
+def run_once(experiment: Any, cell: str, index: int, seed_sequence: np.random.SeedSequence, *,
+             device: Any = "cpu") -> RunResult:
+    """Run ``index`` of curriculum ``cell`` of ``experiment`` on ``device`` (see the module docstring)."""
     from curteach_teaching.curriculum.adapters.bc import CurriculumBC
     from curteach_teaching.curriculum.callbacks import CurriculumCallback, EveryNSteps
     from curteach_teaching.curriculum.pacing import LinearPacing
     from curteach_teaching.curriculum.selection import check_variant
     from curteach_teaching.experiments.dataset_bc.observations import codec_for
-    from curteach_teaching.experiments.dataset_bc.policies import make_policy
     from curteach_teaching.experiments.dataset_bc.preference import ScaledPreference
-    from curteach_teaching.learners.quiet_logger import silent_logger
+    from curteach_teaching.learners.factory import make_bc_trainer, make_policy
 
     pool = load_pool(experiment.sources, experiment.env_id)
     codec = codec_for(pool.observation_space)
@@ -169,11 +169,10 @@ def run_once(experiment: Any, cell: str, index: int, seed_sequence: np.random.Se
     teacher = experiment.teacher_scores(pool, spec.task, trajectories, codec) if needs_teacher else None
 
     net_seed, batch_seed, sample_seed = (int(s.generate_state(1)[0]) for s in seed_sequence.spawn(3))
-    policy = make_policy(experiment.policy, codec.observation_space, pool.action_space, net_seed)
-    trainer = BC(observation_space=codec.observation_space, action_space=pool.action_space, policy=policy,
-                 rng=np.random.default_rng(batch_seed), batch_size=experiment.batch_size,
-                 optimizer_cls=th.optim.Adam, optimizer_kwargs={"lr": experiment.learning_rate},
-                 custom_logger=silent_logger())
+    policy = make_policy(experiment.policy, codec.observation_space, pool.action_space, net_seed, device=device)
+    trainer = make_bc_trainer(policy, codec.observation_space, pool.action_space, batch_size=experiment.batch_size,
+                              learning_rate=experiment.learning_rate, rng=np.random.default_rng(batch_seed),
+                              device=device)
     steps_per_epoch, epochs = experiment.schedule(int(lengths.sum()))
     evaluations = _Evaluations(experiment, pool, codec, policy, sample_seed)
 
