@@ -38,6 +38,7 @@ __all__ = [
     "env_action",
     "greedy_actions",
     "log_prob",
+    "outside_bounds",
     "sampled_actions",
     "step_log_probs",
 ]
@@ -200,6 +201,27 @@ def env_action(action: np.ndarray, space: gym.spaces.Space) -> Any:
                      "MultiDiscrete or MultiBinary")
 
 
+def outside_bounds(space: gym.spaces.Space, actions: Sequence[np.ndarray]) -> np.ndarray:
+    """``(N,)`` int64: how many actions of each of ``N`` demonstrations lie outside a ``Box``'s bounds (a step counts
+    once however many of its dimensions do); zeros for every other space.
+
+    The one rule for such actions: they are trained on and scored as given, never clipped (a clipped action would be
+    another action than the one demonstrated, and its density at the bound another number).
+
+    Args:
+        space: the action space.
+        actions: ``N`` arrays ``(L_i, *space.shape)``.
+    """
+    counts = np.zeros(len(actions), dtype=np.int64)
+    if not isinstance(space, gym.spaces.Box):
+        return counts
+    for i, acts in enumerate(actions):
+        flat = np.asarray(acts, dtype=np.float64).reshape(len(acts), -1)
+        low, high = space.low.reshape(1, -1), space.high.reshape(1, -1)
+        counts[i] = int(((flat < low) | (flat > high)).any(axis=1).sum())
+    return counts
+
+
 def log_prob(policy: Any, obs: Any, actions: Any) -> Any:
     """``(B,)`` ``log pi(a | s)`` of given actions under an SB3 ``policy``, from its ``evaluate_actions`` (the
     quantity imitation's ``BC`` trains): a log-probability, or for a ``Box`` a log-density summed over the action's
@@ -211,6 +233,10 @@ def log_prob(policy: Any, obs: Any, actions: Any) -> Any:
         obs: ``(B, ...)`` observation tensors (a dict of tensors for a ``Dict`` space) on the policy's device.
         actions: ``(B, ...)`` action tensor on the policy's device.
     """
+    from stable_baselines3.common.distributions import BernoulliDistribution
+
+    if isinstance(getattr(policy, "action_dist", None), BernoulliDistribution) and not actions.is_floating_point():
+        actions = actions.float()  # torch's Bernoulli scores float outcomes only (a MultiBinary dataset holds ints)
     _, log_probability, _ = policy.evaluate_actions(obs, actions)
     return log_probability.reshape(-1)
 
