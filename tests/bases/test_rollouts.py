@@ -22,7 +22,8 @@ def pendulum_policy():
     env = pendulum()
     policy = make_policy("mlp", env.observation_space, env.action_space, 4)
     with th.no_grad():  # a mean well beyond the bounds on some states, so that clipping matters
-        policy.action_net.weight.copy_(3.0 * th.randn(policy.action_net.weight.shape, generator=th.Generator().manual_seed(0)))
+        shape = policy.action_net.weight.shape
+        policy.action_net.weight.copy_(3.0 * th.randn(shape, generator=th.Generator().manual_seed(0)))
     return policy
 
 
