@@ -7,7 +7,8 @@ first before training):
 * ``records["batches"]["return"]``: ``(K,)`` the optimizer steps taken;
 * ``curves["return"]``, ``curves["success"]``, ``curves["length"]``: ``(K,)`` the greedy policy's mean return,
   success rate and episode length over every held-out episode of every dataset;
-* ``curves["sampled_success"]``: the same success rate with sampled actions (when ``sampled``);
+* ``curves["sampled_success"]``: the same success rate with sampled actions (when ``sampled``); for ``Box`` actions
+  also ``curves["sampled_return"]``, the mean return with sampled actions (greedy acts with the Gaussian's mean);
 * ``curves["success:<dataset>"]`` (and ``sampled_success:<dataset>``): per dataset, when the pool has several;
 * ``curves["train:loss"]``: the mean training loss of the steps since the previous point (NaN at the first);
 * ``extras["selected_fraction"]``: the fraction of the pool each epoch trained on; ``extras["diverged"]``: the step
@@ -18,7 +19,9 @@ first before training):
 
 Held-out reset seeds: per dataset, the integers ``0, 1, 2, ...`` that are not the reset seed of any of its
 episodes, the first ``eval_episodes`` of them (BabyAI bot datasets never use seeds below ``2**20``). Every run and
-every curriculum is evaluated on the same seeds; sampled actions draw from a generator seeded by the run.
+every curriculum is evaluated on the same seeds; sampled actions draw from a generator seeded by the run. Episodes are
+rolled out by the library's evaluator (:mod:`curteach_teaching.rollouts`): success where the env reports it at any
+step, else a positive reward on the terminating step; ``Box`` actions are clipped to the space when acting.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import functools
 import hashlib
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from curteach_teaching.names import AGN
@@ -109,6 +113,7 @@ class _Evaluations:
         self.seeds = {g: held_out_seeds(np.asarray(pool.seeds, dtype=object)[groups == g], experiment.eval_episodes)
                       for g in self.groups}
         self.sample_seed = sample_seed
+        self.continuous = isinstance(pool.action_space, gym.spaces.Box)
         self.curves: dict[str, list[float]] = {}
         self.batches: list[int] = []
         self.losses: list[float] = []
@@ -136,6 +141,8 @@ class _Evaluations:
             if greedy:
                 point["return"] = float(np.concatenate([r.returns for r in outcomes]).mean())
                 point["length"] = float(np.concatenate([r.lengths for r in outcomes]).mean())
+            elif self.continuous:
+                point["sampled_return"] = float(np.concatenate([r.returns for r in outcomes]).mean())
         point["train:loss"] = float(np.mean(self.losses)) if self.losses else float("nan")
         self.losses = []
         self.record(step, point)
