@@ -11,10 +11,12 @@
 * anything else (vectors, ``Discrete``, ``MultiDiscrete``): SB3's ``ActorCriticPolicy``, an MLP of two layers of
   64 units (imitation's ``BC`` trains only its action head; the value head stays unused).
 
-Actions: ``Discrete`` (categorical), ``MultiDiscrete`` (one categorical per dimension), ``MultiBinary`` (Bernoulli)
-and ``Box`` (a diagonal Gaussian with a state-independent log standard deviation, clamped to ``[-5, 2]``:
+Actions: ``Discrete`` (categorical), ``MultiDiscrete`` (one categorical per dimension) and ``Box`` (a diagonal
+Gaussian with a state-independent log standard deviation, clamped to ``[-5, 2]``:
 :mod:`curteach_teaching.learners.gaussian` says why). For ``Box`` actions the SB3 classes above are replaced by their
-bounded twins; every other space keeps SB3's classes as they are.
+bounded twins; every other space keeps SB3's classes as they are. ``MultiBinary`` is refused: SB3's Bernoulli
+scores float actions only, datasets store them as integers, and imitation's ``BC`` hands them over as stored (its
+first step fails); the action seam itself handles Bernoulli policies.
 
 A user's policy is ``module:attr``: ``factory(observation_space, action_space, seed) -> SB3 policy``.
 
@@ -33,8 +35,8 @@ __all__ = ["ACTION_SPACES", "POLICY_KINDS", "make_bc_trainer", "make_policy"]
 
 #: the built-in kinds; anything else must be ``module:attr``
 POLICY_KINDS = ("auto", "babyai-film", "mlp", "cnn", "multi-input")
-#: the action spaces a built-in policy (and imitation's ``BC``) learns
-ACTION_SPACES = (gym.spaces.Discrete, gym.spaces.Box, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
+#: the action spaces a built-in policy learns through imitation's ``BC``
+ACTION_SPACES = (gym.spaces.Discrete, gym.spaces.Box, gym.spaces.MultiDiscrete)
 
 
 def _constant(_: float) -> float:
@@ -100,8 +102,8 @@ def make_policy(kind: str, observation_space: gym.spaces.Space, action_space: gy
     if kind not in POLICY_KINDS:
         raise ValueError(f"policy must be one of {POLICY_KINDS} or module:attr; got {kind!r}")
     if not isinstance(action_space, ACTION_SPACES):
-        raise ValueError(f"the built-in policies learn Discrete, Box, MultiDiscrete or MultiBinary actions; the "
-                         f"dataset's action space is {action_space}")
+        raise ValueError(f"the built-in policies learn Discrete, Box or MultiDiscrete actions (imitation's BC cannot "
+                         f"train MultiBinary actions stored as integers); the dataset's action space is {action_space}")
     if kind == "auto":
         kind = _auto_kind(observation_space)
     _check_fits(kind, observation_space)

@@ -16,6 +16,7 @@ from curteach_teaching.curriculum.index import DemonstrationIndex  # noqa: E402
 from curteach_teaching.curriculum.scores import policy_difficulty  # noqa: E402
 from curteach_teaching.learners import actions  # noqa: E402
 from curteach_teaching.learners.factory import make_policy  # noqa: E402
+from curteach_teaching.learners.seeding import seeded_globals  # noqa: E402
 
 LOG_2PI = math.log(2 * math.pi)
 
@@ -102,7 +103,13 @@ def test_sb3_distributions_of_every_action_space_reach_the_seam():
     for space, kind in ((gym.spaces.Discrete(3), "categorical"), (gym.spaces.Box(-1, 1, (2,)), "gaussian"),
                         (gym.spaces.MultiDiscrete([2, 3]), "multi-categorical"),
                         (gym.spaces.MultiBinary(3), "bernoulli")):
-        policy = make_policy("auto", obs_space, space, 0)
+        if isinstance(space, gym.spaces.MultiBinary):  # SB3's own class: the factory refuses MultiBinary for BC
+            from stable_baselines3.common.policies import ActorCriticPolicy
+
+            with seeded_globals(0):
+                policy = ActorCriticPolicy(obs_space, space, lambda _: 0.0)
+        else:
+            policy = make_policy("auto", obs_space, space, 0)
         distribution = actions.action_distribution(policy, np.zeros((5, 4), dtype=np.float32))
         assert distribution.kind == kind and len(distribution) == 5
         chosen = actions.sampled_actions(distribution, [np.random.default_rng(i) for i in range(5)])

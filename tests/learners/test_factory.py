@@ -47,8 +47,9 @@ def test_a_kind_that_does_not_fit_is_one_line():
         make_policy("babyai-film", VECTORS, gym.spaces.Discrete(7), 0)
     with pytest.raises(ValueError, match="policy must be one of"):
         make_policy("transformer", VECTORS, gym.spaces.Discrete(2), 0)
-    with pytest.raises(ValueError, match="learn Discrete, Box, MultiDiscrete or MultiBinary actions"):
-        make_policy("auto", VECTORS, gym.spaces.Tuple((gym.spaces.Discrete(2),)), 0)
+    for space in (gym.spaces.Tuple((gym.spaces.Discrete(2),)), gym.spaces.MultiBinary(3)):
+        with pytest.raises(ValueError, match="learn Discrete, Box or MultiDiscrete actions"):
+            make_policy("auto", VECTORS, space, 0)
 
 
 def test_the_bc_trainer_is_built_on_the_given_device_with_the_given_optimizer():
