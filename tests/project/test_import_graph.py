@@ -202,6 +202,9 @@ REMOVED_MODULES = (
     "curteach_envs.files",
     "curteach_envs.validation",
     "curteach_teaching.experiments.runner",
+    "curteach_teaching.evaluation",
+    "curteach_teaching.experiments.dataset_bc.rollouts",
+    "curteach_teaching.experiments.dataset_bc.policies",
 )
 
 
