@@ -124,7 +124,7 @@ def test_the_ensemble_teacher_drops_mostly_the_noisy_episodes(pendulum_root, tmp
                  "--ensemble-batches", "300", "--curricula", "Agn,Cur-T@select", "--keep", "0.67", "--runs", "1",
                  "--max-batches", "30", "--eval-every", "30", "--eval-episodes", "2", "--backend", "serial",
                  "--no-progress", "--no-figures", "--out", str(out)]) == 0
-    run = json.loads(next((out / "runs" / "Cur-T@select").glob("*.json")).read_text())["data"]
+    run = json.loads(next((out / "runs" / "Cur-T+select").glob("*.json")).read_text())["data"]
     kept = set(run["extras"]["selection"][0]["selected"])
     assert len(kept) == 8
     dropped = set(range(12)) - kept
