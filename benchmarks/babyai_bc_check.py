@@ -44,8 +44,8 @@ def main() -> None:
     from curteach_teaching.datasets.sources.babyai import dataset_id, write_babyai_datasets
     from curteach_teaching.datasets.sources.babyai_bot import HELD_OUT_SEEDS, make_policy_env, resolve_levels
     from curteach_teaching.experiments.dataset_bc.observations import codec_for
-    from curteach_teaching.experiments.dataset_bc.rollouts import evaluate_policy
     from curteach_teaching.learners.babyai import BabyAIFiLMPolicy
+    from curteach_teaching.rollouts import evaluate_policy
 
     levels = resolve_levels(LEVELS)
     data = args.data or Path(tempfile.mkdtemp(prefix="babyai-bc-check-"))

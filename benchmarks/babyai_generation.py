@@ -5,7 +5,7 @@ Usage: ``python benchmarks/babyai_generation.py [--episodes 400] [--eval-episode
 
 Prints, per level: bot episodes per second with 1 and with 2 worker processes (``generate_bot_episodes``; the
 2-worker figure includes starting the processes), and Minari writing and reading per second (HDF5). Then episodes
-per second of :func:`~curteach_teaching.experiments.dataset_bc.rollouts.evaluate_policy` against Gymnasium's
+per second of :func:`~curteach_teaching.rollouts.evaluate_policy` against Gymnasium's
 ``SyncVectorEnv`` stepping the same number of envs with the same policy, greedy actions, for two policies:
 
 * untrained: every episode runs to its step limit, so both step every env at every step;
@@ -36,16 +36,15 @@ def _sync_vector_env_rate(policy, level: str, seeds: list[int]) -> tuple[float, 
     import gymnasium as gym
 
     from curteach_teaching.datasets.sources.babyai_bot import make_policy_env
-    from curteach_teaching.experiments.dataset_bc.rollouts import policy_logits
+    from curteach_teaching.learners.actions import action_distribution, greedy_actions
 
-    logits_of = policy_logits(policy)
     start = time.perf_counter()
     envs = gym.vector.SyncVectorEnv([lambda: make_policy_env(level) for _ in seeds])
     observations, _ = envs.reset(seed=seeds)
     finished = np.zeros(len(seeds), dtype=bool)
     steps = 0
     while not finished.all():
-        actions = logits_of(observations).argmax(axis=1)
+        actions = greedy_actions(action_distribution(policy, observations))
         observations, _, terminated, truncated, _ = envs.step(actions)
         finished |= terminated | truncated
         steps += len(seeds)
@@ -77,7 +76,7 @@ def _train_bc(trajectories: list, steps: int, seed: int):
 def _compare_evaluators(policy, levels: list[str], seeds: list[int], label: str) -> None:
     """Print, per level, evaluate_policy's episodes/s against SyncVectorEnv's with ``policy``, greedy actions."""
     from curteach_teaching.datasets.sources.babyai_bot import make_policy_env
-    from curteach_teaching.experiments.dataset_bc.rollouts import evaluate_policy
+    from curteach_teaching.rollouts import evaluate_policy
 
     for level in levels:
         start = time.perf_counter()

@@ -2,7 +2,7 @@
 
 The pool is the scripted CartPole dataset of ``examples/datasets/scripted_cartpole.py`` (written to a temporary
 folder), or BabyAI bot data with ``--babyai DIR`` (a folder of ``make-dataset babyai``). Both sides train the same
-policy (:func:`~curteach_teaching.experiments.dataset_bc.policies.make_policy`, seed 0) with Adam on batches of
+policy (:func:`~curteach_teaching.learners.factory.make_policy`, seed 0) with Adam on batches of
 ``--batch-size`` state-action pairs for ``--steps`` steps:
 
 * curteach, Agn: imitation's ``BC`` through ``CurriculumBC`` with no curriculum (the adapter's own cost);
@@ -59,7 +59,7 @@ def main() -> None:
     from curteach_teaching.curriculum.adapters.bc import CurriculumBC
     from curteach_teaching.curriculum.scaled import ScaledPreference
     from curteach_teaching.experiments.dataset_bc.observations import codec_for
-    from curteach_teaching.experiments.dataset_bc.policies import make_policy
+    from curteach_teaching.learners.factory import make_policy
     from curteach_teaching.learners.quiet_logger import silent_logger
 
     th.set_num_threads(1)

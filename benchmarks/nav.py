@@ -104,8 +104,8 @@ def main() -> None:
 
     from curteach_envs.navigation.dataset import save_dataset
     from curteach_envs.navigation.generate import generate_dataset
-    from curteach_teaching.evaluation import evaluate_split
     from curteach_teaching.experiments.nav.data import file_digest, prepare
+    from curteach_teaching.experiments.nav.evaluation import evaluate_split
     from curteach_teaching.experiments.nav.experiment import NavExperiment
     from curteach_teaching.experiments.nav.run import NavRun
     from curteach_teaching.names import AGN

@@ -11,14 +11,11 @@ For a demonstration ``xi = ((s_0, a_0), ..., (s_{L-1}, a_{L-1}))`` and a policy 
   - ``"mean"`` (the IRL original's Cur): ``log mean_j exp(x_j)``, computed with a log-sum-exp, or
   - ``"geometric"`` (the BC original, and IRL's Cur-T and Cur-L): ``sum_j x_j``.
 
-The log-likelihood of a demonstration under a policy has its one home here, in two forms side by side:
-
-* tabular, :func:`log_likelihood`: an ``(S, A)`` log-policy table indexed by integer states and actions (the
-  teachers of the car experiments);
-* a Stable-Baselines3 policy, :func:`demonstration_log_likelihoods`: ``policy.evaluate_actions`` over the
-  flattened transitions of N demonstrations, summed per demonstration by :func:`sum_per_demonstration` (the
-  curriculum over demonstrations of :mod:`curteach_teaching.curriculum`). torch and imitation are imported only
-  when it is called, so this module needs NumPy alone.
+The log-likelihood of a demonstration under a tabular policy is :func:`log_likelihood` (an ``(S, A)`` log-policy
+table indexed by integer states and actions: the teachers of the car experiments); per-step log-probabilities of any
+other policy (e.g. a Stable-Baselines3 policy's, from the action seam
+:func:`curteach_teaching.learners.actions.step_log_probs`) are summed per demonstration by
+:func:`sum_per_demonstration`. This module needs NumPy alone.
 
 Everything works from log-probabilities (e.g. a soft learner's ``Q - V``), never from probabilities that may
 underflow. A log-probability of ``-inf`` (probability exactly 0) is floored at :data:`MIN_LOG_PROB`, so scores stay
@@ -36,13 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from curteach_envs._util import CPU_PIECE_ROWS, row_pieces
-
 __all__ = [
     "AGGREGATIONS",
     "MIN_LOG_PROB",
     "log_likelihood",
-    "demonstration_log_likelihoods",
     "sum_per_demonstration",
     "index_observations",
     "check_aggregation",
@@ -139,77 +133,6 @@ def index_observations(obs: Any, index: np.ndarray) -> Any:
     if imitation_types is not None and isinstance(obs, imitation_types.DictObs):
         return imitation_types.DictObs({key: value[index] for key, value in obs.items()})
     return obs[index]
-
-
-def demonstration_log_likelihoods(
-    policy: Any,
-    obs: Any,
-    acts: np.ndarray,
-    demo_of_transition: np.ndarray,
-    n_demonstrations: int,
-    chunk_size: int = 8192,
-    min_log_prob: float = MIN_LOG_PROB,
-) -> np.ndarray:
-    """``sum_tau log pi(a_tau | s_tau)`` per demonstration, from a Stable-Baselines3 policy's ``evaluate_actions``.
-
-    Batched in chunks of transitions, without gradients and with the policy in evaluation mode (restored
-    afterwards). Each step's log-probability is floored at ``min_log_prob`` by :func:`sum_per_demonstration`, so a
-    step of probability 0 gives a finite score; a NaN from the policy (a diverged network: non-finite weights, or
-    outputs that torch's distributions refuse as NaN) also counts as the floor.
-    torch and imitation are imported here, on the first call.
-
-    On the CPU each chunk is forwarded in pieces of 1024 to 2047 rows (``curteach_envs._util.row_pieces``), whose
-    activations stay in the cache: the navigation CNN's pass over the paper-size shortest-path training set takes a
-    third less CPU time than with one pass per chunk of 8192, with bit-identical scores.
-
-    Args:
-        policy: an SB3 policy (``evaluate_actions(obs, acts) -> (values, log_prob, entropy)``, ``device``,
-            ``training``, ``set_training_mode``).
-        obs: ``(T, ...)`` observations of all transitions (array or imitation ``DictObs``).
-        acts: ``(T, ...)`` actions.
-        demo_of_transition: ``(T,)`` int, the demonstration each transition belongs to.
-        n_demonstrations: N.
-        chunk_size: transitions per chunk (per forward pass off the CPU).
-        min_log_prob: floor of each step's log-probability.
-
-    Returns:
-        ``(N,)`` float64 log-likelihoods, finite.
-    """
-    import torch as th
-    from imitation.data import types
-    from imitation.util import util
-
-    T = len(acts)
-    log_probs = np.empty(T, dtype=np.float64)
-    parameters = list(policy.parameters()) if hasattr(policy, "parameters") else []
-    if not all(bool(th.isfinite(p).all()) for p in parameters):  # a diverged network: every step is the floor
-        log_probs.fill(np.nan)
-        return sum_per_demonstration(log_probs, demo_of_transition, n_demonstrations, min_log_prob)
-    was_training = policy.training
-    on_cpu = th.device(policy.device).type == "cpu"
-    policy.set_training_mode(False)
-    try:
-        with th.no_grad():
-            for begin in range(0, T, chunk_size):
-                end = min(T, begin + chunk_size)
-                for start, stop in row_pieces(begin, end, CPU_PIECE_ROWS if on_cpu else None):
-                    index = np.arange(start, stop)
-                    chunk = types.maybe_unwrap_dictobs(index_observations(obs, index))
-                    obs_tensor = types.map_maybe_dict(lambda x: util.safe_to_tensor(x, device=policy.device), chunk)
-                    acts_tensor = util.safe_to_tensor(acts[index], device=policy.device)
-                    try:
-                        _, log_prob, _ = policy.evaluate_actions(obs_tensor, acts_tensor)
-                    except ValueError as error:
-                        # torch's distributions refuse NaN logits ("Expected parameter logits ... to satisfy the
-                        # constraint"): finite weights whose outputs overflowed; those steps count as the floor
-                        if "Expected parameter" not in str(error):
-                            raise
-                        log_probs[index] = np.nan
-                        continue
-                    log_probs[index] = log_prob.detach().cpu().numpy().astype(np.float64).reshape(-1)
-    finally:
-        policy.set_training_mode(was_training)
-    return sum_per_demonstration(log_probs, demo_of_transition, n_demonstrations, min_log_prob)
 
 
 def aggregate(values: np.ndarray, aggregation: str = "mean") -> np.ndarray:

@@ -115,6 +115,7 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
             teacher_seed=args.seed, **settings,
         )
     experiment = experiment.prepare(pool)  # a bad score, space or policy fails before the folder is touched
+    report_out_of_bounds(pool)
     out = output_folder(args, "results/dataset-bc")
     report = DatasetBCReport(experiment, pool, success=success_defined(pool), target=args.target,
                              title=f"dataset-bc: {', '.join(sources)}", bad_field=args.bad_field)
@@ -133,3 +134,18 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
                     announce()
                     raise
         return run_sweep_command(args, experiment, report, out, session=session)
+
+
+def report_out_of_bounds(pool) -> None:
+    """One line when demonstrated actions lie outside the action space's bounds (trained on and scored as given)."""
+    import numpy as np
+
+    from curteach_teaching.learners.actions import outside_bounds
+
+    counts = outside_bounds(pool.action_space, [t.acts for t in pool.trajectories])
+    if counts.any():
+        episodes = np.flatnonzero(counts)
+        named = ", ".join(str(i) for i in episodes[:5]) + (", ..." if episodes.size > 5 else "")
+        print(f"note: {int(counts.sum())} demonstrated actions in {episodes.size} episodes (pool indices {named}) lie "
+              "outside the action space's bounds; they are trained on and scored as given, never clipped", flush=True)
+

@@ -8,9 +8,11 @@ scored by the members that did *not* see it::
     log Psi^E(xi_i) = - mean_{k : i not in B_k}  (1 / L_i) sum_tau log pi_k(a_tau | s_tau)
 
 the negative mean per-step log-likelihood of its actions under the members it was held out from (all ``K`` members
-where it was in every half, which happens with probability ``2^-K``). Held-out scores are what makes this a quality
-score: a member that trained on a bad demonstration may have learned its mistakes, one that did not rates them as
-unlikely. Per step, so that a long demonstration is not harder for its length alone.
+where it was in every half, which happens with probability ``2^-K``); for continuous actions a log-density, through
+the action seam (:mod:`curteach_teaching.learners.actions`), of the actions as given (never clipped). Held-out
+scores are what makes this a quality score: a member that trained on a bad demonstration may have learned its
+mistakes, one that did not rates them as unlikely. Per step, so that a long demonstration is not harder for its
+length alone.
 
 Cost: ``K`` trainings of ``batches`` optimizer steps each plus ``K`` scoring passes over the data; with ``cache`` the
 scores are written once per data, settings and seed (a ``.npz`` named by their digest) and read back after.
@@ -108,21 +110,19 @@ class EnsembleTeacher:
         return in_bag
 
     def fit_member(self, k: int, demonstrations: Sequence[Any], in_bag: np.ndarray,
-                   make_policy: Callable[[int], Any], observation_space: Any, action_space: Any) -> Any:
-        """Member ``k``: a fresh policy ``make_policy(seed)`` trained by BC on its half; returns the policy."""
-        import torch as th
-        from imitation.algorithms.bc import BC
-
+                   make_policy: Callable[[int], Any], observation_space: Any, action_space: Any, *,
+                   device: Any = "cpu") -> Any:
+        """Member ``k``: a fresh policy ``make_policy(seed)`` trained by BC (Adam) on its half, on ``device``;
+        returns the policy."""
         from curteach_teaching.curriculum.adapters.bc import CurriculumBC
-        from curteach_teaching.learners.quiet_logger import silent_logger
+        from curteach_teaching.learners.factory import make_bc_trainer
 
         net_seed, batch_seed = (int(s.generate_state(1)[0])
                                 for s in np.random.SeedSequence([self.seed, k, 1]).spawn(2))
         policy = make_policy(net_seed)
-        trainer = BC(observation_space=observation_space, action_space=action_space, policy=policy,
-                     rng=np.random.default_rng(batch_seed), batch_size=self.batch_size,
-                     optimizer_cls=th.optim.Adam, optimizer_kwargs={"lr": self.learning_rate},
-                     custom_logger=silent_logger())
+        trainer = make_bc_trainer(policy, observation_space, action_space, batch_size=self.batch_size,
+                                  learning_rate=self.learning_rate, rng=np.random.default_rng(batch_seed),
+                                  device=device)
         half = [demonstrations[i] for i in np.flatnonzero(in_bag)]
         curriculum = CurriculumBC(trainer, half, variant="Agn", rng=np.random.default_rng(batch_seed), log=False,
                                   steps_per_epoch=self.batches)
@@ -137,7 +137,7 @@ class EnsembleTeacher:
 
     def scores(self, demonstrations: Sequence[Any], make_policy: Callable[[int], Any], observation_space: Any,
                action_space: Any, *, cache: str | os.PathLike | None = None, label: str = "",
-               progress: bool = False) -> EnsembleScores:
+               progress: bool = False, device: Any = "cpu") -> EnsembleScores:
         """Fit the members and score every demonstration (see the module docstring).
 
         Args:
@@ -148,6 +148,8 @@ class EnsembleTeacher:
                 ``label`` (e.g. the policy's kind), else compute and write them there.
             label: what else distinguishes the cached scores (the policy), part of the cache key.
             progress: a bar over the members.
+            device: where the members train and score (the scores do not depend on it beyond rounding; not part of
+                the cache key).
 
         Returns:
             The :class:`EnsembleScores`.
@@ -179,7 +181,8 @@ class EnsembleTeacher:
 
             members = tqdm(members, desc="ensemble teacher", unit="member", leave=False)
         for k in members:
-            policy = self.fit_member(k, demonstrations, in_bag[k], make_policy, observation_space, action_space)
+            policy = self.fit_member(k, demonstrations, in_bag[k], make_policy, observation_space, action_space,
+                                     device=device)
             per_demo = -policy_difficulty(policy, transitions.obs, transitions.acts, index)
             if not np.isfinite(per_demo).all():
                 raise ValueError(f"ensemble member {k} gave log-likelihoods that are not finite (did BC diverge? "

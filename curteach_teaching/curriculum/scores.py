@@ -3,11 +3,17 @@
 * the **teacher** difficulty ``log Psi^E(xi_i)``, scored once (:func:`teacher_difficulty`) from per-demonstration
   scores, a teacher policy or a per-step log-probability callable;
 * the **learner** difficulty ``log Psi^L(xi_i) = -sum_tau log pi^L(a_tau | s_tau)`` under a trainer's current SB3
-  policy (:func:`policy_difficulty`), in batched, no-grad, evaluation-mode passes.
+  policy (:func:`policy_difficulty`), in batched, no-grad, evaluation-mode passes of the action seam
+  (:func:`curteach_teaching.learners.actions.step_log_probs`).
+
+For continuous actions ``log pi`` is a log-density: it can be positive, and its units depend on the action's scale
+(rescaling an action dimension by ``c`` shifts every step's log-density by ``-log |c|``), so only differences between
+demonstrations of one dataset mean something.
 
 Both work on the flattened transitions of the demonstrations and their
 :class:`~curteach_teaching.curriculum.index.DemonstrationIndex`; they know nothing of the trainer that trains.
-Every per-step log-probability is floored at ``min_log_prob``, so that a probability of 0 gives a finite score.
+Every per-step log-probability is floored at ``min_log_prob``, so that a probability of 0 gives a finite score; any
+finite value above it (a log-density above 0 too) is used as it is.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from curteach_teaching.curriculum.index import DemonstrationIndex
-from curteach_teaching.difficulty import MIN_LOG_PROB, demonstration_log_likelihoods, sum_per_demonstration
+from curteach_teaching.difficulty import MIN_LOG_PROB, sum_per_demonstration
 
 __all__ = ["TeacherDifficulty", "check_min_log_prob", "policy_difficulty", "teacher_difficulty"]
 
@@ -47,7 +53,7 @@ def policy_difficulty(
 ) -> np.ndarray:
     """``(N,)`` ``-sum_tau log pi(a_tau | s_tau)`` of every demonstration under an SB3 ``policy`` (anything with
     ``evaluate_actions``): no-grad, evaluation-mode passes of ``chunk_size`` transitions (the mode is restored); a NaN
-    step counts as the floor.
+    step (a diverged network) counts as the floor. Continuous actions are scored as given, never clipped.
 
     Args:
         policy: the policy.
@@ -55,10 +61,10 @@ def policy_difficulty(
         index: their layout (T transitions of N demonstrations).
         chunk_size, min_log_prob: transitions per pass; the per-step floor.
     """
-    return -demonstration_log_likelihoods(
-        policy, obs, acts, index.demo_of_transition, index.n_demonstrations, chunk_size=chunk_size,
-        min_log_prob=min_log_prob,
-    )
+    from curteach_teaching.learners.actions import step_log_probs
+
+    per_step = step_log_probs(policy, obs, acts, chunk_size=chunk_size)
+    return -sum_per_demonstration(per_step, index.demo_of_transition, index.n_demonstrations, min_log_prob)
 
 
 def teacher_difficulty(
@@ -75,8 +81,9 @@ def teacher_difficulty(
     Args:
         teacher: a ``(N,)`` array of per-demonstration scores (larger = harder for the teacher), e.g. a task-specific
             score; an SB3 policy (anything with ``evaluate_actions``): ``-sum_tau log pi^E(a | s)``; or a callable
-            ``(obs (T, ...), acts (T,)) -> (T,)`` returning ``log pi^E(a_tau | s_tau)`` (a log-probability or a
-            log-density, any finite value), e.g. ``lambda obs, acts: log_pi_E[obs, acts]`` for a tabular teacher.
+            ``(obs (T, ...), acts (T, ...)) -> (T,)`` returning ``log pi^E(a_tau | s_tau)`` (a log-density for
+            continuous actions), e.g.
+            ``lambda obs, acts: log_pi_E[obs, acts]`` for a tabular teacher.
         obs, acts, index: as :func:`policy_difficulty`.
         chunk_size, min_log_prob: as :func:`policy_difficulty` (a NaN or +inf from a callable is an error, not the
             floor).

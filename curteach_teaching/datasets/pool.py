@@ -73,6 +73,11 @@ class EpisodePool:
         for i, trajectory in enumerate(self.trajectories):
             if not isinstance(trajectory, Trajectory):
                 raise ValueError(f"trajectories[{i}] must be an imitation Trajectory; got {type(trajectory).__name__}")
+        for i, trajectory in enumerate(self.trajectories):  # one check, where every reader and builder passes
+            what = _not_finite(trajectory)
+            if what:
+                raise ValueError(f"episode {int(ids[i])} of group {self.groups[i]!r} (pool index {i}) has NaN or "
+                                 f"infinite {what}; a demonstration's actions and observations must be finite")
         for i, seed in enumerate(self.seeds):
             if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
                 raise ValueError(f"seeds[{i}] must be an int or None; got {seed!r}")
@@ -219,6 +224,21 @@ class EpisodePool:
             if g == group and e == int(episode_id):
                 return i
         raise ValueError(f"no episode {episode_id} in group {group!r}")
+
+
+def _not_finite(trajectory: Trajectory) -> str:
+    """``"actions"``, ``"observations"`` (or ``"observations[key]"``) where a float array of ``trajectory`` holds NaN
+    or an infinity, else ``""``."""
+    def bad(array: Any) -> bool:
+        array = np.asarray(array)
+        return np.issubdtype(array.dtype, np.inexact) and not np.isfinite(array).all()
+
+    if bad(trajectory.acts):
+        return "actions"
+    obs = trajectory.obs
+    if hasattr(obs, "items") and not isinstance(obs, np.ndarray):  # an imitation DictObs
+        return next((f"observations[{key!r}]" for key, value in obs.items() if bad(value)), "")
+    return "observations" if bad(obs) else ""
 
 
 def _one_line(space: gym.Space) -> str:

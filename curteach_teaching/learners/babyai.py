@@ -53,7 +53,7 @@ from curteach_teaching.learners.babyai_vocab import (
     policy_observation_space,
 )
 from curteach_teaching.learners.logits_policy import LogitsPolicy
-from curteach_teaching.learners.networks import make_generator
+from curteach_teaching.learners.seeding import make_generator
 
 __all__ = ["BabyAIFiLMNet", "BabyAIFiLMPolicy", "DEFAULT_LEARNING_RATE", "INDEX_ROWS"]
 
@@ -179,7 +179,7 @@ class BabyAIFiLMPolicy(LogitsPolicy):
     ``mission (B, L)``, as tensors (what BC hands over) or arrays (``predict``). ``evaluate_actions`` returns
     ``(zeros (B, 1), log pi(a | s) (B,), entropy (B,))``; there is no value function. Greedy actions are the argmax
     of the logits; ``predict(deterministic=False)`` samples from torch's global RNG, as every SB3 policy does (the
-    evaluator in :mod:`curteach_teaching.experiments.dataset_bc.rollouts` samples from its own generator instead).
+    evaluator in :mod:`curteach_teaching.rollouts` samples from its own generator instead).
 
     Args:
         observation_space: :func:`~curteach_teaching.learners.babyai_vocab.policy_observation_space` (any token width).
@@ -206,12 +206,8 @@ class BabyAIFiLMPolicy(LogitsPolicy):
         optimizer_class: type[th.optim.Optimizer] = th.optim.Adam,
         optimizer_kwargs: dict[str, Any] | None = None,
     ):
-        expected = policy_observation_space()
-        if not (isinstance(observation_space, gym.spaces.Dict)
-                and set(observation_space.spaces) == set(expected.spaces)
-                and observation_space["image"].shape == IMAGE_SHAPE
-                and len(observation_space["mission"].shape) == 1):
-            raise ValueError(f"observation_space must be like {expected}; got {observation_space}")
+        if not self.accepts(observation_space):
+            raise ValueError(f"observation_space must be like {policy_observation_space()}; got {observation_space}")
         if not isinstance(action_space, gym.spaces.Discrete) or action_space.n != N_ACTIONS:
             raise ValueError(f"action_space must be Discrete({N_ACTIONS}); got {action_space}")
         super().__init__(observation_space, action_space, lr_schedule, optimizer_class=optimizer_class,
@@ -221,6 +217,16 @@ class BabyAIFiLMPolicy(LogitsPolicy):
         self.make_optimizer(lr_schedule)
         if device is not None:
             self.to(device)
+
+    @staticmethod
+    def accepts(observation_space: gym.spaces.Space) -> bool:
+        """Whether ``observation_space`` is the policy's: a ``Dict`` of ``image`` ``(7, 7, 3)``, ``direction`` and a
+        1-D ``mission`` of token ids (:func:`~curteach_teaching.learners.babyai_vocab.policy_observation_space`, any
+        token width)."""
+        return (isinstance(observation_space, gym.spaces.Dict)
+                and set(observation_space.spaces) == set(policy_observation_space().spaces)
+                and observation_space["image"].shape == IMAGE_SHAPE
+                and len(observation_space["mission"].shape) == 1)
 
     @classmethod
     def for_babyai(cls, **kwargs: Any) -> BabyAIFiLMPolicy:

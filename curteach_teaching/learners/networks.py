@@ -38,6 +38,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from curteach_teaching.learners.logits_policy import LogitsPolicy
+from curteach_teaching.learners.seeding import make_generator
 
 __all__ = [
     "N_PARAMETERS",
@@ -47,7 +48,6 @@ __all__ = [
     "ResidualBlock",
     "NavigationCNN",
     "NavigationCNNPolicy",
-    "make_generator",
     "navigation_spaces",
 ]
 
@@ -62,29 +62,6 @@ DEFAULT_LEARNING_RATE = 0.01
 _CHANNELS = 32
 _EMBEDDING = 512
 _HIDDEN = 256
-
-
-def make_generator(seed: int | np.integer | th.Generator | None = None) -> th.Generator:
-    """A CPU ``torch.Generator`` from a seed.
-
-    Args:
-        seed: a non-negative integer (``manual_seed``), a CPU ``torch.Generator`` (returned as is), or ``None`` for
-            fresh OS entropy (not reproducible; never reads or changes torch's global RNG).
-
-    Raises:
-        ValueError: a negative or non-integer seed, or a generator on another device.
-    """
-    if isinstance(seed, th.Generator):
-        if seed.device.type != "cpu":
-            raise ValueError(f"the initialisation generator must be a CPU generator; got one on {seed.device}")
-        return seed
-    if seed is None:
-        seed = int(np.random.SeedSequence().generate_state(2, dtype=np.uint32).view(np.uint64)[0] >> 1)
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, a torch.Generator or None; got {seed!r}")
-    generator = th.Generator(device="cpu")
-    generator.manual_seed(int(seed) % (1 << 64))
-    return generator
 
 
 class GeneratorDropout(nn.Module):

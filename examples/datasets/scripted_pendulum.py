@@ -2,8 +2,8 @@
 
 The controller pumps energy into the pendulum until it nears the top (an energy-shaping law), then holds it upright
 with a proportional-derivative law; its torque is clipped to Pendulum's ``[-2, 2]``. A share of the episodes is noisy:
-Gaussian noise of standard deviation ``noise`` is added to every torque before clipping. Every episode runs
-Pendulum's 200 steps (the task never terminates); how hard an episode is depends on where the pendulum starts, so
+Gaussian noise of standard deviation ``noise`` (default 1.5) is added to every torque before clipping. Every episode
+runs Pendulum's 200 steps (the task never terminates); how hard an episode is depends on where the pendulum starts, so
 ``--task-difficulty return`` (minus the return) ranks a start near the top as easy and a hanging one as hard.
 
 Each episode's reset seed is stored (so evaluation seeds avoid them), and its metadata carries ``noisy`` (true for
@@ -40,18 +40,20 @@ def controller(obs: np.ndarray) -> np.ndarray:
     return np.clip(np.array([torque], dtype=np.float32), -2.0, 2.0)
 
 
-def make_dataset(root: str, episodes: int = 60, noisy_share: float = 1 / 3, noise: float = 1.0, seed: int = 1000,
-                 dataset_id: str = "pendulum/scripted-v0", noisy: Sequence[int] | None = None) -> None:
+def make_dataset(root: str, episodes: int = 60, noisy_share: float = 1 / 3, noise: float = 1.5, seed: int = 1000,
+                 dataset_id: str = "pendulum/scripted-v0", noisy: Sequence[int] | None = None,
+                 horizon: int | None = None) -> None:
     """Write ``episodes`` Pendulum episodes as the Minari dataset ``dataset_id`` under ``root``: episode ``i`` from
     reset seed ``seed + i``; the noisy ones are ``noisy`` (episode indices) or else every episode whose index is a
     multiple of ``round(1 / noisy_share)`` (spread over the pool), their torques perturbed by ``N(0, noise^2)`` drawn
-    from a generator seeded by the episode's reset seed."""
+    from a generator seeded by the episode's reset seed; ``horizon`` cuts episodes at that many steps (truncated;
+    default Pendulum's 200)."""
     import minari
     from minari.data_collector.episode_buffer import EpisodeBuffer
 
     # absolute: Minari 0.5.4 sizes a dataset by joining its folder to paths that already hold it
     os.environ["MINARI_DATASETS_PATH"] = os.path.abspath(root)
-    env = gym.make("Pendulum-v1")
+    env = gym.make("Pendulum-v1") if horizon is None else gym.make("Pendulum-v1", max_episode_steps=horizon)
     if noisy is None:
         every = max(1, round(1 / noisy_share)) if noisy_share > 0 else 0
         noisy = range(0, episodes, every) if every else ()
@@ -86,7 +88,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", required=True, help="the datasets folder (MINARI_DATASETS_PATH)")
     parser.add_argument("--episodes", type=int, default=60)
-    parser.add_argument("--noise", type=float, default=1.0, help="torque noise of the noisy episodes (default 1)")
+    parser.add_argument("--noise", type=float, default=1.5, help="torque noise of the noisy episodes (default 1.5)")
     args = parser.parse_args()
     make_dataset(args.root, args.episodes, noise=args.noise)
     print(f"wrote pendulum/scripted-v0 under {args.root}")

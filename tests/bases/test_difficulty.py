@@ -13,7 +13,6 @@ from curteach_teaching.difficulty import (
     aggregate,
     check_aggregation,
     curriculum_scores,
-    demonstration_log_likelihoods,
     index_observations,
     learner_difficulty_scores,
     log_difficulty,
@@ -161,10 +160,17 @@ def test_sb3_log_likelihood_matches_the_tabular_one(car_road):
         assert np.array_equal(again, sb3)
 
 
+def demonstration_log_likelihoods(policy, obs, acts, demo_of_transition, n, chunk_size=8192):
+    """The per-demonstration sums of the action seam's per-step log-probabilities (what the curriculum scores)."""
+    from curteach_teaching.learners.actions import step_log_probs
+
+    return sum_per_demonstration(step_log_probs(policy, obs, acts, chunk_size=chunk_size), demo_of_transition, n)
+
+
 def test_cpu_pieces_cover_each_chunk_and_leave_the_scores_unchanged(monkeypatch):
     """A chunk is forwarded in pieces of rows..2*rows-1 rows (one piece if shorter); the scores do not change."""
     from curteach_envs._util import row_pieces
-    from curteach_teaching import difficulty
+    from curteach_teaching.learners import actions
     from curteach_teaching.learners.networks import NavigationCNNPolicy
 
     for begin, end, rows in ((0, 8192, 1024), (8192, 11715, 1024), (5, 1030, 1024), (0, 3, 1024), (0, 50, 7),
@@ -181,9 +187,9 @@ def test_cpu_pieces_cover_each_chunk_and_leave_the_scores_unchanged(monkeypatch)
     obs = (rng.random((100, 7, 6, 6)) < 0.2).astype(np.float32)
     acts = rng.integers(0, 3, 100)
     demo_of_transition = np.repeat(np.arange(20), 5)
-    monkeypatch.setattr(difficulty, "CPU_PIECE_ROWS", 8)  # chunks of 64 and 36 rows -> pieces of 8 and 9 rows
+    monkeypatch.setattr(actions, "CPU_PIECE_ROWS", 8)  # chunks of 64 and 36 rows -> pieces of 8 and 9 rows
     pieced = demonstration_log_likelihoods(policy, obs, acts, demo_of_transition, 20, chunk_size=64)
-    monkeypatch.setattr(difficulty, "CPU_PIECE_ROWS", 10**9)
+    monkeypatch.setattr(actions, "CPU_PIECE_ROWS", 10**9)
     whole = demonstration_log_likelihoods(policy, obs, acts, demo_of_transition, 20, chunk_size=64)
     # bit-identical with torch 2.13 on x86-64 AVX2; other kernels may differ in the last bits
     np.testing.assert_allclose(pieced, whole, rtol=1e-6)

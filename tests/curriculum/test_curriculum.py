@@ -289,12 +289,13 @@ def test_a_real_policy_with_non_finite_weights_counts_as_the_floor(car_pool, bc_
         cnn.net.head.weight[:, 0] = 1e10
         cnn.net.head.weight[:, 1] = -1e10
     assert th.isnan(cnn.action_logits(th.zeros((1, *cnn.observation_space.shape)))).all()
-    from curteach_teaching.difficulty import demonstration_log_likelihoods
+    from curteach_teaching.curriculum.index import DemonstrationIndex
+    from curteach_teaching.curriculum.scores import policy_difficulty
 
     obs = np.zeros((4, *cnn.observation_space.shape), dtype=np.float32)
-    scores = demonstration_log_likelihoods(cnn, obs, np.zeros(4, dtype=np.int64), np.array([0, 0, 1, 1]), 2,
-                                           min_log_prob=-50.0)
-    np.testing.assert_array_equal(scores, [-100.0, -100.0])
+    index = DemonstrationIndex(np.array([2, 2]))
+    scores = policy_difficulty(cnn, obs, np.zeros(4, dtype=np.int64), index, min_log_prob=-50.0)
+    np.testing.assert_array_equal(scores, [100.0, 100.0])
 
 
 def test_bad_curriculum_arguments_name_the_problem(car_pool, bc_trainer):

@@ -6,7 +6,7 @@ import pytest
 from imitation.data.types import Trajectory
 
 from curteach_teaching.curriculum.ensemble import EnsembleTeacher, _held_out_difficulty
-from curteach_teaching.experiments.dataset_bc.policies import make_policy
+from curteach_teaching.learners.factory import make_policy
 
 
 def test_held_out_difficulty_by_hand():

@@ -37,3 +37,22 @@ def test_views(make_pool):
     with pytest.raises(ValueError, match="no environment spec is known for group 'a'"):
         pool.make_env("a")
     assert pool.select([4, 0]).episode_ids.tolist() == [2, 0]
+
+
+def test_non_finite_actions_or_observations_name_the_episode():
+    import gymnasium as gym
+    from imitation.data.types import DictObs, Trajectory
+
+    def pool(obs, acts):
+        clean = Trajectory(obs=np.zeros((3, 2)), acts=np.zeros((2, 1)), infos=None, terminal=True)
+        return EpisodePool.from_trajectories([clean, Trajectory(obs=obs, acts=acts, infos=None, terminal=True)],
+                                             gym.spaces.Box(-1, 1, (2,)), gym.spaces.Box(-1, 1, (1,)), group="g")
+
+    with pytest.raises(ValueError, match=r"episode 1 of group 'g' \(pool index 1\) has NaN or infinite actions"):
+        pool(np.zeros((3, 2)), np.array([[0.0], [np.nan]]))
+    with pytest.raises(ValueError, match=r"has NaN or infinite observations;"):
+        pool(np.array([[0.0, 0.0], [0.0, -np.inf], [0.0, 0.0]]), np.zeros((2, 1)))
+    with pytest.raises(ValueError, match=r"has NaN or infinite observations\['x'\]"):
+        pool(DictObs({"x": np.array([[np.nan], [0.0], [0.0]]), "k": np.zeros((3, 1), dtype=np.int64)}),
+             np.zeros((2, 1)))
+    pool(np.zeros((3, 2)), np.array([[5.0], [-5.0]]))  # outside the Box but finite: accepted (reported elsewhere)

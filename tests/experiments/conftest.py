@@ -54,3 +54,33 @@ def mixed_root(tmp_path_factory):
         patch.setenv("MINARI_DATASETS_PATH", str(root))
         scripted_cartpole(root, n_episodes=12, noisy=MIXED_NOISY, horizon=60, dataset=MIXED)
     return root
+
+
+#: the id of the scripted Pendulum dataset (continuous actions) and its noisy episodes
+PENDULUM = "test/pendulum-scripted-v0"
+PENDULUM_NOISY = (0, 1, 2, 3)
+
+
+def scripted_pendulum(root, n_episodes=12, seed0=100, noisy=PENDULUM_NOISY, horizon=60, dataset=PENDULUM):
+    """The example's dataset of an energy-shaping Pendulum controller (``examples/datasets/scripted_pendulum.py``):
+    ``n_episodes`` from reset seeds ``seed0, seed0 + 1, ...``, the ``noisy`` ones with Gaussian torque noise, cut at
+    ``horizon`` steps."""
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        from scripted_pendulum import make_dataset
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    make_dataset(str(root), episodes=n_episodes, seed=seed0, dataset_id=dataset, noisy=noisy, horizon=horizon)
+
+
+@pytest.fixture(scope="module")
+def pendulum_root(tmp_path_factory):
+    """A continuous-action Minari dataset made outside the package: 12 scripted Pendulum episodes of 60 steps."""
+    import warnings
+
+    root = tmp_path_factory.mktemp("minari-pendulum")
+    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        patch.setenv("MINARI_DATASETS_PATH", str(root))
+        scripted_pendulum(root)
+    return root

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("minigrid")
 
 from curteach_teaching.datasets.sources.babyai_bot import make_policy_env  # noqa: E402
-from curteach_teaching.experiments.dataset_bc.rollouts import evaluate_policy, evaluate_policy_serial  # noqa: E402
+from curteach_teaching.rollouts import evaluate_policy, evaluate_policy_serial  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -12,8 +12,8 @@ from curteach_envs.navigation.dataset import save_dataset
 from curteach_envs.navigation.generate import generate_dataset
 from curteach_teaching.cli import main
 from curteach_teaching.curriculum import CurriculumCallback
-from curteach_teaching.evaluation import evaluate_split
 from curteach_teaching.experiments.nav.data import demonstration_features, file_digest, prepare
+from curteach_teaching.experiments.nav.evaluation import evaluate_split
 from curteach_teaching.experiments.nav.experiment import NavExperiment
 from curteach_teaching.experiments.nav.parts import BestModel
 from curteach_teaching.experiments.nav.report import NavReport
@@ -296,7 +296,7 @@ def test_a_diverging_network_stops_training_and_keeps_its_best_model(sp_file, tm
 
 
 def test_non_finite_logits_at_an_evaluation_count_as_divergence(sp_file):
-    from curteach_teaching.evaluation import NonFiniteLogits
+    from curteach_teaching.experiments.nav.evaluation import NonFiniteLogits
 
     calls = []
 

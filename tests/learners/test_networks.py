@@ -16,9 +16,9 @@ from curteach_teaching.learners.networks import (
     NavigationCNN,
     NavigationCNNPolicy,
     ResidualBlock,
-    make_generator,
     navigation_spaces,
 )
+from curteach_teaching.learners.seeding import make_generator
 
 
 def _obs(batch: int, seed: int = 0) -> th.Tensor:

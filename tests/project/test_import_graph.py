@@ -202,6 +202,9 @@ REMOVED_MODULES = (
     "curteach_envs.files",
     "curteach_envs.validation",
     "curteach_teaching.experiments.runner",
+    "curteach_teaching.evaluation",
+    "curteach_teaching.experiments.dataset_bc.rollouts",
+    "curteach_teaching.experiments.dataset_bc.policies",
 )
 
 
@@ -223,8 +226,9 @@ LAYERS = (
     ("environments", ("curteach_envs",)),
     ("shared bases", ("curteach_teaching._lazy", "curteach_teaching.names", "curteach_teaching.registry",
                       "curteach_teaching.planning", "curteach_teaching.difficulty", "curteach_teaching.demonstrations",
-                      "curteach_teaching.evaluation", "curteach_teaching.plots")),
-    ("learners", ("curteach_teaching.learners",)),
+                      "curteach_teaching.plots")),
+    # the evaluator acts through the learners' action seam: it sits in their layer, below every wing
+    ("learners", ("curteach_teaching.learners", "curteach_teaching.rollouts")),
     ("wings", ("curteach_teaching.teaching", "curteach_teaching.curriculum", "curteach_teaching.datasets")),
     ("sweeps", ("curteach_teaching.sweeps",)),
     ("experiments", ("curteach_teaching.experiments",)),

@@ -1,10 +1,10 @@
 """The learner-centric experiment on any demonstration dataset (``curteach dataset-bc``).
 
 ``data`` prepares what the runs read, once, in the driver; ``experiment`` holds the settings and the prepare and fit
-steps; ``run`` performs one run; ``rollouts`` evaluates a policy on many seeded episodes at once; ``report`` writes the
-outputs; ``migrate`` upgrades folders written before the settings named the data by its digest alone. The BabyAI bot
-datasets are a dataset source (:mod:`curteach_teaching.datasets.sources.babyai`). Names are imported on first use
-(torch loads only then).
+steps; ``run`` performs one run; ``report`` writes the outputs; ``migrate`` upgrades folders written before the
+settings named the data by its digest alone. The evaluator is the library's (:mod:`curteach_teaching.rollouts`), the
+BabyAI bot datasets a dataset source (:mod:`curteach_teaching.datasets.sources.babyai`). Names are imported on first
+use (torch loads only then).
 """
 
 from __future__ import annotations
@@ -16,9 +16,6 @@ _LAZY = {
     "pool_digest": "curteach_teaching.experiments.dataset_bc.data",
     "success_defined": "curteach_teaching.experiments.dataset_bc.data",
     "DatasetBCExperiment": "curteach_teaching.experiments.dataset_bc.experiment",
-    "RolloutResults": "curteach_teaching.experiments.dataset_bc.rollouts",
-    "evaluate_policy": "curteach_teaching.experiments.dataset_bc.rollouts",
-    "evaluate_policy_serial": "curteach_teaching.experiments.dataset_bc.rollouts",
 }
 __all__ = sorted(_LAZY)
 

@@ -34,9 +34,12 @@ def pool_digest(pool: Any) -> str:
 
 
 def success_defined(pool: Any) -> bool:
-    """Whether an episode's success can be read off its rewards: every episode is rewarded on its last step only
-    (as BabyAI's and Minigrid's are). Elsewhere (CartPole rewards every step, its last one too) success is not
-    reported."""
+    """Whether success is reported: the data's step infos hold ``success`` or ``is_success`` (the env reports it, as
+    Meta-World's and Gymnasium-Robotics' do), or an episode's success can be read off its rewards: every episode is
+    rewarded on its last step only (as BabyAI's and Minigrid's are). Elsewhere (CartPole rewards every step, its last
+    one too) success is not reported."""
+    if any(key in info for info in pool.infos for key in ("success", "is_success")):
+        return True
     if not pool.has_rewards:
         return False
     return all(not np.any(np.asarray(t.rews)[:-1]) for t in pool.trajectories)

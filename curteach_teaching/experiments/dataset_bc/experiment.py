@@ -89,7 +89,7 @@ class DatasetBCExperiment:
         eval_every: evaluate every this many optimizer steps (and before the first).
         eval_episodes: held-out episodes per dataset at each evaluation; sampled: also evaluate sampled actions.
         pacing_a, pacing_b: :class:`~curteach_teaching.curriculum.pacing.LinearPacing`'s.
-        policy: ``auto`` or a kind of :mod:`~curteach_teaching.experiments.dataset_bc.policies`, or ``module:attr``.
+        policy: ``auto`` or a kind of :mod:`~curteach_teaching.learners.factory`, or ``module:attr``.
         use: the use of cells that name none (one of :data:`~curteach_teaching.curriculum.uses.USES`).
         keep: the fraction ``select`` keeps, in ``(0, 1]``; temperature: ``weight``'s (> 0).
         ensemble_size, ensemble_batches: the ensemble teacher's members and optimizer steps per member (``None``:
@@ -226,7 +226,7 @@ class DatasetBCExperiment:
         """
         from curteach_teaching.experiments.dataset_bc.data import DatasetBCData, pool_digest
         from curteach_teaching.experiments.dataset_bc.observations import codec_for
-        from curteach_teaching.experiments.dataset_bc.policies import make_policy
+        from curteach_teaching.learners.factory import make_policy
 
         digest = pool_digest(pool)
         if self.digest and self.digest != digest:
@@ -274,7 +274,7 @@ class DatasetBCExperiment:
             return self
         import time
 
-        from curteach_teaching.experiments.dataset_bc.policies import make_policy
+        from curteach_teaching.learners.factory import make_policy
 
         data = self.data
         teacher, label = self.ensemble_teacher()

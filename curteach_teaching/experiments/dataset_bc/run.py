@@ -10,7 +10,8 @@ first before training):
 * ``records["batches"]["return"]``: ``(K,)`` the optimizer steps taken;
 * ``curves["return"]``, ``curves["success"]``, ``curves["length"]``: ``(K,)`` the greedy policy's mean return,
   success rate and episode length over every held-out episode of every dataset;
-* ``curves["sampled_success"]``: the same success rate with sampled actions (when ``sampled``);
+* ``curves["sampled_success"]``: the same success rate with sampled actions (when ``sampled``); for ``Box`` actions
+  also ``curves["sampled_return"]``, the mean return with sampled actions (greedy acts with the Gaussian's mean);
 * ``curves["success:<dataset>"]`` (and ``sampled_success:<dataset>``): per dataset, when the pool has several;
 * ``curves["train:loss"]``: the mean training loss of the steps since the previous point (NaN at the first);
 * ``extras["selected_fraction"]``: the fraction of the pool each epoch trained on; ``extras["diverged"]``: the step
@@ -21,13 +22,16 @@ first before training):
 
 Held-out reset seeds: per dataset, the integers ``0, 1, 2, ...`` that are not the reset seed of any of its
 episodes, the first ``eval_episodes`` of them (BabyAI bot datasets never use seeds below ``2**20``). Every run and
-every curriculum is evaluated on the same seeds; sampled actions draw from a generator seeded by the run.
+every curriculum is evaluated on the same seeds; sampled actions draw from a generator seeded by the run. Episodes are
+rolled out by the library's evaluator (:mod:`curteach_teaching.rollouts`): success where the env reports it at any
+step, else a positive reward on the terminating step; ``Box`` actions are clipped to the space when acting.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from curteach_teaching.sweeps.results import RunResult
@@ -61,6 +65,7 @@ class _Evaluations:
         self.seeds = {g: held_out_seeds(np.asarray(pool.seeds, dtype=object)[groups == g], experiment.eval_episodes)
                       for g in self.groups}
         self.sample_seed = sample_seed
+        self.continuous = isinstance(pool.action_space, gym.spaces.Box)
         self.curves: dict[str, list[float]] = {}
         self.batches: list[int] = []
         self.losses: list[float] = []
@@ -70,7 +75,7 @@ class _Evaluations:
             self.losses.append(float(batch.metrics["loss"]))
 
     def __call__(self, step: int) -> None:
-        from curteach_teaching.experiments.dataset_bc.rollouts import evaluate_policy
+        from curteach_teaching.rollouts import evaluate_policy
 
         point: dict[str, float] = {}
         modes = [("", True)] + ([("sampled_", False)] if self.experiment.sampled else [])
@@ -88,6 +93,8 @@ class _Evaluations:
             if greedy:
                 point["return"] = float(np.concatenate([r.returns for r in outcomes]).mean())
                 point["length"] = float(np.concatenate([r.lengths for r in outcomes]).mean())
+            elif self.continuous:
+                point["sampled_return"] = float(np.concatenate([r.returns for r in outcomes]).mean())
         point["train:loss"] = float(np.mean(self.losses)) if self.losses else float("nan")
         self.losses = []
         self.record(step, point)
@@ -98,8 +105,9 @@ class _Evaluations:
             self.curves.setdefault(name, []).append(value)
 
 
-def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
-    """Run ``index`` of curriculum ``cell`` (see the module docstring).
+def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: np.random.SeedSequence, *,
+             device: Any = "cpu") -> RunResult:
+    """Run ``index`` of curriculum ``cell`` on ``device`` (see the module docstring).
 
     Args:
         experiment: the settings, a :class:`~curteach_teaching.experiments.dataset_bc.experiment.DatasetBCExperiment`
@@ -108,15 +116,11 @@ def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: n
             with the task score ``cell`` reads).
         cell: one of the experiment's cells; index: the run's number; seed_sequence: all of the run's randomness.
     """
-    import torch as th
-    from imitation.algorithms.bc import BC
-
     from curteach_teaching.curriculum.adapters.bc import CurriculumBC
     from curteach_teaching.curriculum.callbacks import CurriculumCallback, EveryNSteps
     from curteach_teaching.curriculum.pacing import LinearPacing
     from curteach_teaching.curriculum.scaled import scaled_curriculum
-    from curteach_teaching.experiments.dataset_bc.policies import make_policy
-    from curteach_teaching.learners.quiet_logger import silent_logger
+    from curteach_teaching.learners.factory import make_bc_trainer, make_policy
 
     pool, codec = data, data.codec  # the evaluations read the groups, seeds and environments of the data
     trajectories = list(data.trajectories)
@@ -127,11 +131,10 @@ def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: n
     teacher = np.array(data.task_scores[spec.task], dtype=np.float64) if needs_teacher else None
 
     net_seed, batch_seed, sample_seed = (int(s.generate_state(1)[0]) for s in seed_sequence.spawn(3))
-    policy = make_policy(experiment.policy, codec.observation_space, pool.action_space, net_seed)
-    trainer = BC(observation_space=codec.observation_space, action_space=pool.action_space, policy=policy,
-                 rng=np.random.default_rng(batch_seed), batch_size=experiment.batch_size,
-                 optimizer_cls=th.optim.Adam, optimizer_kwargs={"lr": experiment.learning_rate},
-                 custom_logger=silent_logger())
+    policy = make_policy(experiment.policy, codec.observation_space, pool.action_space, net_seed, device=device)
+    trainer = make_bc_trainer(policy, codec.observation_space, pool.action_space, batch_size=experiment.batch_size,
+                              learning_rate=experiment.learning_rate, rng=np.random.default_rng(batch_seed),
+                              device=device)
     steps_per_epoch, epochs = experiment.schedule(int(lengths.sum()))
     evaluations = _Evaluations(experiment, pool, codec, policy, sample_seed)
 

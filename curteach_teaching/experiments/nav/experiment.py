@@ -19,8 +19,8 @@ One run, as the original's ``main.py`` (docs/experiments/nav.md and docs/deviati
 3. the learning rate halves every 5,000 optimizer steps (``lr_period``; the paper says 500);
 4. before training and every 100 optimizer steps (``eval_every``), and at the end of every epoch, the current model is
    evaluated on the validation split (greedy rollouts, mean return per datapoint,
-   :func:`~curteach_teaching.evaluation.evaluate_split`); it becomes the best model if its return is ``>=`` the best
-   so far, and the test return of the best model is recorded.
+   :func:`~curteach_teaching.experiments.nav.evaluation.evaluate_split`); it becomes the best model if its return is
+   ``>=`` the best so far, and the test return of the best model is recorded.
 
 The run's result (:mod:`~curteach_teaching.experiments.nav.report`) holds the curve of the best model's test return
 (and the validation returns) against optimizer steps, the features of the demonstrations trained on, the per-epoch

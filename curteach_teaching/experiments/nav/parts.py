@@ -42,24 +42,11 @@ def nav_trainer(policy: Any, *, learning_rate: float, batch_size: int, rng: np.r
         rng: BC's generator; device: where it trains.
         optimizer: ``"sgd"`` (the original's, no momentum) or ``"adam"`` (opt-in; ``torch.optim.Adam``'s defaults).
     """
-    import torch as th
-    from imitation.algorithms.bc import BC
+    from curteach_teaching.learners.factory import make_bc_trainer
 
-    from curteach_teaching.learners.quiet_logger import silent_logger
-
-    return BC(
-        observation_space=policy.observation_space,
-        action_space=policy.action_space,
-        rng=rng,
-        policy=policy,
-        batch_size=batch_size,
-        optimizer_cls={"sgd": th.optim.SGD, "adam": th.optim.Adam}[optimizer],
-        optimizer_kwargs={"lr": learning_rate},
-        ent_weight=0.0,
-        l2_weight=0.0,
-        device=device,
-        custom_logger=silent_logger(),
-    )
+    return make_bc_trainer(policy, policy.observation_space, policy.action_space, batch_size=batch_size,
+                           learning_rate=learning_rate, rng=rng, device=device, optimizer=optimizer, ent_weight=0.0,
+                           l2_weight=0.0)
 
 
 def nav_curriculum(
@@ -150,7 +137,7 @@ class FeatureTracker(CurriculumCallback):
 
 def _mean_return(device: str) -> Callable[[Any, Any, Any], float]:
     def evaluate(policy: Any, split: Any, batch: Any) -> float:
-        from curteach_teaching.evaluation import evaluate_split
+        from curteach_teaching.experiments.nav.evaluation import evaluate_split
 
         return evaluate_split(policy, split, device=device, batch=batch).mean_return
 
@@ -166,7 +153,7 @@ class BestModel:
         val, test: the validation and test splits.
         device: where the rollouts run.
         evaluate: ``(policy, split, task_batch) -> mean return``; default greedy rollouts
-            (:func:`~curteach_teaching.evaluation.evaluate_split`).
+            (:func:`~curteach_teaching.experiments.nav.evaluation.evaluate_split`).
 
     Attributes:
         best_val, best_test: the best validation return (``-inf`` before any) and that model's test return (NaN).
@@ -191,7 +178,7 @@ class BestModel:
         Raises:
             LearnerDiverged: the model's logits are not finite (named with ``step``).
         """
-        from curteach_teaching.evaluation import NonFiniteLogits
+        from curteach_teaching.experiments.nav.evaluation import NonFiniteLogits
         from curteach_teaching.learners.divergence import LearnerDiverged
 
         try:

@@ -10,7 +10,7 @@ import torch as th
 import curteach_envs  # noqa: F401  (registers the environments)
 from curteach_envs.navigation import TaskBatch
 from curteach_envs.navigation.generate import generate_dataset
-from curteach_teaching.evaluation import evaluate_split, rollout
+from curteach_teaching.experiments.nav.evaluation import evaluate_split, rollout
 from curteach_teaching.learners.networks import NavigationCNN, NavigationCNNPolicy
 
 ENV_ID = {"shortest_path": "ShortestPathTeach-v0", "tsp": "TSPTeach-v0"}

@@ -1,0 +1,220 @@
+"""Evaluate a policy on many seeded episodes of any Gymnasium environment at once: return, success, length.
+
+:func:`evaluate_policy` keeps up to ``max_envs`` environments live (default: one per episode), and at each step runs
+the policy once on the batch of live observations, then steps each live env; an env whose episode ends starts the
+next waiting seed. :func:`evaluate_policy_serial` is the same evaluation one env and one observation at a time; both
+give the same numbers (``tests/bases/test_rollouts.py`` checks it).
+
+Actions come from the action seam (:mod:`curteach_teaching.learners.actions`), so every action space SB3's
+distributions cover works: ``Discrete``, ``Box`` (the env receives the action clipped to its bounds), ``MultiDiscrete``
+and ``MultiBinary``. Greedy: the distribution's most likely action (the argmax of the logits, the first on ties; the
+Gaussian's mean). Sampled: every episode owns a NumPy stream, seeded from ``generator`` before the first step (episode
+``i`` gets the ``i``-th of ``len(seeds)`` seeds drawn from it, :func:`~curteach_teaching.learners.seeding.
+episode_streams`), and each of its steps draws from that stream only (one uniform for a categorical policy, standard
+normals for a Gaussian). An episode's actions therefore depend on its own observations and stream, not on which other
+episodes share its batch.
+
+Success of an episode: it succeeds if the env reports success at any of its steps (``info["success"]`` or
+``info["is_success"]`` true; Meta-World, robosuite and Gymnasium-Robotics report it at every step). Where the env
+never reports either key, an episode succeeds when a step that terminates it has a positive reward (BabyAI and
+Minigrid reward only an accomplished mission, on the terminating step; a one-step episode counts like any other).
+
+The policy is an SB3 ``BasePolicy`` (its ``obs_to_tensor`` and ``get_distribution``), or a callable
+``logits(observations) -> (B, A)`` of a categorical policy taking a batch of NumPy observations (a dict of arrays
+for a ``Dict`` space).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+__all__ = ["RolloutResults", "evaluate_policy", "evaluate_policy_serial"]
+
+#: the info keys an env reports success under (Gymnasium-Robotics and SB3 use ``is_success``, Meta-World ``success``)
+SUCCESS_KEYS = ("success", "is_success")
+
+
+@dataclass(frozen=True)
+class RolloutResults:
+    """Per-episode outcomes, in the order of the seeds given.
+
+    Attributes:
+        seeds: ``(E,)`` int64 reset seeds.
+        returns: ``(E,)`` float64 undiscounted returns.
+        successes: ``(E,)`` bool (see the module docstring).
+        lengths: ``(E,)`` int64 steps taken.
+        reported: ``(E,)`` bool, the env reported ``success`` or ``is_success`` in some step's info of the episode
+            (else its success was read off the reward).
+    """
+
+    seeds: np.ndarray
+    returns: np.ndarray
+    successes: np.ndarray
+    lengths: np.ndarray
+    reported: np.ndarray
+
+    @property
+    def success_rate(self) -> float:
+        """The fraction of successful episodes."""
+        return float(self.successes.mean()) if self.successes.size else float("nan")
+
+    @property
+    def mean_return(self) -> float:
+        """The mean return."""
+        return float(self.returns.mean()) if self.returns.size else float("nan")
+
+
+def _stack(observations: list[Any]) -> Any:
+    if isinstance(observations[0], dict):
+        return {key: np.stack([o[key] for o in observations]) for key in observations[0]}
+    return np.stack(observations)
+
+
+def _check_seeds(seeds: Sequence[int]) -> np.ndarray:
+    array = np.asarray(list(seeds))
+    if array.ndim != 1 or (array.size and (not np.issubdtype(array.dtype, np.integer) or array.min() < 0)):
+        raise ValueError(f"seeds must be non-negative integers; got {list(seeds)[:5]}...")
+    return array.astype(np.int64)
+
+
+class _Outcomes:
+    """The running tallies of ``n`` episodes (returns, lengths, success by info, success by reward)."""
+
+    def __init__(self, seeds: np.ndarray):
+        n = len(seeds)
+        self.seeds = seeds
+        self.returns, self.lengths = np.zeros(n), np.zeros(n, dtype=np.int64)
+        self.by_info = np.zeros(n, dtype=bool)
+        self.reported = np.zeros(n, dtype=bool)
+        self.by_reward = np.zeros(n, dtype=bool)
+
+    def step(self, episode: int, reward: float, terminated: bool, info: dict) -> None:
+        self.returns[episode] += float(reward)
+        self.lengths[episode] += 1
+        for key in SUCCESS_KEYS:
+            if key in info:
+                self.reported[episode] = True
+                self.by_info[episode] |= bool(np.any(info[key]))
+        if terminated and float(reward) > 0:
+            self.by_reward[episode] = True
+
+    def results(self) -> RolloutResults:
+        successes = np.where(self.reported, self.by_info, self.by_reward)
+        return RolloutResults(seeds=self.seeds, returns=self.returns, successes=successes, lengths=self.lengths,
+                              reported=self.reported.copy())
+
+
+def _actor(policy: Any, action_space: gym.spaces.Space, n: int, deterministic: bool,
+           generator: Any) -> Callable[[Any, list[int]], list]:
+    """``(stacked observations, their episodes) -> env actions``, greedy or from each episode's stream."""
+    from curteach_teaching.learners import actions
+    from curteach_teaching.learners.seeding import episode_streams
+
+    streams = None if deterministic else episode_streams(n, generator)
+
+    def act(observations: Any, episodes: list[int]) -> list:
+        distribution = actions.action_distribution(policy, observations)
+        if streams is None:
+            chosen = actions.greedy_actions(distribution)
+        else:
+            chosen = actions.sampled_actions(distribution, [streams[e] for e in episodes])
+        return [actions.env_action(action, action_space) for action in chosen]
+
+    return act
+
+
+def evaluate_policy(
+    policy: Any,
+    make_env: Callable[[], gym.Env],
+    seeds: Sequence[int],
+    *,
+    deterministic: bool = True,
+    generator: Any = None,
+    max_envs: int | None = None,
+) -> RolloutResults:
+    """Roll out one episode per seed, batching the policy's forward pass over the live episodes.
+
+    Args:
+        policy: an SB3 policy or a ``logits`` callable (see the module docstring).
+        make_env: builds one environment (called ``min(len(seeds), max_envs)`` times); its observations must be
+            what the policy takes, and its episodes must end (terminate or truncate).
+        seeds: ``(E,)`` reset seeds, one episode each.
+        deterministic: greedy actions; ``False``: sampled from each episode's stream.
+        generator: seed (int) or CPU ``torch.Generator`` of the episodes' streams (used only when sampling).
+        max_envs: environments live at once (default: one per seed).
+
+    Returns:
+        :class:`RolloutResults` in the order of ``seeds``.
+
+    Raises:
+        ValueError: bad seeds or ``max_envs``; a policy or action space the action seam does not handle.
+    """
+    seeds = _check_seeds(seeds)
+    n = len(seeds)
+    width = n if max_envs is None else int(max_envs)
+    if width < 1:
+        raise ValueError(f"max_envs must be >= 1; got {max_envs!r}")
+    outcomes = _Outcomes(seeds)
+    envs = [make_env() for _ in range(min(width, n))]
+    episode_of: list[int | None] = [None] * len(envs)
+    observation_of: list[Any] = [None] * len(envs)
+    waiting = iter(range(n))
+
+    def start(slot: int) -> None:
+        episode = next(waiting, None)
+        episode_of[slot] = episode
+        if episode is not None:
+            observation_of[slot], _ = envs[slot].reset(seed=int(seeds[episode]))
+
+    try:
+        act = _actor(policy, envs[0].action_space, n, deterministic, generator) if envs else None
+        for slot in range(len(envs)):
+            start(slot)
+        while True:
+            live = [slot for slot, episode in enumerate(episode_of) if episode is not None]
+            if not live:
+                break
+            chosen = act(_stack([observation_of[slot] for slot in live]), [episode_of[slot] for slot in live])
+            for slot, action in zip(live, chosen):
+                observation, reward, terminated, truncated, info = envs[slot].step(action)
+                outcomes.step(episode_of[slot], reward, terminated, info)
+                observation_of[slot] = observation
+                if terminated or truncated:
+                    start(slot)
+    finally:
+        for env in envs:
+            env.close()
+    return outcomes.results()
+
+
+def evaluate_policy_serial(
+    policy: Any,
+    make_env: Callable[[], gym.Env],
+    seeds: Sequence[int],
+    *,
+    deterministic: bool = True,
+    generator: Any = None,
+) -> RolloutResults:
+    """:func:`evaluate_policy` as a plain loop: one env, one episode after another, one observation per forward
+    pass (the reference the vectorised evaluator is tested against)."""
+    seeds = _check_seeds(seeds)
+    outcomes = _Outcomes(seeds)
+    env = make_env()
+    try:
+        act = _actor(policy, env.action_space, len(seeds), deterministic, generator)
+        for episode, seed in enumerate(seeds):
+            observation, _ = env.reset(seed=int(seed))
+            while True:
+                action = act(_stack([observation]), [episode])[0]
+                observation, reward, terminated, truncated, info = env.step(action)
+                outcomes.step(episode, reward, terminated, info)
+                if terminated or truncated:
+                    break
+    finally:
+        env.close()
+    return outcomes.results()
