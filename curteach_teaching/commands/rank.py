@@ -57,8 +57,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--batch-size", type=int, default=64, help="transitions per step (default 64)")
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="Adam's rate (default 0.001)")
     parser.add_argument("--policy", default="auto",
-                        help="the ensemble's policy: auto or mlp (for continuous actions SB3's Gaussian MLP), or what "
-                        "dataset-bc takes for discrete actions (default auto)")
+                        help="the ensemble's policy: any kind dataset-bc's --policy takes (auto: a Gaussian MLP for "
+                        "continuous actions; default auto)")
     parser.add_argument("--seed", type=int, default=0, help="the ensemble's seed (default 0)")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default results/rank)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -66,26 +66,12 @@ def add_parser(subparsers) -> None:
 
 
 def _policy_factory(kind: str, observation_space, action_space):
-    """``seed -> SB3 policy`` for the ensemble: dataset-bc's factory for discrete actions; for any other action
-    space SB3's ``ActorCriticPolicy`` (an MLP with a diagonal Gaussian over the actions), seeded alone."""
-    import gymnasium as gym
+    """``seed -> SB3 policy`` for the ensemble: dataset-bc's policy factory (a Gaussian MLP for ``Box`` actions, with
+    its bounded log-std), so that ``rank`` and ``dataset-bc --task-difficulty ensemble`` score alike."""
+    from curteach_teaching.learners.factory import make_policy
 
-    from curteach_teaching.experiments.dataset_bc.policies import make_policy
-
-    if isinstance(action_space, gym.spaces.Discrete):
-        return lambda seed: make_policy(kind, observation_space, action_space, seed)
-    if kind not in ("auto", "mlp"):
-        raise ValueError(f"--policy {kind!r} is for discrete actions; the dataset's actions are "
-                         f"{' '.join(str(action_space).split())}: use auto or mlp")
-    from stable_baselines3.common.policies import ActorCriticPolicy
-
-    from curteach_teaching.learners.seeding import seeded_globals
-
-    def factory(seed: int):
-        with seeded_globals(int(seed)):
-            return ActorCriticPolicy(observation_space, action_space, lambda _: 0.0)
-
-    return factory
+    make_policy(kind, observation_space, action_space, 0)  # a kind that does not fit the spaces: one line, now
+    return lambda seed: make_policy(kind, observation_space, action_space, seed)
 
 
 def rank_scores(pool, score: str, *, teacher=None, policy: str = "auto", cache: Path | None = None,

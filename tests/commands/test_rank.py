@@ -193,7 +193,7 @@ def test_ensemble_path_box_and_discrete_actions(tmp_path, episodes, monkeypatch,
     scores = [float(r["score"]) for r in csv.DictReader(open(out / "scores.csv"))]
     assert len(scores) == 9 and np.isfinite(scores).all() and len(set(scores)) > 1
     assert len(list((out / "teachers").glob("ensemble-*.npz"))) == 1
-    assert "--policy 'cnn' is for discrete actions" in _one_line_error(
+    assert "policy 'cnn' needs image observations" in _one_line_error(
         capsys, ["rank", "--dataset", str(path), "--obs-keys", KEYS, *tiny, "--policy", "cnn", "--out", str(out)])
 
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
