@@ -63,6 +63,8 @@ class StepMeanLoss:
     Args:
         steps: ``(B,)`` int >= 0, the time step of each transition of the batch, in the batch's order.
         ent_weight, l2_weight: as BC's ``BehaviorCloningLossCalculator``.
+        steps_tensor: ``(B,)`` int64, the same steps as a tensor on the training device (optional: saves a copy to
+            the device per batch).
 
     Attributes:
         calls: how many batches it has computed (:class:`~curteach_teaching.curriculum.adapters.bc.BCStepTrainer`
@@ -70,7 +72,8 @@ class StepMeanLoss:
             per batch and checks it is 1).
     """
 
-    def __init__(self, steps: np.ndarray, *, ent_weight: float = 0.0, l2_weight: float = 0.0):
+    def __init__(self, steps: np.ndarray, *, ent_weight: float = 0.0, l2_weight: float = 0.0,
+                 steps_tensor: Any = None):
         steps = np.asarray(steps)
         if steps.ndim != 1 or steps.size == 0 or not np.issubdtype(steps.dtype, np.integer) or steps.min() < 0:
             raise ValueError(f"steps must be a non-empty 1-D array of integers >= 0; got {steps!r}")
@@ -80,6 +83,15 @@ class StepMeanLoss:
         self.l2_weight = float(l2_weight)
         self.calls = 0
         self._tensors: dict = {}
+        if steps_tensor is not None:  # the same steps already on the training device: no copy per batch
+            self._tensors[str(steps_tensor.device)] = steps_tensor, self._counts(steps_tensor)
+
+    def _counts(self, steps: Any) -> Any:
+        import torch as th
+
+        # the transitions at each time step, >= 1; an index_add of ones, not bincount, which waits for a GPU
+        counts = th.zeros(self.n_steps, dtype=th.int64, device=steps.device)
+        return counts.index_add_(0, steps, th.ones_like(steps)).clamp(min=1)
 
     def _steps_and_counts(self, device: Any) -> tuple[Any, Any]:
         import torch as th
@@ -87,8 +99,7 @@ class StepMeanLoss:
         key = str(device)
         if key not in self._tensors:
             steps = th.as_tensor(self.steps, device=device)
-            counts = th.bincount(steps, minlength=self.n_steps).clamp(min=1)
-            self._tensors[key] = steps, counts
+            self._tensors[key] = steps, self._counts(steps)
         return self._tensors[key]
 
     def _step_mean_sum(self, values: Any, device: Any) -> Any:
@@ -130,7 +141,8 @@ class WeightedLoss:
     weighted loss over the pool.
 
     Args:
-        weights: one ``(b_k,)`` array per minibatch, in the order BC computes them.
+        weights: one ``(b_k,)`` array per minibatch, in the order BC computes them (float32 arrays, or float32
+            tensors already on the training device).
         ent_weight, l2_weight: as BC's ``BehaviorCloningLossCalculator``.
 
     Attributes:
@@ -138,7 +150,7 @@ class WeightedLoss:
     """
 
     def __init__(self, weights: list, *, ent_weight: float = 0.0, l2_weight: float = 0.0):
-        self.weights = [np.asarray(w, dtype=np.float32) for w in weights]
+        self.weights = [w if hasattr(w, "device") else np.asarray(w, dtype=np.float32) for w in weights]
         self.ent_weight = float(ent_weight)
         self.l2_weight = float(l2_weight)
         self.calls = 0
@@ -171,7 +183,8 @@ class MetricsRecorder:
 
     BC computes one ``BCTrainingMetrics`` per minibatch and steps on ``sum(loss * len(minibatch) / batch_size)``; the
     recorder accumulates every metric with the same weights, so :meth:`pop` after the step gives the metrics of the
-    step's whole batch (``loss`` is the loss the step minimised). Reading them costs one device sync per step.
+    step's whole batch (``loss`` is the loss the step minimised), as tensors on the training device: reading them
+    waits for the device (:mod:`~curteach_teaching.curriculum.step_metrics` reads them only when asked).
 
     Args:
         calculator: the calculator BC would have called (imitation's own or a :class:`StepMeanLoss`).
@@ -194,7 +207,8 @@ class MetricsRecorder:
         return metrics
 
     def pop(self) -> dict:
-        """``{name: float}``: the step's metrics (BC's ``neglogp``, ``entropy``, ``ent_loss``, ``prob_true_act``,
-        ``l2_norm``, ``l2_loss``, ``loss``; those the calculator left ``None`` are missing); empties the recorder."""
+        """``{name: 0-d or (1,) tensor}``: the step's metrics (BC's ``neglogp``, ``entropy``, ``ent_loss``,
+        ``prob_true_act``, ``l2_norm``, ``l2_loss``, ``loss``; those the calculator left ``None`` are missing), on
+        the training device, detached; empties the recorder."""
         sums, self._sums = self._sums, {}
-        return {name: float(value) for name, value in sums.items()}
+        return sums
