@@ -22,7 +22,10 @@ __all__ = ["ResidentPool"]
 def _to_device(array: Any, device: Any) -> Any:
     import torch as th
 
-    return th.as_tensor(np.ascontiguousarray(array)).to(device)
+    array = np.ascontiguousarray(array)
+    if not array.flags.writeable:  # torch warns about tensors over read-only memory; a copy is made once
+        array = array.copy()
+    return th.as_tensor(array).to(device)
 
 
 class ResidentPool:
