@@ -108,8 +108,10 @@ class EnsembleTeacher:
         return in_bag
 
     def fit_member(self, k: int, demonstrations: Sequence[Any], in_bag: np.ndarray,
-                   make_policy: Callable[[int], Any], observation_space: Any, action_space: Any) -> Any:
-        """Member ``k``: a fresh policy ``make_policy(seed)`` trained by BC on its half; returns the policy."""
+                   make_policy: Callable[[int], Any], observation_space: Any, action_space: Any,
+                   device: str = "cpu") -> Any:
+        """Member ``k``: a fresh policy ``make_policy(seed)`` trained by BC on its half, on ``device``; returns the
+        policy."""
         import torch as th
         from imitation.algorithms.bc import BC
 
@@ -118,11 +120,11 @@ class EnsembleTeacher:
 
         net_seed, batch_seed = (int(s.generate_state(1)[0])
                                 for s in np.random.SeedSequence([self.seed, k, 1]).spawn(2))
-        policy = make_policy(net_seed)
+        policy = make_policy(net_seed).to(device)
         trainer = BC(observation_space=observation_space, action_space=action_space, policy=policy,
                      rng=np.random.default_rng(batch_seed), batch_size=self.batch_size,
                      optimizer_cls=th.optim.Adam, optimizer_kwargs={"lr": self.learning_rate},
-                     custom_logger=silent_logger())
+                     device=device, custom_logger=silent_logger())
         half = [demonstrations[i] for i in np.flatnonzero(in_bag)]
         curriculum = CurriculumBC(trainer, half, variant="Agn", rng=np.random.default_rng(batch_seed), log=False,
                                   steps_per_epoch=self.batches)
@@ -137,7 +139,7 @@ class EnsembleTeacher:
 
     def scores(self, demonstrations: Sequence[Any], make_policy: Callable[[int], Any], observation_space: Any,
                action_space: Any, *, cache: str | os.PathLike | None = None, label: str = "",
-               progress: bool = False) -> EnsembleScores:
+               progress: bool = False, device: str = "cpu") -> EnsembleScores:
         """Fit the members and score every demonstration (see the module docstring).
 
         Args:
@@ -148,6 +150,7 @@ class EnsembleTeacher:
                 ``label`` (e.g. the policy's kind), else compute and write them there.
             label: what else distinguishes the cached scores (the policy), part of the cache key.
             progress: a bar over the members.
+            device: where the members train and score (not part of the cache key).
 
         Returns:
             The :class:`EnsembleScores`.
@@ -179,7 +182,8 @@ class EnsembleTeacher:
 
             members = tqdm(members, desc="ensemble teacher", unit="member", leave=False)
         for k in members:
-            policy = self.fit_member(k, demonstrations, in_bag[k], make_policy, observation_space, action_space)
+            policy = self.fit_member(k, demonstrations, in_bag[k], make_policy, observation_space, action_space,
+                                     device)
             per_demo = -policy_difficulty(policy, transitions.obs, transitions.acts, index)
             if not np.isfinite(per_demo).all():
                 raise ValueError(f"ensemble member {k} gave log-likelihoods that are not finite (did BC diverge? "

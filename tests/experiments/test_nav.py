@@ -396,7 +396,7 @@ def test_a_damaged_dataset_cache_is_generated_again_with_a_note(tmp_path, capsys
 
 
 def test_the_sweep_device_on_ray_is_declared_not_resolved_on_the_driver():
-    from curteach_teaching.experiments.nav.experiment import sweep_device
+    from curteach_teaching.sweeps.devices import sweep_device
 
     assert sweep_device("cpu", on_ray=True) == "cpu" and sweep_device("cuda", on_ray=True, gpus_per_run=0.5) == "cuda"
     with pytest.raises(ValueError, match="--device auto is resolved on the driver"):

@@ -85,6 +85,9 @@ class DatasetBCExperiment:
         teacher_seed: the ensemble's seed (the sweep's seed).
         teacher_cache: the folder the ensemble's scores are cached in (not a setting; ``None``: not cached).
         progress: show a bar per run (not a setting).
+        device: ``"cpu"`` or ``"cuda"``, where the runs and the ensemble teacher train (not a setting: the runner's,
+            :mod:`~curteach_teaching.sweeps.devices`; a run in worker ``k`` of a process pool takes GPU ``k - 1``
+            modulo the GPUs).
     """
 
     sources: tuple
@@ -113,6 +116,7 @@ class DatasetBCExperiment:
     teacher_seed: int = 0
     teacher_cache: str | None = field(default=None, compare=False)
     progress: bool = field(default=False, compare=False)
+    device: str = field(default="cpu", compare=False)
 
     def __post_init__(self) -> None:
         sources = tuple(self.sources)
@@ -135,6 +139,8 @@ class DatasetBCExperiment:
         if self.ensemble_batches is not None:
             check_int("ensemble_batches", self.ensemble_batches, 1)
         check_int("teacher_seed", self.teacher_seed, 0)
+        if self.device not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda' (resolve 'auto' first); got {self.device!r}")
         if self.learner_term not in LEARNER_TERMS:
             raise ValueError(f"learner_term must be one of {LEARNER_TERMS}; got {self.learner_term!r}")
         if self.scale not in SCALES:
@@ -184,6 +190,7 @@ class DatasetBCExperiment:
         data = asdict(self)
         data.pop("progress")
         data.pop("teacher_cache")
+        data.pop("device")
         defaults = {f.name: f.default for f in fields(self)}
         for name in _LATER_SETTINGS:
             if data[name] == defaults[name]:
@@ -237,8 +244,11 @@ class DatasetBCExperiment:
 
         teacher, label = self.ensemble_teacher()
         spaces = (codec.observation_space, pool.action_space)
+        from curteach_teaching.sweeps.devices import run_device
+
         return teacher.scores(trajectories, lambda seed: make_policy(self.policy, *spaces, seed), *spaces,
-                              cache=self.teacher_cache, label=label, progress=progress).difficulty
+                              cache=self.teacher_cache, label=label, progress=progress,
+                              device=run_device(self.device)).difficulty
 
     def ensemble_teacher(self):
         """``(EnsembleTeacher, label)``: the ensemble of these settings, and what else keys its cached scores (the

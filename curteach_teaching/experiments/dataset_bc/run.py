@@ -156,6 +156,7 @@ def run_once(experiment: Any, cell: str, index: int, seed_sequence: np.random.Se
     from curteach_teaching.experiments.dataset_bc.policies import make_policy
     from curteach_teaching.experiments.dataset_bc.preference import ScaledPreference
     from curteach_teaching.learners.quiet_logger import silent_logger
+    from curteach_teaching.sweeps.devices import run_device
 
     pool = load_pool(experiment.sources, experiment.env_id)
     codec = codec_for(pool.observation_space)
@@ -169,11 +170,12 @@ def run_once(experiment: Any, cell: str, index: int, seed_sequence: np.random.Se
     teacher = experiment.teacher_scores(pool, spec.task, trajectories, codec) if needs_teacher else None
 
     net_seed, batch_seed, sample_seed = (int(s.generate_state(1)[0]) for s in seed_sequence.spawn(3))
-    policy = make_policy(experiment.policy, codec.observation_space, pool.action_space, net_seed)
+    device = run_device(experiment.device)  # the runner's: "cuda" -> this worker's GPU
+    policy = make_policy(experiment.policy, codec.observation_space, pool.action_space, net_seed).to(device)
     trainer = BC(observation_space=codec.observation_space, action_space=pool.action_space, policy=policy,
                  rng=np.random.default_rng(batch_seed), batch_size=experiment.batch_size,
                  optimizer_cls=th.optim.Adam, optimizer_kwargs={"lr": experiment.learning_rate},
-                 custom_logger=silent_logger())
+                 device=device, custom_logger=silent_logger())
     steps_per_epoch, epochs = experiment.schedule(int(lengths.sum()))
     evaluations = _Evaluations(experiment, pool, codec, policy, sample_seed)
 

@@ -103,7 +103,7 @@ class NavRun(CurriculumCallback):
 
     @classmethod
     def build(cls, experiment: Any, cell: str, index: int, seed_sequence: np.random.SeedSequence, *,
-              evaluate: Any = None, bar_position: int = 1) -> NavRun:
+              evaluate: Any = None, bar_position: int = 1, device: str | None = None) -> NavRun:
         """Run ``index`` of curriculum ``cell`` of a
         :class:`~curteach_teaching.experiments.nav.experiment.NavExperiment`:
         its network, trainer, curriculum, evaluation and checkpoint, from ``seed_sequence`` (run ``i`` of every
@@ -112,6 +112,8 @@ class NavRun(CurriculumCallback):
         Args:
             evaluate: ``(policy, split, task_batch) -> mean return`` for :class:`BestModel` (default greedy rollouts).
             bar_position: the progress bar's line.
+            device: where it trains (default ``experiment.device``; a process-pool worker passes its GPU,
+                ``"cuda:k"``).
 
         Raises:
             ValueError: the dataset holds the other task.
@@ -124,9 +126,10 @@ class NavRun(CurriculumCallback):
             raise ValueError(f"the dataset holds {data.kind} tasks, not {experiment.task}")
         network_seed, curriculum_seed, trainer_seed = seed_sequence.spawn(3)
         torch_seed = int(network_seed.generate_state(1, np.uint64)[0] >> np.uint64(1))
-        policy = NavigationCNNPolicy.for_navigation(seed=torch_seed, device=experiment.device)
+        device = experiment.device if device is None else device
+        policy = NavigationCNNPolicy.for_navigation(seed=torch_seed, device=device)
         trainer = nav_trainer(policy, learning_rate=experiment.learning_rate, batch_size=experiment.demos_per_batch,
-                              rng=np.random.default_rng(trainer_seed), device=experiment.device,
+                              rng=np.random.default_rng(trainer_seed), device=device,
                               optimizer=experiment.optimizer)
         curriculum = nav_curriculum(
             trainer, data, variant=experiment.curriculum_names()[cell], rng=np.random.default_rng(curriculum_seed),
@@ -137,7 +140,7 @@ class NavRun(CurriculumCallback):
         path = experiment.checkpoint_path(cell, index)
         return cls(
             curriculum=curriculum,
-            evaluator=BestModel(policy, data.val, data.test, device=experiment.device, evaluate=evaluate),
+            evaluator=BestModel(policy, data.val, data.test, device=device, evaluate=evaluate),
             features=FeatureTracker(data.features, data.feature_names),
             epochs=experiment.epochs, eval_every=experiment.eval_every, max_batches=experiment.max_batches,
             cell=cell, index=index, checkpoint=None if path is None else RunCheckpoint(path, CHECKPOINT_FORMAT),
