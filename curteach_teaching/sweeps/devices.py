@@ -100,6 +100,6 @@ def run_device(device: str) -> str:
     if n == 0:
         import os
 
-        raise ValueError(f"a run needs a GPU, but torch in pid {os.getpid()} sees none")
+        raise ValueError(f"needs a GPU, but torch in pid {os.getpid()} sees none")
     context = worker_context()
     return f"cuda:{(context.index - 1) % n if context.in_worker and context.index >= 1 else 0}"

@@ -181,7 +181,7 @@ class NavExperiment:
         try:
             device = run_device(self.device)  # "cuda" -> this worker's GPU
         except ValueError as error:
-            raise ValueError(f"run {index} of {cell}: {error}") from None
+            raise ValueError(f"run {index} of {cell} {error}") from None
         # math threads are the backend's (backends.one_math_thread); the bar's line is the worker's
         # the sweep's bar is line 0; a pool worker k draws on line k, the driver on line 1
         run = NavRun.build(self, cell, index, seed_sequence, bar_position=worker_context().index or 1, device=device)
