@@ -1,5 +1,6 @@
-"""BC loss calculators: the original navigation code's loss (:class:`StepMeanLoss`), a loss weighted per transition
-(:class:`WeightedLoss`, for ``use="weight"``) and a recorder of the training metrics of every optimizer step
+"""BC loss calculators: BC's own loss without autograd through its terms of weight 0 (:class:`BCLoss`), the original
+navigation code's loss (:class:`StepMeanLoss`), a loss weighted per transition (:class:`WeightedLoss`, for
+``use="weight"``) and a recorder of the training metrics of every optimizer step
 (:class:`MetricsRecorder`).
 
 Per batch of demonstrations ``j`` of lengths ``L_j``::
@@ -19,7 +20,7 @@ from imitation.algorithms.bc import BCTrainingMetrics
 from imitation.data import types
 from imitation.util import util
 
-__all__ = ["MetricsRecorder", "StepMeanLoss", "WeightedLoss"]
+__all__ = ["BCLoss", "MetricsRecorder", "StepMeanLoss", "WeightedLoss"]
 
 
 def _as_tensors(obs: Any, acts: Any) -> tuple[Any, Any]:
@@ -33,7 +34,8 @@ def _metrics(policy: Any, log_prob: Any, neglogp: Any, entropy: Any, ent_weight:
     of the true actions from ``log_prob`` ``(B,)``, and BC's entropy and L2 terms with their weights."""
     import torch as th
 
-    prob_true_act = th.exp(log_prob).mean()
+    with th.no_grad():  # logged only
+        prob_true_act = th.exp(log_prob).mean()
     with th.set_grad_enabled(th.is_grad_enabled() and l2_weight != 0):  # BC logs it even at weight 0
         l2_norm = sum(th.sum(th.square(w)) for w in policy.parameters()) / 2
     ent_loss = -ent_weight * (entropy if entropy is not None else th.zeros(1, device=log_prob.device))
@@ -47,6 +49,51 @@ def _metrics(policy: Any, log_prob: Any, neglogp: Any, entropy: Any, ent_weight:
         l2_loss=l2_loss,
         loss=neglogp + ent_loss + l2_loss,
     )
+
+
+def _weighted_term(weight: float):
+    """A block computing a term of the loss with this weight: with autograd only where the weight is not 0 (a term of
+    weight 0 is still logged, but adds only zeros to the gradients)."""
+    import torch as th
+
+    return th.set_grad_enabled(th.is_grad_enabled() and weight != 0)
+
+
+class BCLoss:
+    """imitation's BC loss (``BehaviorCloningLossCalculator``: ``loss = -mean log pi(a | s) - ent_weight * mean
+    entropy + l2_weight * ||theta||^2 / 2``), the same numbers, with autograd only where a gradient can be non-zero:
+    a term of weight 0 (the entropy at ``ent_weight=0``, the L2 norm at ``l2_weight=0``) and the logged
+    ``prob_true_act`` are computed without it. BC's own calculator backpropagates ``0 * term``, which adds zeros to
+    the gradients: the losses, the steps and the parameters are the same (only the sign of a gradient that is
+    exactly zero could differ, and SGD and Adam step the same on either).
+
+    Args:
+        ent_weight, l2_weight: as BC's.
+    """
+
+    def __init__(self, ent_weight: float = 0.0, l2_weight: float = 0.0):
+        self.ent_weight = float(ent_weight)
+        self.l2_weight = float(l2_weight)
+
+    @classmethod
+    def of(cls, calculator: Any) -> Any:
+        """The :class:`BCLoss` of imitation's own calculator (exactly that class); any other calculator, a user's,
+        as it is."""
+        from imitation.algorithms.bc import BehaviorCloningLossCalculator
+
+        if type(calculator) is BehaviorCloningLossCalculator:
+            return cls(calculator.ent_weight, calculator.l2_weight)
+        return calculator
+
+    def __call__(self, policy: Any, obs: Any, acts: Any) -> BCTrainingMetrics:
+        """BC's loss-calculator interface: ``(policy, obs (B, ...), acts (B, ...)) -> BCTrainingMetrics``."""
+        tensor_obs, acts = _as_tensors(obs, acts)
+        _, log_prob, entropy = policy.evaluate_actions(tensor_obs, acts)
+        neglogp = -log_prob.mean()
+        if entropy is not None:
+            with _weighted_term(self.ent_weight):
+                entropy = entropy.mean()
+        return _metrics(policy, log_prob, neglogp, entropy, self.ent_weight, self.l2_weight)
 
 
 class StepMeanLoss:
@@ -125,7 +172,9 @@ class StepMeanLoss:
         _, log_prob, entropy = policy.evaluate_actions(tensor_obs, acts)
         log_prob = log_prob.reshape(-1)
         neglogp = self._step_mean_sum(-log_prob, log_prob.device)
-        entropy = self._step_mean_sum(entropy.reshape(-1), log_prob.device) if entropy is not None else None
+        if entropy is not None:
+            with _weighted_term(self.ent_weight):
+                entropy = self._step_mean_sum(entropy.reshape(-1), log_prob.device)
         return _metrics(policy, log_prob, neglogp, entropy, self.ent_weight, self.l2_weight)
 
 
@@ -174,7 +223,9 @@ class WeightedLoss:
         log_prob = log_prob.reshape(-1)
         w = th.as_tensor(weights, device=log_prob.device, dtype=log_prob.dtype)
         neglogp = -(w * log_prob).mean()
-        entropy = (w * entropy.reshape(-1)).mean() if entropy is not None else None
+        if entropy is not None:
+            with _weighted_term(self.ent_weight):
+                entropy = (w * entropy.reshape(-1)).mean()
         return _metrics(policy, log_prob, neglogp, entropy, self.ent_weight, self.l2_weight)
 
 
@@ -202,7 +253,7 @@ class MetricsRecorder:
         weight = len(acts) / self.batch_size
         for name, value in metrics.__dict__.items():
             if value is not None:
-                value = value.detach() * weight
+                value = value.detach() if weight == 1 else value.detach() * weight  # x * 1.0 is x
                 self._sums[name] = value if name not in self._sums else self._sums[name] + value
         return metrics
 

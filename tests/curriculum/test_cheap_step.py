@@ -57,11 +57,14 @@ def no_validation():
 
 
 @pytest.mark.parametrize("space", [DISCRETE, BOX], ids=["discrete", "box"])
-def test_the_step_is_bc_train_to_the_bit_on_the_cpu(space):
+@pytest.mark.parametrize("weights", [{}, {"ent_weight": 0.0}, {"ent_weight": 0.01, "l2_weight": 0.001}],
+                         ids=["bc-defaults", "no-entropy", "entropy-and-l2"])
+def test_the_step_is_bc_train_to_the_bit_on_the_cpu(space, weights):
     """Each planned batch stepped by CurriculumBC gives the same parameters, byte for byte, as imitation's own
-    BC.train on the same batch (minibatches of 2 in batches of 4, the smaller last batch on its own mean)."""
+    BC.train on the same batch (minibatches of 2 in batches of 4, the smaller last batch on its own mean), with
+    BC's entropy and L2 terms at weight 0 (no autograd through them here) or not."""
     pool = demos(space)
-    ours, theirs = trainer(space, batch_size=4, minibatch_size=2), trainer(space, batch_size=4, minibatch_size=2)
+    ours, theirs = (trainer(space, batch_size=4, minibatch_size=2, **weights) for _ in range(2))
     plans = []
     curriculum = CurriculumBC(ours, pool, variant="Agn", rng=np.random.default_rng(1), log=False,
                               callbacks=[type("Plans", (), {"on_epoch_start": plans.append})()])

@@ -2,8 +2,9 @@
 
 :class:`CurriculumBC` is a :class:`~curteach_teaching.curriculum.core.Curriculum` whose step trainer is
 :class:`BCStepTrainer`: the learner's difficulty is read from the trainer's policy, and each batch is one optimizer
-step of imitation's BC: the trainer's own policy, optimizer and loss calculator (BC's loss, entropy and L2 terms),
-with the arithmetic of ``BC.train`` (each minibatch's loss times its share of the batch, backpropagated, then the
+step of imitation's BC: the trainer's own policy, optimizer and loss (BC's loss, entropy and L2 terms, as
+:class:`~curteach_teaching.curriculum.loss.BCLoss` computes them; a user's own ``loss_calculator`` as it is), with
+the arithmetic of ``BC.train`` (each minibatch's loss times its share of the batch, backpropagated, then the
 optimizer's step). The trainer's policy and optimizer persist across epochs.
 
 The cheap step. The pool's demonstrations are put on the training device once
@@ -45,7 +46,7 @@ from curteach_envs._util import check_int
 from curteach_teaching.curriculum.batches import BATCH_UNITS, REMAINDERS, FixedStepBatches, make_batcher
 from curteach_teaching.curriculum.core import Curriculum
 from curteach_teaching.curriculum.index import DemonstrationIndex
-from curteach_teaching.curriculum.loss import MetricsRecorder, StepMeanLoss, WeightedLoss
+from curteach_teaching.curriculum.loss import BCLoss, MetricsRecorder, StepMeanLoss, WeightedLoss
 from curteach_teaching.curriculum.options import CurriculumOptions, check_demonstrations
 from curteach_teaching.curriculum.policy_steps import PolicyStepTrainer
 from curteach_teaching.curriculum.resident import ResidentPool
@@ -173,7 +174,7 @@ class BCStepTrainer(PolicyStepTrainer):
         here waits for the device (the metrics stay there: :meth:`step_metrics`)."""
         trainer = self.trainer
         policy = trainer.policy
-        self._recorder = MetricsRecorder(loss if loss is not None else trainer.loss_calculator, batch_size)
+        self._recorder = MetricsRecorder(loss if loss is not None else BCLoss.of(trainer.loss_calculator), batch_size)
         try:
             for index in pieces:
                 obs, acts = pool.batch(index)
