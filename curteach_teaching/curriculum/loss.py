@@ -36,8 +36,11 @@ def _metrics(policy: Any, log_prob: Any, neglogp: Any, entropy: Any, ent_weight:
 
     with th.no_grad():  # logged only
         prob_true_act = th.exp(log_prob).mean()
-    with th.set_grad_enabled(th.is_grad_enabled() and l2_weight != 0):  # BC logs it even at weight 0
+    if l2_weight != 0:  # BC's expression, as it enters the loss
         l2_norm = sum(th.sum(th.square(w)) for w in policy.parameters()) / 2
+    else:
+        with th.no_grad():  # logged only (BC logs it even at weight 0): one foreach norm, not 2 kernels per parameter
+            l2_norm = th.nn.utils.get_total_norm(list(policy.parameters())).square() / 2
     ent_loss = -ent_weight * (entropy if entropy is not None else th.zeros(1, device=log_prob.device))
     l2_loss = l2_weight * l2_norm
     return BCTrainingMetrics(
@@ -65,7 +68,8 @@ class BCLoss:
     a term of weight 0 (the entropy at ``ent_weight=0``, the L2 norm at ``l2_weight=0``) and the logged
     ``prob_true_act`` are computed without it. BC's own calculator backpropagates ``0 * term``, which adds zeros to
     the gradients: the losses, the steps and the parameters are the same (only the sign of a gradient that is
-    exactly zero could differ, and SGD and Adam step the same on either).
+    exactly zero could differ, and SGD and Adam step the same on either). The logged ``l2_norm`` at ``l2_weight=0``
+    is torch's foreach norm, equal to BC's sum of squares up to rounding (it is not part of the loss then).
 
     Args:
         ent_weight, l2_weight: as BC's.

@@ -172,15 +172,26 @@ class BCStepTrainer(PolicyStepTrainer):
         ``batch_size`` transitions, as imitation's ``BC.train`` takes it: each minibatch's ``loss * b_k /
         batch_size`` backpropagated, then the optimizer's step and ``zero_grad``, then ``after_step()``. Nothing
         here waits for the device (the metrics stay there: :meth:`step_metrics`)."""
+        import torch as th
+
         trainer = self.trainer
         policy = trainer.policy
         self._recorder = MetricsRecorder(loss if loss is not None else BCLoss.of(trainer.loss_calculator), batch_size)
+        distribution = th.distributions.Distribution
+        validate = distribution._validate_args
         try:
-            for index in pieces:
-                obs, acts = pool.batch(index)
-                metrics = self._recorder(policy, obs, acts)
-                # BC.train's renormalisation, the same expression (the same float arithmetic)
-                (metrics.loss * len(index) / batch_size).backward()
+            if pool.device.type != "cpu":
+                # torch's distributions check their parameters' values at every step, which reads them from the
+                # device (a synchronisation); the values are the same without the check (a NaN is then a NaN loss)
+                distribution.set_default_validate_args(False)
+            try:
+                for index in pieces:
+                    obs, acts = pool.batch(index)
+                    metrics = self._recorder(policy, obs, acts)
+                    # BC.train's renormalisation, the same expression (the same float arithmetic)
+                    (metrics.loss * len(index) / batch_size).backward()
+            finally:
+                distribution.set_default_validate_args(validate)
             trainer.optimizer.step()
             trainer.optimizer.zero_grad()
             after_step()
