@@ -10,7 +10,9 @@ times, on one torch thread:
   of steps per epoch, its selection, batching and metrics), on SB3's ``ActorCriticPolicy`` with
   ``net_arch=dict(pi=[64, 64], vf=[])``;
 * ``bare``: the same policy's own layers (features, actor MLP, action head), the cross-entropy or Gaussian negative
-  log-likelihood, ``backward`` and Adam's step, on batches drawn by ``torch.randint`` from tensors made once.
+  log-likelihood, ``backward`` and Adam's step, on batches drawn by ``torch.randint`` from tensors made once;
+* ``bare, BC's loss``: the same loop with imitation's own BC loss calculator (SB3's ``evaluate_actions``: the
+  distribution, its entropy, the value head; the L2 norm), which splits the gap into BC's loss and the library's.
 
 It prints steps per wall second and per CPU second of each and their ratios (issue 40's goal: at least 0.9), best of
 ``--repeats``, interleaved; on a shared machine the CPU-second ratio is the steadier one. Asserts nothing.
@@ -93,12 +95,14 @@ def library(discrete: bool, seconds: float) -> tuple[float, float]:
     return steps / (time.perf_counter() - began), steps / (time.process_time() - cpu)
 
 
-def bare(discrete: bool, seconds: float) -> tuple[float, float]:
+def bare(discrete: bool, seconds: float, bc_loss: bool = False) -> tuple[float, float]:
     """Steps per wall second and per CPU second of a bare loop of the same network and optimizer, data in
-    tensors."""
+    tensors; with ``bc_loss`` its loss is imitation's own BC loss calculator (SB3's distribution, entropy, value
+    head, L2 norm) instead of the cross-entropy or Gaussian negative log-likelihood."""
     import numpy as np
     import torch as th
     import torch.nn.functional as F
+    from imitation.algorithms.bc import BehaviorCloningLossCalculator
     from imitation.data import rollout
 
     policy = make_policy(discrete)
@@ -107,8 +111,16 @@ def bare(discrete: bool, seconds: float) -> tuple[float, float]:
     optimizer = th.optim.Adam(policy.parameters(), lr=1e-3)
     generator = th.Generator().manual_seed(0)
 
+    calculator = BehaviorCloningLossCalculator(ent_weight=0.0, l2_weight=0.0)
+
     def step() -> None:
         index = th.randint(len(acts), (BATCH,), generator=generator)
+        if bc_loss:
+            loss = calculator(policy, obs[index], acts[index]).loss
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            return
         latent = policy.mlp_extractor.forward_actor(policy.extract_features(obs[index]))
         out = policy.action_net(latent)
         if discrete:
@@ -142,19 +154,23 @@ def main() -> None:
     out: dict = {"torch": th.__version__, "threads": th.get_num_threads(), "batch": BATCH, "goal": GOAL,
                  "load_avg": [round(x, 2) for x in os.getloadavg()]}
     for name, discrete in (("discrete", True), ("continuous", False)):
-        libs, raws = [], []
-        for _ in range(args.repeats):  # interleaved, so that a change in the machine's load touches both alike
+        libs, raws, bcs = [], [], []
+        for _ in range(args.repeats):  # interleaved, so that a change in the machine's load touches all alike
             libs.append(library(discrete, args.seconds))
             raws.append(bare(discrete, args.seconds))
+            bcs.append(bare(discrete, args.seconds, bc_loss=True))
+        bc_cpu = max(c for _, c in bcs)
         lib, raw = max(w for w, _ in libs), max(w for w, _ in raws)
         lib_cpu, raw_cpu = max(c for _, c in libs), max(c for _, c in raws)
         out[name] = {"library_steps_per_s": lib, "bare_steps_per_s": raw, "ratio": lib / raw,
                      "library_steps_per_cpu_s": lib_cpu, "bare_steps_per_cpu_s": raw_cpu,
-                     "cpu_ratio": lib_cpu / raw_cpu}
+                     "cpu_ratio": lib_cpu / raw_cpu, "bare_bc_loss_steps_per_cpu_s": bc_cpu,
+                     "bc_loss_cpu_ratio": bc_cpu / raw_cpu, "adapter_cpu_ratio": lib_cpu / bc_cpu}
         if not args.json:
             print(f"{name:10s} library {lib:8,.0f} steps/s, bare {raw:8,.0f} steps/s: ratio {lib / raw:.2f}; per CPU "
-                  f"second {lib_cpu:,.0f} and {raw_cpu:,.0f}: ratio {lib_cpu / raw_cpu:.2f} (goal >= {GOAL})",
-                  flush=True)
+                  f"second {lib_cpu:,.0f} and {raw_cpu:,.0f}: ratio {lib_cpu / raw_cpu:.2f} (goal >= {GOAL}); the "
+                  f"bare loop with imitation's BC loss {bc_cpu:,.0f} per CPU second ({bc_cpu / raw_cpu:.2f} of bare; "
+                  f"the library {lib_cpu / bc_cpu:.2f} of it)", flush=True)
     out["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     if args.json:
         print(json.dumps(out))

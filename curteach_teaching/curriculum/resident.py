@@ -67,16 +67,24 @@ class ResidentPool:
 
     def batch(self, index: Any) -> tuple[Any, Any]:
         """``(obs (b, ...), acts (b, ...))`` of the rows ``index`` (an int64 tensor on the device)."""
+        import torch as th
+
+        # index_select: the rows of tensor[index], without advanced indexing's general machinery
         obs = self.obs
-        obs = {key: value[index] for key, value in obs.items()} if isinstance(obs, dict) else obs[index]
-        return obs, self.acts[index]
+        obs = ({key: th.index_select(value, 0, index) for key, value in obs.items()} if isinstance(obs, dict)
+               else th.index_select(obs, 0, index))
+        return obs, th.index_select(self.acts, 0, index)
 
     def steps(self, index: Any) -> Any:
         """``(b,)`` the time steps of the rows ``index``."""
-        return self.time_step[index]
+        import torch as th
+
+        return th.index_select(self.time_step, 0, index)
 
     def weights(self, index: Any) -> Any:
         """``(b,)`` float32 loss weights of the rows ``index`` (:meth:`set_weights` first)."""
         if self._weights is None:
             raise RuntimeError("no transition weights were set")
-        return self._weights[index]
+        import torch as th
+
+        return th.index_select(self._weights, 0, index)
