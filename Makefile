@@ -14,7 +14,7 @@ EXTRAS := datasets,test,docs,ray,tensorboard
 # today's stack only: metaworld 3.1 needs Gymnasium >= 1.1 (imitation's own stack has 0.29)
 TODAY_EXTRAS := $(EXTRAS),metaworld
 
-.PHONY: install install-classic demo test test-classic test-slow test-envs-gym1 bench lint docs dist lock clean
+.PHONY: install install-classic demo test test-classic test-slow test-envs-gym1 bench bench-gpu lint docs dist lock clean
 
 $(STAMP): pyproject.toml constraints/today.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -74,7 +74,11 @@ docs: install
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 bench: install
-	for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+	for f in benchmarks/*.py; do [ "$$f" = benchmarks/gpu.py ] && continue; echo "== $$f"; $(PY) $$f || exit 1; done
+
+# The learners on one GPU against bare loops (benchmarks/gpu.py; refuses without a GPU: `--allow-cpu --quick` tries it)
+bench-gpu: install
+	$(PY) benchmarks/gpu.py $(BENCH_GPU_ARGS)
 
 # The sdist and wheel into dist/, checked with twine (metadata, README rendering).
 dist: install

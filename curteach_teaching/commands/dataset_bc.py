@@ -81,7 +81,7 @@ def add_parser(subparsers) -> None:
                         "plus 90%% of its improvement)")
     parser.add_argument("--scale", choices=("default", "small"), default="default",
                         help="'small': a quick check (200 steps, 5 evaluation episodes)")
-    add_sweep_arguments(parser, default_runs=5, default_out="results/dataset-bc")
+    add_sweep_arguments(parser, default_runs=5, default_out="results/dataset-bc", device=True)
     parser.set_defaults(func=run_dataset_bc)
 
 
@@ -112,7 +112,7 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
             epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
             sampled=not args.no_sampled, policy=args.policy, use=args.use, keep=args.keep,
             temperature=args.temperature, ensemble_size=args.ensemble_size, ensemble_batches=args.ensemble_batches,
-            teacher_seed=args.seed, **settings,
+            teacher_seed=args.seed, device=args.sweep_device, **settings,
         )
     experiment = experiment.prepare(pool)  # a bad score, space or policy fails before the folder is touched
     report_out_of_bounds(pool)

@@ -66,9 +66,7 @@ def add_parser(subparsers) -> None:
                         "paper says 500)")
     parser.add_argument("--teacher-difficulty", choices=("original", "paper"), default="original",
                         help="the task-specific teacher difficulty (default: the original code's)")
-    parser.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
-                        help="where the network trains and is evaluated (default cpu)")
-    add_sweep_arguments(parser, default_runs=5, default_out="results/nav-TASK-SCALE")
+    add_sweep_arguments(parser, default_runs=5, default_out="results/nav-TASK-SCALE", device=True)
     parser.set_defaults(func=run_nav)
 
     show = subparsers.add_parser(
@@ -120,7 +118,7 @@ def run_nav(args: argparse.Namespace) -> int:
         file_digest,
         hand_over,
     )
-    from curteach_teaching.experiments.nav.experiment import NavExperiment, sweep_device
+    from curteach_teaching.experiments.nav.experiment import NavExperiment
     from curteach_teaching.experiments.nav.report import NavReport
 
     check_sweep_flags(args)  # every argument is checked before the folder is claimed or a dataset generated
@@ -147,7 +145,7 @@ def run_nav(args: argparse.Namespace) -> int:
     for spec in curricula:  # a plug-in that does not load is refused here, before anything is written
         if spec not in CURRICULA:
             check_variant(spec)
-    device = sweep_device(args.device, on_ray=args.backend == "ray", gpus_per_run=args.gpus_per_run)
+    device = args.sweep_device  # resolved by check_sweep_flags ("auto" -> cuda or cpu; cuda without a GPU refused)
     out = output_folder(args, f"results/nav-{args.task}-{args.scale}")
     session = sweep_session(args, out)
     with session:  # one lock for the dataset, the sweep and the report: no second sweep generates the same file

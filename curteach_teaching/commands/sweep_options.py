@@ -1,9 +1,10 @@
 """The flags every sweep command shares, and running a sweep from them.
 
 Every sweep command calls :func:`add_sweep_arguments` on its parser, so ``--runs --seed --workers --out --overwrite
---no-progress --no-figures --report-only --backend --ray-address --gpus-per-run --log-dir --log-format`` mean the
-same everywhere (the logging flags: :mod:`~curteach_teaching.commands.log_options`); the car
-commands add their shared ``--init --steps --teachers`` with :func:`add_car_arguments`.
+--no-progress --no-figures --report-only --backend --ray-address --gpus-per-run --log-dir --log-format`` (and
+``--device`` for the commands that train a network: nav, dataset-bc) mean the same everywhere (the logging flags:
+:mod:`~curteach_teaching.commands.log_options`); the car commands add their shared ``--init --steps --teachers``
+with :func:`add_car_arguments`.
 
 A command parses its flags into the objects that own them, each of which checks its values once, without writing
 anything: :func:`check_sweep_flags` builds the backend once (which checks ``--workers``) and reaches the Ray address;
@@ -119,15 +120,24 @@ def teacher_names(args: argparse.Namespace) -> tuple:
     return tuple(name.strip() for name in args.teachers.split(",") if name.strip())
 
 
-def add_sweep_arguments(parser: argparse.ArgumentParser, default_runs: int, default_out: str) -> None:
+def add_sweep_arguments(parser: argparse.ArgumentParser, default_runs: int, default_out: str, *,
+                        device: bool = False) -> None:
     """Add the shared sweep flags to ``parser``.
 
     Args:
         parser: a sub-command's parser.
         default_runs: the default of ``--runs``.
         default_out: how the default output folder is described in ``--out``'s help.
+        device: the command trains a network: add ``--device`` (:mod:`~curteach_teaching.sweeps.devices`; resolved
+            by :func:`check_sweep_flags` into ``args.sweep_device``).
     """
     group = parser.add_argument_group("sweep")
+    if device:
+        from curteach_teaching.sweeps.devices import DEVICES
+
+        group.add_argument("--device", choices=DEVICES, default="cpu",
+                           help="where each run's network trains and is evaluated: cpu (default), cuda (a GPU; in the "
+                           "process pool worker k takes GPU k-1 modulo the GPUs) or auto (cuda if torch sees one)")
     group.add_argument("--runs", type=int, default=default_runs,
                        help=f"runs per cell (default {default_runs}); a rerun skips runs already saved")
     group.add_argument("--seed", type=int, default=0,
@@ -148,14 +158,18 @@ def add_sweep_arguments(parser: argparse.ArgumentParser, default_runs: int, defa
     group.add_argument("--ray-address", default=None,
                        help="Ray cluster to join (default: $RAY_ADDRESS, else a local Ray instance sized by --workers)")
     group.add_argument("--gpus-per-run", type=float, default=0.0,
-                       help="GPU fraction each run declares on Ray (default 0)")
+                       help="the GPU share of each run: on Ray its num_gpus; in the process pool with --device cuda "
+                       "at most GPUs/share runs at once (default 0: none on Ray, one run per worker in the pool)")
     add_log_arguments(group)
 
 
 def check_sweep_flags(args: argparse.Namespace):
-    """The backend the flags ask for, built once and kept in ``args.sweep_backend``; ``ValueError`` for a bad
-    ``--workers`` (the backend's check), Ray flags given without ``--backend ray``, or a Ray address that does not
-    answer. ``--runs`` and ``--seed`` are the session's (:func:`sweep_session`). Writes nothing."""
+    """The backend the flags ask for, built once and kept in ``args.sweep_backend``, and for a command with
+    ``--device`` the runs' device in ``args.sweep_device`` (:func:`~curteach_teaching.sweeps.devices.sweep_device`);
+    ``ValueError`` for a bad ``--workers`` (the backend's check), Ray flags given without ``--backend ray``
+    (``--gpus-per-run`` also goes with the process pool and ``--device cuda``), ``--device cuda`` without a GPU, or
+    a Ray address that does not answer. ``--runs`` and ``--seed`` are the session's (:func:`sweep_session`). Writes
+    nothing."""
     from curteach_teaching.sweeps.sweep import make_backend
 
     if getattr(args, "sweep_backend", None) is not None:
@@ -163,10 +177,25 @@ def check_sweep_flags(args: argparse.Namespace):
     check_log_flags(args)
     if args.report_only and args.overwrite:
         raise ValueError("--report-only computes nothing and cannot --overwrite")
-    if args.backend != "ray" and (args.ray_address is not None or args.gpus_per_run):
+    device = getattr(args, "device", None)
+    if args.backend != "ray" and args.ray_address is not None:
         raise ValueError("--ray-address and --gpus-per-run need --backend ray")
+    if args.backend != "ray" and args.gpus_per_run and (device in (None, "cpu") or args.backend != "processes"):
+        raise ValueError("--ray-address and --gpus-per-run need --backend ray (--gpus-per-run also goes with the "
+                         "process pool and --device cuda)")
+    workers = args.workers
+    if device is not None:
+        from curteach_teaching.sweeps.devices import gpu_count, gpu_workers, sweep_device
+
+        args.sweep_device = sweep_device(device, on_ray=args.backend == "ray", gpus_per_run=args.gpus_per_run)
+        if args.backend == "processes" and args.sweep_device == "cuda" and args.gpus_per_run:
+            from curteach_teaching.sweeps.backends import capped_workers
+
+            with named_as_options(args):  # --gpus-per-run, not gpus_per_run
+                workers = gpu_workers(capped_workers(workers), args.gpus_per_run, gpu_count())
     with named_as_options(args):  # --workers, not the backend's workers
-        backend = make_backend(args.backend, args.workers, args.ray_address, args.gpus_per_run)
+        backend = make_backend(args.backend, workers, args.ray_address,
+                               args.gpus_per_run if args.backend == "ray" else 0.0)
     if args.backend == "ray" and not args.report_only:
         import os
 

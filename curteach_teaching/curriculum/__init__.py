@@ -47,7 +47,7 @@ _EXPORTS = {
     "curteach_teaching.curriculum.policy_steps": ("PolicyStepTrainer", "training_mode_restored"),
     "curteach_teaching.curriculum.lr_schedule": ("StepLRSchedule",),
     "curteach_teaching.curriculum.index": ("DemonstrationIndex",),
-    "curteach_teaching.curriculum.loss": ("MetricsRecorder", "StepMeanLoss", "WeightedLoss"),
+    "curteach_teaching.curriculum.loss": ("BCLoss", "MetricsRecorder", "StepMeanLoss", "WeightedLoss"),
     "curteach_teaching.curriculum.uses": ("USES", "Order", "Select", "Weight", "preference_weights"),
     "curteach_teaching.curriculum.ensemble": ("EnsembleScores", "EnsembleTeacher"),
     "curteach_teaching.curriculum.callbacks": (

@@ -32,6 +32,7 @@ import numpy as np
 from curteach_envs._util import check_int
 from curteach_teaching.curriculum.index import DemonstrationIndex
 from curteach_teaching.curriculum.selection import EpochRecord, EpochSelection
+from curteach_teaching.curriculum.step_metrics import StepMetrics
 
 __all__ = ["CALLBACK_METHODS", "AtEpochEnd", "BatchInfo", "CurriculumCallback", "EpochPlan", "EveryNSteps",
            "as_callback", "check_callbacks", "saved_callbacks"]
@@ -52,7 +53,9 @@ class BatchInfo:
         index: the demonstrations' layout (:class:`DemonstrationIndex`) the indices refer to.
         metrics: the trainer's training metrics of this step, ``{name: float}``, filled right after the step for a
             step trainer that reports them (``step_metrics``; BC's and DAgger's: ``loss``, ``neglogp``, ``entropy``,
-            ``prob_true_act``, ...); empty before the step and for trainers that report none.
+            ``prob_true_act``, ...); empty before the step and for trainers that report none. A
+            :class:`~curteach_teaching.curriculum.step_metrics.StepMetrics`: values a trainer reports as device
+            tensors are read from the device when first read (``metrics.tensor(name)`` takes one without reading).
     """
 
     epoch: int
@@ -60,7 +63,7 @@ class BatchInfo:
     position: int
     transitions: np.ndarray
     index: DemonstrationIndex = field(repr=False)
-    metrics: dict = field(default_factory=dict, repr=False)
+    metrics: dict = field(default_factory=StepMetrics, repr=False)
 
     @property
     def size(self) -> int:

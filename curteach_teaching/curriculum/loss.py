@@ -1,5 +1,6 @@
-"""BC loss calculators: the original navigation code's loss (:class:`StepMeanLoss`), a loss weighted per transition
-(:class:`WeightedLoss`, for ``use="weight"``) and a recorder of the training metrics of every optimizer step
+"""BC loss calculators: BC's own loss without autograd through its terms of weight 0 (:class:`BCLoss`), the original
+navigation code's loss (:class:`StepMeanLoss`), a loss weighted per transition (:class:`WeightedLoss`, for
+``use="weight"``) and a recorder of the training metrics of every optimizer step
 (:class:`MetricsRecorder`).
 
 Per batch of demonstrations ``j`` of lengths ``L_j``::
@@ -19,7 +20,7 @@ from imitation.algorithms.bc import BCTrainingMetrics
 from imitation.data import types
 from imitation.util import util
 
-__all__ = ["MetricsRecorder", "StepMeanLoss", "WeightedLoss"]
+__all__ = ["BCLoss", "MetricsRecorder", "StepMeanLoss", "WeightedLoss"]
 
 
 def _as_tensors(obs: Any, acts: Any) -> tuple[Any, Any]:
@@ -33,9 +34,13 @@ def _metrics(policy: Any, log_prob: Any, neglogp: Any, entropy: Any, ent_weight:
     of the true actions from ``log_prob`` ``(B,)``, and BC's entropy and L2 terms with their weights."""
     import torch as th
 
-    prob_true_act = th.exp(log_prob).mean()
-    with th.set_grad_enabled(th.is_grad_enabled() and l2_weight != 0):  # BC logs it even at weight 0
+    with th.no_grad():  # logged only
+        prob_true_act = th.exp(log_prob).mean()
+    if l2_weight != 0:  # BC's expression, as it enters the loss
         l2_norm = sum(th.sum(th.square(w)) for w in policy.parameters()) / 2
+    else:
+        with th.no_grad():  # logged only (BC logs it even at weight 0): one foreach norm, not 2 kernels per parameter
+            l2_norm = th.nn.utils.get_total_norm(list(policy.parameters())).square() / 2
     ent_loss = -ent_weight * (entropy if entropy is not None else th.zeros(1, device=log_prob.device))
     l2_loss = l2_weight * l2_norm
     return BCTrainingMetrics(
@@ -47,6 +52,52 @@ def _metrics(policy: Any, log_prob: Any, neglogp: Any, entropy: Any, ent_weight:
         l2_loss=l2_loss,
         loss=neglogp + ent_loss + l2_loss,
     )
+
+
+def _weighted_term(weight: float):
+    """A block computing a term of the loss with this weight: with autograd only where the weight is not 0 (a term of
+    weight 0 is still logged, but adds only zeros to the gradients)."""
+    import torch as th
+
+    return th.set_grad_enabled(th.is_grad_enabled() and weight != 0)
+
+
+class BCLoss:
+    """imitation's BC loss (``BehaviorCloningLossCalculator``: ``loss = -mean log pi(a | s) - ent_weight * mean
+    entropy + l2_weight * ||theta||^2 / 2``), the same numbers, with autograd only where a gradient can be non-zero:
+    a term of weight 0 (the entropy at ``ent_weight=0``, the L2 norm at ``l2_weight=0``) and the logged
+    ``prob_true_act`` are computed without it. BC's own calculator backpropagates ``0 * term``, which adds zeros to
+    the gradients: the losses, the steps and the parameters are the same (only the sign of a gradient that is
+    exactly zero could differ, and SGD and Adam step the same on either). The logged ``l2_norm`` at ``l2_weight=0``
+    is torch's foreach norm, equal to BC's sum of squares up to rounding (it is not part of the loss then).
+
+    Args:
+        ent_weight, l2_weight: as BC's.
+    """
+
+    def __init__(self, ent_weight: float = 0.0, l2_weight: float = 0.0):
+        self.ent_weight = float(ent_weight)
+        self.l2_weight = float(l2_weight)
+
+    @classmethod
+    def of(cls, calculator: Any) -> Any:
+        """The :class:`BCLoss` of imitation's own calculator (exactly that class); any other calculator, a user's,
+        as it is."""
+        from imitation.algorithms.bc import BehaviorCloningLossCalculator
+
+        if type(calculator) is BehaviorCloningLossCalculator:
+            return cls(calculator.ent_weight, calculator.l2_weight)
+        return calculator
+
+    def __call__(self, policy: Any, obs: Any, acts: Any) -> BCTrainingMetrics:
+        """BC's loss-calculator interface: ``(policy, obs (B, ...), acts (B, ...)) -> BCTrainingMetrics``."""
+        tensor_obs, acts = _as_tensors(obs, acts)
+        _, log_prob, entropy = policy.evaluate_actions(tensor_obs, acts)
+        neglogp = -log_prob.mean()
+        if entropy is not None:
+            with _weighted_term(self.ent_weight):
+                entropy = entropy.mean()
+        return _metrics(policy, log_prob, neglogp, entropy, self.ent_weight, self.l2_weight)
 
 
 class StepMeanLoss:
@@ -63,6 +114,8 @@ class StepMeanLoss:
     Args:
         steps: ``(B,)`` int >= 0, the time step of each transition of the batch, in the batch's order.
         ent_weight, l2_weight: as BC's ``BehaviorCloningLossCalculator``.
+        steps_tensor: ``(B,)`` int64, the same steps as a tensor on the training device (optional: saves a copy to
+            the device per batch).
 
     Attributes:
         calls: how many batches it has computed (:class:`~curteach_teaching.curriculum.adapters.bc.BCStepTrainer`
@@ -70,7 +123,8 @@ class StepMeanLoss:
             per batch and checks it is 1).
     """
 
-    def __init__(self, steps: np.ndarray, *, ent_weight: float = 0.0, l2_weight: float = 0.0):
+    def __init__(self, steps: np.ndarray, *, ent_weight: float = 0.0, l2_weight: float = 0.0,
+                 steps_tensor: Any = None):
         steps = np.asarray(steps)
         if steps.ndim != 1 or steps.size == 0 or not np.issubdtype(steps.dtype, np.integer) or steps.min() < 0:
             raise ValueError(f"steps must be a non-empty 1-D array of integers >= 0; got {steps!r}")
@@ -80,6 +134,15 @@ class StepMeanLoss:
         self.l2_weight = float(l2_weight)
         self.calls = 0
         self._tensors: dict = {}
+        if steps_tensor is not None:  # the same steps already on the training device: no copy per batch
+            self._tensors[str(steps_tensor.device)] = steps_tensor, self._counts(steps_tensor)
+
+    def _counts(self, steps: Any) -> Any:
+        import torch as th
+
+        # the transitions at each time step, >= 1; an index_add of ones, not bincount, which waits for a GPU
+        counts = th.zeros(self.n_steps, dtype=th.int64, device=steps.device)
+        return counts.index_add_(0, steps, th.ones_like(steps)).clamp(min=1)
 
     def _steps_and_counts(self, device: Any) -> tuple[Any, Any]:
         import torch as th
@@ -87,8 +150,7 @@ class StepMeanLoss:
         key = str(device)
         if key not in self._tensors:
             steps = th.as_tensor(self.steps, device=device)
-            counts = th.bincount(steps, minlength=self.n_steps).clamp(min=1)
-            self._tensors[key] = steps, counts
+            self._tensors[key] = steps, self._counts(steps)
         return self._tensors[key]
 
     def _step_mean_sum(self, values: Any, device: Any) -> Any:
@@ -114,7 +176,9 @@ class StepMeanLoss:
         _, log_prob, entropy = policy.evaluate_actions(tensor_obs, acts)
         log_prob = log_prob.reshape(-1)
         neglogp = self._step_mean_sum(-log_prob, log_prob.device)
-        entropy = self._step_mean_sum(entropy.reshape(-1), log_prob.device) if entropy is not None else None
+        if entropy is not None:
+            with _weighted_term(self.ent_weight):
+                entropy = self._step_mean_sum(entropy.reshape(-1), log_prob.device)
         return _metrics(policy, log_prob, neglogp, entropy, self.ent_weight, self.l2_weight)
 
 
@@ -130,7 +194,8 @@ class WeightedLoss:
     weighted loss over the pool.
 
     Args:
-        weights: one ``(b_k,)`` array per minibatch, in the order BC computes them.
+        weights: one ``(b_k,)`` array per minibatch, in the order BC computes them (float32 arrays, or float32
+            tensors already on the training device).
         ent_weight, l2_weight: as BC's ``BehaviorCloningLossCalculator``.
 
     Attributes:
@@ -138,7 +203,7 @@ class WeightedLoss:
     """
 
     def __init__(self, weights: list, *, ent_weight: float = 0.0, l2_weight: float = 0.0):
-        self.weights = [np.asarray(w, dtype=np.float32) for w in weights]
+        self.weights = [w if hasattr(w, "device") else np.asarray(w, dtype=np.float32) for w in weights]
         self.ent_weight = float(ent_weight)
         self.l2_weight = float(l2_weight)
         self.calls = 0
@@ -162,7 +227,9 @@ class WeightedLoss:
         log_prob = log_prob.reshape(-1)
         w = th.as_tensor(weights, device=log_prob.device, dtype=log_prob.dtype)
         neglogp = -(w * log_prob).mean()
-        entropy = (w * entropy.reshape(-1)).mean() if entropy is not None else None
+        if entropy is not None:
+            with _weighted_term(self.ent_weight):
+                entropy = (w * entropy.reshape(-1)).mean()
         return _metrics(policy, log_prob, neglogp, entropy, self.ent_weight, self.l2_weight)
 
 
@@ -171,7 +238,8 @@ class MetricsRecorder:
 
     BC computes one ``BCTrainingMetrics`` per minibatch and steps on ``sum(loss * len(minibatch) / batch_size)``; the
     recorder accumulates every metric with the same weights, so :meth:`pop` after the step gives the metrics of the
-    step's whole batch (``loss`` is the loss the step minimised). Reading them costs one device sync per step.
+    step's whole batch (``loss`` is the loss the step minimised), as tensors on the training device: reading them
+    waits for the device (:mod:`~curteach_teaching.curriculum.step_metrics` reads them only when asked).
 
     Args:
         calculator: the calculator BC would have called (imitation's own or a :class:`StepMeanLoss`).
@@ -189,12 +257,13 @@ class MetricsRecorder:
         weight = len(acts) / self.batch_size
         for name, value in metrics.__dict__.items():
             if value is not None:
-                value = value.detach() * weight
+                value = value.detach() if weight == 1 else value.detach() * weight  # x * 1.0 is x
                 self._sums[name] = value if name not in self._sums else self._sums[name] + value
         return metrics
 
     def pop(self) -> dict:
-        """``{name: float}``: the step's metrics (BC's ``neglogp``, ``entropy``, ``ent_loss``, ``prob_true_act``,
-        ``l2_norm``, ``l2_loss``, ``loss``; those the calculator left ``None`` are missing); empties the recorder."""
+        """``{name: 0-d or (1,) tensor}``: the step's metrics (BC's ``neglogp``, ``entropy``, ``ent_loss``,
+        ``prob_true_act``, ``l2_norm``, ``l2_loss``, ``loss``; those the calculator left ``None`` are missing), on
+        the training device, detached; empties the recorder."""
         sums, self._sums = self._sums, {}
-        return {name: float(value) for name, value in sums.items()}
+        return sums

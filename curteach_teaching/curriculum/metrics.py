@@ -1,4 +1,8 @@
-"""Training metrics kept over a curriculum's steps: a metric's mean since the last close, and per epoch."""
+"""Training metrics kept over a curriculum's steps: a metric's mean since the last close, and per epoch.
+
+The values stay on the training device until :meth:`MetricMean.close` (or a checkpoint) reads them, all at once: no
+synchronisation per step on a GPU (:mod:`~curteach_teaching.curriculum.step_metrics`); the means are the same.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import numpy as np
 
 from curteach_teaching.curriculum.callbacks import BatchInfo, CurriculumCallback
 from curteach_teaching.curriculum.selection import EpochRecord
+from curteach_teaching.curriculum.step_metrics import floats_of
 
 __all__ = ["EpochMetricMean", "MetricMean"]
 
@@ -20,21 +25,25 @@ class MetricMean(CurriculumCallback):
 
     def __init__(self, name: str = "loss"):
         self.name = name
-        self._values: list[float] = []
+        self._values: list = []  # floats, or 0-d tensors not read yet
 
     def on_batch(self, batch: BatchInfo) -> None:
-        """Keep the step's value of the metric, if it has one."""
-        if self.name in batch.metrics:
-            self._values.append(float(batch.metrics[self.name]))
+        """Keep the step's value of the metric, if it has one (a device tensor is kept unread)."""
+        metrics = batch.metrics
+        if self.name in metrics:
+            value = metrics.tensor(self.name) if hasattr(metrics, "tensor") else metrics[self.name]
+            self._values.append(value if hasattr(value, "device") else float(value))
 
     def close(self) -> float:
         """The mean of the values kept since the last call (NaN without values); starts anew."""
-        mean = float(np.mean(self._values)) if self._values else float("nan")
+        values = floats_of(self._values)
+        mean = float(np.mean(values)) if values else float("nan")
         self._values = []
         return mean
 
     def state_dict(self) -> dict:
-        """``{"values": [...]}``: the values not yet closed."""
+        """``{"values": [...]}``: the values not yet closed (as floats)."""
+        self._values = floats_of(self._values)
         return {"values": list(self._values)}
 
     def load_state_dict(self, state: dict) -> None:

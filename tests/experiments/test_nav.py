@@ -394,15 +394,3 @@ def test_a_damaged_dataset_cache_is_generated_again_with_a_note(tmp_path, capsys
     with pytest.raises(ValueError, match="--scale demo is made and measured for --task shortest-path"):
         data.cached_dataset(tmp_path / "out", "tsp", "demo", 0)
 
-
-def test_the_sweep_device_on_ray_is_declared_not_resolved_on_the_driver():
-    from curteach_teaching.experiments.nav.experiment import sweep_device
-
-    assert sweep_device("cpu", on_ray=True) == "cpu" and sweep_device("cuda", on_ray=True, gpus_per_run=0.5) == "cuda"
-    with pytest.raises(ValueError, match="--device auto is resolved on the driver"):
-        sweep_device("auto", on_ray=True, gpus_per_run=0.5)
-    with pytest.raises(ValueError, match="needs --gpus-per-run"):
-        sweep_device("cuda", on_ray=True)
-    with pytest.raises(ValueError, match="device must be one of"):
-        sweep_device("tpu", on_ray=True)
-    assert sweep_device("auto") == ("cuda" if th.cuda.is_available() else "cpu")

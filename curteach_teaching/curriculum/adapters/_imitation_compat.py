@@ -1,10 +1,9 @@
 """Every use of imitation's private API, in one place, for the imitation release it was written for.
 
 imitation's trainers offer one door for data (``set_demonstrations``) and one for training (``train``). The adapters
-need four things more, none of them public in imitation 1.0.1:
+need three things more, none of them public in imitation 1.0.1 (BC's step uses its public ``policy``, ``optimizer``
+and ``loss_calculator`` only: :mod:`~curteach_teaching.curriculum.adapters.bc`):
 
-* BC: a step's batch size, minibatch size and loss are attributes read by ``train``; the adapters set them for one
-  call and put them back (:func:`bc_step_settings`);
 * GAIL/AIRL: the discriminator's network, optimizer and step counters are private attributes, needed to save and
   restore a run (:func:`adversarial_state`, :func:`load_adversarial_state`), and the statistics ``train_disc``
   returns are dropped by ``train``, so the instance's ``train_disc`` is wrapped for one call
@@ -27,7 +26,6 @@ from typing import Any
 __all__ = [
     "WRITTEN_FOR",
     "check_imitation_version",
-    "bc_step_settings",
     "adversarial_state",
     "load_adversarial_state",
     "ADVERSARIAL_STATE_KEYS",
@@ -54,19 +52,6 @@ def check_imitation_version() -> None:
         warnings.warn(f"curteach's trainer adapters use private parts of imitation {WRITTEN_FOR}; imitation "
                       f"{installed} is installed (see curteach_teaching/curriculum/adapters/_imitation_compat.py "
                       "if an adapter fails)", RuntimeWarning, stacklevel=2)
-
-
-@contextlib.contextmanager
-def bc_step_settings(trainer: Any, batch_size: int, minibatch_size: int, loss_calculator: Any) -> Iterator[None]:
-    """``trainer`` (imitation's ``BC``) trains with this batch size, minibatch size and loss inside the block; its
-    own settings are back after it, whatever happens."""
-    saved = trainer.batch_size, trainer.minibatch_size, trainer.loss_calculator
-    trainer.batch_size, trainer.minibatch_size = batch_size, minibatch_size
-    trainer.loss_calculator = loss_calculator
-    try:
-        yield
-    finally:
-        trainer.batch_size, trainer.minibatch_size, trainer.loss_calculator = saved
 
 
 #: the discriminator's part of an adversarial trainer's state (:func:`adversarial_state`)

@@ -2,12 +2,22 @@
 
 :class:`CurriculumBC` is a :class:`~curteach_teaching.curriculum.core.Curriculum` whose step trainer is
 :class:`BCStepTrainer`: the learner's difficulty is read from the trainer's policy, and each batch is one optimizer
-step through ``trainer.set_demonstrations`` and ``trainer.train`` (BC's own loss, optimizer step, logging and
-``on_batch_end``). The trainer's policy and optimizer persist across epochs.
+step of imitation's BC: the trainer's own policy, optimizer and loss (BC's loss, entropy and L2 terms, as
+:class:`~curteach_teaching.curriculum.loss.BCLoss` computes them; a user's own ``loss_calculator`` as it is), with
+the arithmetic of ``BC.train`` (each minibatch's loss times its share of the batch, backpropagated, then the
+optimizer's step). The trainer's policy and optimizer persist across epochs.
+
+The cheap step. The pool's demonstrations are put on the training device once
+(:class:`~curteach_teaching.curriculum.resident.ResidentPool`), each epoch's batches are gathered there by index,
+and the step's metrics stay there until someone reads them
+(:class:`~curteach_teaching.curriculum.step_metrics.StepMetrics`): no copy between host and device and no
+synchronisation per step. ``BC.train`` itself is not called per step: it would convert and copy every batch and log
+(read) its metrics at every call. BC's own logger therefore records nothing per step; the curriculum's metrics and
+its :class:`~curteach_teaching.curriculum.selection_logger.SelectionLogger` are the record. On the CPU the numbers
+are those of ``BC.train`` to the bit (the same tensors, the same operations in the same order).
 
 Batches (``batch_unit``). imitation's own loader drops a last incomplete batch and refuses data smaller than one
-batch; here the batches are a fixed list of transition indices built before ``set_demonstrations``, so imitation's
-peek at the first element (one extra ``__iter__``) changes nothing.
+batch; here the batches are a fixed list of transition indices planned by the curriculum.
 
 * ``"transitions"`` (default): batches of ``trainer.batch_size`` shuffled transitions, trained as minibatches of
   ``trainer.minibatch_size``; a smaller last batch (``remainder="partial"``) is stepped on the mean loss of its
@@ -16,14 +26,10 @@ peek at the first element (one extra ``__iter__``) changes nothing.
   batch is one forward pass and one optimizer step, whatever its number of transitions (``trainer.minibatch_size``
   is not used).
 
-``trainer.batch_size`` and ``minibatch_size`` are set to the size of a batch that differs from them for its
-``train`` call, and restored.
-
 Loss (``loss``). ``"mean"`` (default) is imitation's BC loss, the mean of ``-log pi(a | s)`` over the batch's
 state-action pairs. ``"original"`` (demonstration batches only) is the original navigation code's, the sum over time
 steps of the mean over the demonstrations still active (:class:`~curteach_teaching.curriculum.loss.StepMeanLoss`),
-installed as BC's ``loss_calculator`` for the one-batch ``train`` call of each batch; BC's entropy and L2 terms keep
-their weights.
+computed in place of BC's ``loss_calculator`` for each batch; BC's entropy and L2 terms keep their weights.
 """
 
 from __future__ import annotations
@@ -37,17 +43,17 @@ from imitation.algorithms.bc import BC
 from imitation.data import rollout, types
 
 from curteach_envs._util import check_int
-from curteach_teaching.curriculum.adapters._imitation_compat import bc_step_settings
 from curteach_teaching.curriculum.batches import BATCH_UNITS, REMAINDERS, FixedStepBatches, make_batcher
 from curteach_teaching.curriculum.core import Curriculum
 from curteach_teaching.curriculum.index import DemonstrationIndex
-from curteach_teaching.curriculum.loss import MetricsRecorder, StepMeanLoss, WeightedLoss
+from curteach_teaching.curriculum.loss import BCLoss, MetricsRecorder, StepMeanLoss, WeightedLoss
 from curteach_teaching.curriculum.options import CurriculumOptions, check_demonstrations
 from curteach_teaching.curriculum.policy_steps import PolicyStepTrainer
+from curteach_teaching.curriculum.resident import ResidentPool
 from curteach_teaching.curriculum.scores import teacher_difficulty
 from curteach_teaching.curriculum.selection import CurriculumSelection
 from curteach_teaching.curriculum.selection_logger import SelectionLogger
-from curteach_teaching.difficulty import MIN_LOG_PROB, index_observations
+from curteach_teaching.difficulty import MIN_LOG_PROB
 
 __all__ = ["LOSSES", "BCPool", "BCStepTrainer", "CurriculumBC", "check_bc_settings"]
 
@@ -91,6 +97,7 @@ class BCStepTrainer(PolicyStepTrainer):
         self.loss = loss
         self._recorder: MetricsRecorder | None = None
         self._weights: np.ndarray | None = None
+        self._pool: ResidentPool | None = None
 
     def set_transition_weights(self, weights: np.ndarray | None) -> None:
         """The loss weight of every transition ``(T,)`` for the steps to come (:class:`WeightedLoss`), or ``None``
@@ -110,65 +117,92 @@ class BCStepTrainer(PolicyStepTrainer):
                 raise ValueError("weighted training needs loss='mean' (BC's own loss, weighted per transition)")
         self._weights = weights
 
-    def _batch(self, index: np.ndarray) -> dict:
-        return {"obs": index_observations(self.transitions.obs, index), "acts": self.transitions.acts[index]}
+    def _resident(self) -> ResidentPool:
+        """The pool on the policy's device (made on first use, again if the policy moved)."""
+        device = self.trainer.policy.device
+        if self._pool is None or self._pool.device != device:
+            self._pool = ResidentPool(self.transitions.obs, self.transitions.acts, self.index.time_step, device)
+        self._pool.set_weights(self._weights)
+        return self._pool
 
     def train_batches(self, batches: Sequence[np.ndarray], after_step: Callable[[], None]) -> None:
         """One optimizer step per batch, in order, ``after_step()`` after each (see the module docstring)."""
-        if self.full_batch_size is None:
-            for group in batches:
-                loss = None
-                if self.loss == "original":
-                    base = self.trainer.loss_calculator
-                    loss = StepMeanLoss(self.index.time_step[group], ent_weight=base.ent_weight,
-                                        l2_weight=base.l2_weight)
-                else:
-                    loss = self._weighted([group])
-                self._train_once([self._batch(group)], group.size, group.size, after_step, loss)
-                if loss is not None and loss.calls != 1:
-                    raise RuntimeError(f"the loss of a batch was computed {loss.calls} times instead of once")
-            return
-        batch_size = self.full_batch_size
-        full = [g for g in batches if g.size == batch_size]
-        partial = [g for g in batches if g.size != batch_size]
-        minibatch = self.trainer.minibatch_size
-        if full:
-            pieces = [g[i : i + minibatch] for g in full for i in range(0, batch_size, minibatch)]
-            weighted = self._weighted(pieces)
-            self._train_once([self._batch(p) for p in pieces], batch_size, minibatch, after_step, weighted)
-            if weighted is not None and weighted.calls != len(pieces):
-                raise RuntimeError(f"BC computed {weighted.calls} weighted minibatches of {len(pieces)}")
-        for group in partial:  # the original's smaller last batch: a step on the mean loss of its transitions
-            self._train_once([self._batch(group)], group.size, group.size, after_step, self._weighted([group]))
+        pool = self._resident()
+        trainer = self.trainer
+        base = trainer.loss_calculator
+        with warnings.catch_warnings():
+            # with Dict observations BC's loss calculator unwraps the plain dict of a batch again, warning at every
+            # step about its own double unwrapping (harmless)
+            warnings.filterwarnings("ignore", message="trying to unwrap object of type")
+            trainer.optimizer.zero_grad()
+            if self.full_batch_size is None:
+                for group, index in zip(batches, pool.indices(batches)):
+                    loss = None
+                    if self.loss == "original":
+                        loss = StepMeanLoss(self.index.time_step[group], ent_weight=base.ent_weight,
+                                            l2_weight=base.l2_weight, steps_tensor=pool.steps(index))
+                    else:
+                        loss = self._weighted(pool, [index])
+                    self._step(pool, [index], group.size, after_step, loss)
+                    if loss is not None and loss.calls != 1:
+                        raise RuntimeError(f"the loss of a batch was computed {loss.calls} times instead of once")
+                return
+            batch_size = self.full_batch_size
+            minibatch = trainer.minibatch_size
+            for group, index in zip(batches, pool.indices(batches)):
+                # a full batch: minibatches of BC's minibatch_size, one step; the original's smaller last batch: a
+                # step on the mean loss of its transitions
+                pieces = ([index[i : i + minibatch] for i in range(0, batch_size, minibatch)]
+                          if group.size == batch_size else [index])
+                weighted = self._weighted(pool, pieces)
+                self._step(pool, pieces, group.size, after_step, weighted)
+                if weighted is not None and weighted.calls != len(pieces):
+                    raise RuntimeError(f"BC computed {weighted.calls} weighted minibatches of {len(pieces)}")
 
-    def _weighted(self, pieces: list) -> WeightedLoss | None:
+    def _weighted(self, pool: ResidentPool, pieces: list) -> WeightedLoss | None:
         if self._weights is None:
             return None
         base = self.trainer.loss_calculator
-        return WeightedLoss([self._weights[p] for p in pieces], ent_weight=getattr(base, "ent_weight", 0.0),
+        return WeightedLoss([pool.weights(p) for p in pieces], ent_weight=getattr(base, "ent_weight", 0.0),
                             l2_weight=getattr(base, "l2_weight", 0.0))
 
-    def _train_once(self, batches: list, batch_size: int, minibatch_size: int, after_step: Callable[[], None],
-                    loss: Any = None) -> None:
+    def _step(self, pool: ResidentPool, pieces: list, batch_size: int, after_step: Callable[[], None],
+              loss: Any = None) -> None:
+        """One optimizer step of BC on the minibatches ``pieces`` (device index tensors) of a batch of
+        ``batch_size`` transitions, as imitation's ``BC.train`` takes it: each minibatch's ``loss * b_k /
+        batch_size`` backpropagated, then the optimizer's step and ``zero_grad``, then ``after_step()``. Nothing
+        here waits for the device (the metrics stay there: :meth:`step_metrics`)."""
+        import torch as th
+
         trainer = self.trainer
-        self._recorder = MetricsRecorder(loss if loss is not None else trainer.loss_calculator, batch_size)
+        policy = trainer.policy
+        self._recorder = MetricsRecorder(loss if loss is not None else BCLoss.of(trainer.loss_calculator), batch_size)
+        distribution = th.distributions.Distribution
+        validate = distribution._validate_args
         try:
-            with bc_step_settings(trainer, batch_size, minibatch_size, self._recorder), warnings.catch_warnings():
-                # imitation logs float(loss) of a tensor that requires grad; torch's warning about it says nothing to
-                # a user of the curriculum (the value logged is right), so it is silenced here, for every caller
-                warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
-                # with Dict observations BC unwraps each batch and its loss calculator unwraps the plain dict again,
-                # warning at every step about its own double unwrapping (harmless)
-                warnings.filterwarnings("ignore", message="trying to unwrap object of type")
-                # a list: imitation's peek (get_first_iter_element) iterates it once more without consuming anything
-                trainer.set_demonstrations(batches)
-                trainer.train(n_epochs=1, progress_bar=False, log_interval=10**9, on_batch_end=after_step)
+            if pool.device.type != "cpu":
+                # torch's distributions check their parameters' values at every step, which reads them from the
+                # device (a synchronisation); the values are the same without the check (a NaN is then a NaN loss)
+                distribution.set_default_validate_args(False)
+            try:
+                for index in pieces:
+                    obs, acts = pool.batch(index)
+                    metrics = self._recorder(policy, obs, acts)
+                    # BC.train's renormalisation, the same expression (the same float arithmetic)
+                    (metrics.loss * len(index) / batch_size).backward()
+            finally:
+                distribution.set_default_validate_args(validate)
+            trainer.optimizer.step()
+            trainer.optimizer.zero_grad()
+            after_step()
         finally:
             self._recorder = None
 
     def step_metrics(self) -> dict:
-        """``{name: float}``: BC's training metrics of the step just taken (``loss``, ``neglogp``, ``entropy``, ...;
-        see :class:`~curteach_teaching.curriculum.loss.MetricsRecorder`); empty outside a step."""
+        """``{name: 0-d tensor}``: BC's training metrics of the step just taken (``loss``, ``neglogp``,
+        ``entropy``, ...; see :class:`~curteach_teaching.curriculum.loss.MetricsRecorder`), on the training device
+        (the curriculum's :class:`~curteach_teaching.curriculum.step_metrics.StepMetrics` reads them when asked);
+        empty outside a step."""
         return {} if self._recorder is None else self._recorder.pop()
 
 

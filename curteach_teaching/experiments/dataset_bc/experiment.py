@@ -97,6 +97,9 @@ class DatasetBCExperiment:
         teacher_seed: the ensemble's seed (the sweep's seed).
         progress: show a bar per run (not a setting).
         data: the prepared data (not a setting; :meth:`prepare` sets it).
+        device: ``"cpu"`` or ``"cuda"``, where the runs and the ensemble teacher train (not a setting: the runner's,
+            :mod:`~curteach_teaching.sweeps.devices`; a run in worker ``k`` of a process pool takes GPU ``k - 1``
+            modulo the GPUs).
     """
 
     digest: str = ""
@@ -124,6 +127,7 @@ class DatasetBCExperiment:
     teacher_seed: int = 0
     progress: bool = field(default=False, compare=False)
     data: Any = field(default=None, compare=False, repr=False)
+    device: str = field(default="cpu", compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.digest, str):
@@ -144,6 +148,8 @@ class DatasetBCExperiment:
         if self.ensemble_batches is not None:
             check_int("ensemble_batches", self.ensemble_batches, 1)
         check_int("teacher_seed", self.teacher_seed, 0)
+        if self.device not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda' (resolve 'auto' first); got {self.device!r}")
         if self.learner_term not in LEARNER_TERMS:
             raise ValueError(f"learner_term must be one of {LEARNER_TERMS}; got {self.learner_term!r}")
         if self.scale not in SCALES:
@@ -194,7 +200,7 @@ class DatasetBCExperiment:
         # upgraded by experiments.dataset_bc.migrate)
         if not self.digest:
             raise ValueError("the settings name the data by its digest: prepare(pool) the experiment first")
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("progress", "data")}
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("progress", "data", "device")}
         defaults = {f.name: f.default for f in fields(self)}
         for name in _LATER_SETTINGS:
             if data[name] == defaults[name]:
@@ -278,6 +284,8 @@ class DatasetBCExperiment:
 
         data = self.data
         teacher, label = self.ensemble_teacher()
+        from curteach_teaching.sweeps.devices import run_device
+
         spaces = (data.codec.observation_space, data.action_space)
         cached = teacher_cache is not None and teacher.cache_file(data.trajectories, teacher_cache, label).exists()
         if say is not None:
@@ -285,7 +293,8 @@ class DatasetBCExperiment:
             say(f"ensemble teacher: {teacher.size} BC policies x {teacher.batches} steps{where}")
         started = time.perf_counter()
         difficulty = teacher.scores(list(data.trajectories), lambda seed: make_policy(self.policy, *spaces, seed),
-                                    *spaces, cache=teacher_cache, label=label, progress=progress).difficulty
+                                    *spaces, cache=teacher_cache, label=label, progress=progress,
+                                    device=run_device(self.device)).difficulty
         if say is not None:
             how = "read from the cache" if cached else f"fitted in {time.perf_counter() - started:.0f} s"
             say(f"ensemble teacher ready ({how})")

@@ -105,9 +105,9 @@ class _Evaluations:
             self.curves.setdefault(name, []).append(value)
 
 
-def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: np.random.SeedSequence, *,
-             device: Any = "cpu") -> RunResult:
-    """Run ``index`` of curriculum ``cell`` on ``device`` (see the module docstring).
+def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
+    """Run ``index`` of curriculum ``cell`` on the runner's device (``experiment.device``, placed by
+    :func:`~curteach_teaching.sweeps.devices.run_device`; see the module docstring).
 
     Args:
         experiment: the settings, a :class:`~curteach_teaching.experiments.dataset_bc.experiment.DatasetBCExperiment`
@@ -121,6 +121,7 @@ def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: n
     from curteach_teaching.curriculum.pacing import LinearPacing
     from curteach_teaching.curriculum.scaled import scaled_curriculum
     from curteach_teaching.learners.factory import make_bc_trainer, make_policy
+    from curteach_teaching.sweeps.devices import run_device
 
     pool, codec = data, data.codec  # the evaluations read the groups, seeds and environments of the data
     trajectories = list(data.trajectories)
@@ -131,6 +132,7 @@ def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: n
     teacher = np.array(data.task_scores[spec.task], dtype=np.float64) if needs_teacher else None
 
     net_seed, batch_seed, sample_seed = (int(s.generate_state(1)[0]) for s in seed_sequence.spawn(3))
+    device = run_device(experiment.device)  # the runner's: "cuda" -> this worker's GPU
     policy = make_policy(experiment.policy, codec.observation_space, pool.action_space, net_seed, device=device)
     trainer = make_bc_trainer(policy, codec.observation_space, pool.action_space, batch_size=experiment.batch_size,
                               learning_rate=experiment.learning_rate, rng=np.random.default_rng(batch_seed),

@@ -58,47 +58,13 @@ from curteach_teaching.experiments.nav.data import NAV_TASKS, PAPER_WINDOW
 from curteach_teaching.names import PAPER_CURRICULA
 from curteach_teaching.sweeps.results import RunResult
 
-__all__ = ["CURRICULA", "DEVICES", "LOSSES", "OPTIMIZERS", "NavExperiment", "resolve_device", "sweep_device"]
+__all__ = ["CURRICULA", "LOSSES", "OPTIMIZERS", "NavExperiment"]
 
 #: The curricula of Figs. 6 and 7, in the paper's order.
 CURRICULA = PAPER_CURRICULA
-DEVICES = ("cpu", "cuda", "auto")
 LOSSES = ("original", "mean")
 #: ``"sgd"``: the original's plain SGD; ``"adam"``: Adam (opt-in, ``curteach nav --scale demo``; docs/deviations.md).
 OPTIMIZERS = ("sgd", "adam")
-
-
-def resolve_device(device: str) -> str:
-    """``"auto"`` -> ``"cuda"`` if a GPU is visible, else ``"cpu"``; ``"cuda"`` without a GPU is a ``ValueError``."""
-    if device not in DEVICES:
-        raise ValueError(f"device must be one of {DEVICES}; got {device!r}")
-    import torch as th
-
-    if device == "auto":
-        return "cuda" if th.cuda.is_available() else "cpu"
-    if device == "cuda" and not th.cuda.is_available():
-        raise ValueError("device 'cuda' was asked for, but torch sees no GPU")
-    return device
-
-
-def sweep_device(device: str, *, on_ray: bool = False, gpus_per_run: float = 0.0) -> str:
-    """Where a sweep's runs train: ``device`` resolved on this machine (:func:`resolve_device`), except on Ray,
-    whose driver need not have a GPU: a run there gets one only when it declares a share (``gpus_per_run``), and
-    ``"auto"`` cannot be resolved on the driver for the nodes.
-
-    Raises:
-        ValueError: an unknown device, ``"cuda"`` without a GPU here, or on Ray ``"auto"`` or ``"cuda"`` without
-            ``gpus_per_run``.
-    """
-    if not on_ray or device == "cpu":
-        return resolve_device(device)
-    if device == "auto":
-        raise ValueError("--device auto is resolved on the driver; with --backend ray say --device cuda or cpu")
-    if device != "cuda":
-        raise ValueError(f"device must be one of {DEVICES}; got {device!r}")
-    if not gpus_per_run:
-        raise ValueError("--device cuda with --backend ray needs --gpus-per-run (e.g. 0.25: four runs per GPU)")
-    return device
 
 
 @dataclass(frozen=True)
@@ -126,7 +92,10 @@ class NavExperiment:
         teacher_difficulty: ``"original"`` or ``"paper"``
             (see :func:`~curteach_teaching.difficulty.teacher_log_difficulty`).
         pacing_a, pacing_b: :class:`~curteach_teaching.curriculum.pacing.LinearPacing`'s ``a`` and ``b``.
-        device: ``"cpu"``, ``"cuda"`` (resolve ``"auto"`` with :func:`resolve_device` first).
+        device: ``"cpu"``, ``"cuda"`` (resolve ``"auto"`` with
+            :func:`~curteach_teaching.sweeps.devices.sweep_device` first); a run in worker ``k`` of a process pool
+            trains on GPU ``k - 1`` mod the GPUs (:func:`~curteach_teaching.sweeps.devices.run_device`). A setting
+            (the runs of one device are not reused for another: their numbers differ).
         checkpoint_dir: where runs save per-epoch checkpoints (``None``: no checkpoints); not a setting.
         progress: show a progress bar per run; not a setting.
         dataset_bytes: the dataset file's bytes, for workers that cannot read ``dataset`` (a cluster without the
@@ -205,16 +174,17 @@ class NavExperiment:
         """Run ``index`` of curriculum ``cell``; see the module docstring."""
         if cell not in self.cells:
             raise ValueError(f"cell must be one of {list(self.cells)}; got {cell!r}")
-        import torch as th
-
         from curteach_teaching.experiments.nav.run import NavRun
         from curteach_teaching.sweeps.backends import worker_context
+        from curteach_teaching.sweeps.devices import run_device
 
-        if self.device == "cuda" and not th.cuda.is_available():
-            raise ValueError(f"run {index} of {cell} needs a GPU, but torch in pid {os.getpid()} sees none")
+        try:
+            device = run_device(self.device)  # "cuda" -> this worker's GPU
+        except ValueError as error:
+            raise ValueError(f"run {index} of {cell} {error}") from None
         # math threads are the backend's (backends.one_math_thread); the bar's line is the worker's
         # the sweep's bar is line 0; a pool worker k draws on line k, the driver on line 1
-        run = NavRun.build(self, cell, index, seed_sequence, bar_position=worker_context().index or 1)
+        run = NavRun.build(self, cell, index, seed_sequence, bar_position=worker_context().index or 1, device=device)
         return run.run()
 
     def checkpoint_path(self, cell: str, index: int) -> Path | None:

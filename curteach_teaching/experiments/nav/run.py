@@ -97,13 +97,15 @@ class NavRun(CurriculumCallback):
         self.per_epoch = {"val": [], "test": [], "selected_fraction": [], "batches": []}
         self.epoch = 0
         self.diverged_at: int | None = None
+        self._first_bad: Any = None  # off the CPU: the first step with a non-finite parameter (-1: none), on the device
+        self._bad_step: int | None = None
         self.bar = None
         curriculum.add_callback(self)
         curriculum.add_callback(EveryNSteps(eval_every, self.evaluate, at_start=True))
 
     @classmethod
     def build(cls, experiment: Any, cell: str, index: int, seed_sequence: np.random.SeedSequence, *,
-              evaluate: Any = None, bar_position: int = 1) -> NavRun:
+              evaluate: Any = None, bar_position: int = 1, device: str | None = None) -> NavRun:
         """Run ``index`` of curriculum ``cell`` of a
         :class:`~curteach_teaching.experiments.nav.experiment.NavExperiment`:
         its network, trainer, curriculum, evaluation and checkpoint, from ``seed_sequence`` (run ``i`` of every
@@ -112,6 +114,8 @@ class NavRun(CurriculumCallback):
         Args:
             evaluate: ``(policy, split, task_batch) -> mean return`` for :class:`BestModel` (default greedy rollouts).
             bar_position: the progress bar's line.
+            device: where it trains (default ``experiment.device``; a process-pool worker passes its GPU,
+                ``"cuda:k"``).
 
         Raises:
             ValueError: the dataset holds the other task.
@@ -124,9 +128,10 @@ class NavRun(CurriculumCallback):
             raise ValueError(f"the dataset holds {data.kind} tasks, not {experiment.task}")
         network_seed, curriculum_seed, trainer_seed = seed_sequence.spawn(3)
         torch_seed = int(network_seed.generate_state(1, np.uint64)[0] >> np.uint64(1))
-        policy = NavigationCNNPolicy.for_navigation(seed=torch_seed, device=experiment.device)
+        device = experiment.device if device is None else device
+        policy = NavigationCNNPolicy.for_navigation(seed=torch_seed, device=device)
         trainer = nav_trainer(policy, learning_rate=experiment.learning_rate, batch_size=experiment.demos_per_batch,
-                              rng=np.random.default_rng(trainer_seed), device=experiment.device,
+                              rng=np.random.default_rng(trainer_seed), device=device,
                               optimizer=experiment.optimizer)
         curriculum = nav_curriculum(
             trainer, data, variant=experiment.curriculum_names()[cell], rng=np.random.default_rng(curriculum_seed),
@@ -137,7 +142,7 @@ class NavRun(CurriculumCallback):
         path = experiment.checkpoint_path(cell, index)
         return cls(
             curriculum=curriculum,
-            evaluator=BestModel(policy, data.val, data.test, device=experiment.device, evaluate=evaluate),
+            evaluator=BestModel(policy, data.val, data.test, device=device, evaluate=evaluate),
             features=FeatureTracker(data.features, data.feature_names),
             epochs=experiment.epochs, eval_every=experiment.eval_every, max_batches=experiment.max_batches,
             cell=cell, index=index, checkpoint=None if path is None else RunCheckpoint(path, CHECKPOINT_FORMAT),
@@ -161,21 +166,40 @@ class NavRun(CurriculumCallback):
         self.curve["loss"].append(self.loss.close())
 
     def on_batch(self, batch: BatchInfo) -> None:
-        """After every step: stop on non-finite parameters, then track the batch's features."""
+        """After every step: stop on non-finite parameters, then track the batch's features.
+
+        On the CPU the check stops the run at the step that diverged. On a GPU, reading the check would wait for the
+        device at every step; the first non-finite step is kept there instead and read at every evaluation point
+        and epoch end (before the evaluation), so a diverged run stops there, recording the step that diverged."""
         import torch as th
 
-        # one device sync per step, not one per parameter tensor
-        if not bool(th.stack([th.isfinite(p).all() for p in self.policy.parameters()]).all()):
-            from curteach_teaching.learners.divergence import LearnerDiverged
+        finite = th.stack([th.isfinite(p).all() for p in self.policy.parameters()]).all()
+        if finite.device.type == "cpu":
+            if not bool(finite):
+                from curteach_teaching.learners.divergence import LearnerDiverged
 
-            raise LearnerDiverged(f"step {batch.step}: a parameter is not finite")
+                raise LearnerDiverged(f"step {batch.step}: a parameter is not finite")
+        else:
+            first = self._first_bad if self._first_bad is not None else th.full((), -1, device=finite.device)
+            self._first_bad = th.where(finite | (first >= 0), first, batch.step)
+            if batch.step % self.eval_every == 0:
+                self._check_divergence()
         self.features.on_batch(batch)
         self.loss.on_batch(batch)
         if self.bar is not None:
             self.bar.update()
 
+    def _check_divergence(self) -> None:
+        """Off the CPU: read the first non-finite step kept on the device; stop if there is one."""
+        if self._first_bad is not None and int(self._first_bad) >= 0:
+            from curteach_teaching.learners.divergence import LearnerDiverged
+
+            self._bad_step = int(self._first_bad)
+            raise LearnerDiverged(f"step {self._bad_step}: a parameter is not finite")
+
     def on_epoch_end(self, record: EpochRecord) -> None:
         """After every epoch: consider the model, record the epoch and save the checkpoint."""
+        self._check_divergence()
         val = self.evaluator.consider(self.curriculum.step)
         self.per_epoch["val"].append(val)
         self.per_epoch["test"].append(self.evaluator.best_test)
@@ -244,6 +268,7 @@ class NavRun(CurriculumCallback):
         try:
             self.policy.set_training_mode(True)
             self.curriculum.train(self.epochs, start_epoch=start, max_steps=self.max_batches)
+            self._check_divergence()
         except LearnerDiverged:
             self._close_diverged()
         finally:
@@ -257,7 +282,7 @@ class NavRun(CurriculumCallback):
     def _close_diverged(self) -> None:
         """Stop at the divergence step; the evaluation points still planned keep the best model's test return, the
         features and demonstrations seen as they were, and a validation return of NaN."""
-        self.diverged_at = int(self.curriculum.step)
+        self.diverged_at = int(self.curriculum.step) if self._bad_step is None else self._bad_step
         every = self.eval_every
         last = self.curve["batches"][-1] if self.curve["batches"] else -every
         for batches in range((last // every + 1) * every, self.planned_batches() + 1, every):

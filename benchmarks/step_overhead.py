@@ -1,0 +1,180 @@
+"""The library's per-step overhead on a CPU: a tiny network through ``CurriculumBC`` against a bare PyTorch loop of the
+same network in the same run (issue 40, deliverable 3).
+
+With a network this small (an MLP of 2 x 64 units, batches of 256 vector observations) the arithmetic of a step costs
+about as much as its Python work, so whatever the library adds per step shows as it does on a GPU. For discrete
+actions (``Discrete(4)``, a categorical policy) and continuous ones (``Box(-1, 1, (4,))``, a diagonal Gaussian), it
+times, on one torch thread:
+
+* ``library``: imitation's ``BC`` (Adam at 1e-3, ``ent_weight`` 0) through ``CurriculumBC`` (Agn, an equal budget
+  of steps per epoch, its selection, batching and metrics), on SB3's ``ActorCriticPolicy`` with
+  ``net_arch=dict(pi=[64, 64], vf=[])``;
+* ``bare``: the same policy's own layers (features, actor MLP, action head), the cross-entropy or Gaussian negative
+  log-likelihood, ``backward`` and Adam's step, on batches drawn by ``torch.randint`` from tensors made once;
+* ``bare, BC's loss``: the same loop with imitation's own BC loss calculator (SB3's ``evaluate_actions``: the
+  distribution, its entropy, the value head; the L2 norm), which splits the gap into BC's loss and the library's.
+
+It prints steps per wall second and per CPU second of each and their ratios (issue 40's goal: at least 0.9), best of
+``--repeats``, interleaved; on a shared machine the CPU-second ratio is the steadier one. Asserts nothing.
+
+    python benchmarks/step_overhead.py [--seconds 3] [--repeats 3] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+
+#: issue 40's goal for library / bare steps/s on the CPU
+GOAL = 0.9
+BATCH = 256
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="timed seconds per figure (default 3)")
+    parser.add_argument("--repeats", type=int, default=3, help="timings per figure, the best kept (default 3)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (and nothing else)")
+    args = parser.parse_args()
+    if args.seconds <= 0 or args.repeats < 1:
+        parser.error("--seconds must be > 0 and --repeats >= 1")
+    return args
+
+
+def make_pool(discrete: bool, n_demos: int = 200, steps: int = 50, seed: int = 0):
+    import numpy as np
+    from imitation.data import types
+
+    rng = np.random.default_rng(seed)
+    demos = []
+    for _ in range(n_demos):
+        acts = (rng.integers(0, 4, steps) if discrete
+                else np.clip(rng.normal(scale=0.5, size=(steps, 4)), -1, 1).astype(np.float32))
+        demos.append(types.Trajectory(obs=rng.normal(size=(steps + 1, 16)).astype(np.float32), acts=acts, infos=None,
+                                      terminal=True))
+    return demos
+
+
+def make_policy(discrete: bool, seed: int = 0):
+    import gymnasium as gym
+    import numpy as np
+    import torch as th
+    from stable_baselines3.common.policies import ActorCriticPolicy
+
+    action_space = gym.spaces.Discrete(4) if discrete else gym.spaces.Box(-1.0, 1.0, (4,), np.float32)
+    with th.random.fork_rng(devices=[]):
+        th.manual_seed(seed)
+        return ActorCriticPolicy(gym.spaces.Box(-np.inf, np.inf, (16,), np.float32), action_space, lambda _: 0.0,
+                                 net_arch=dict(pi=[64, 64], vf=[]))
+
+
+def library(discrete: bool, seconds: float) -> tuple[float, float]:
+    """Steps per wall second and per CPU second of CurriculumBC (Agn) over whole epochs of 39 steps."""
+    import numpy as np
+    import torch as th
+    from imitation.algorithms.bc import BC
+
+    from curteach_teaching.curriculum.adapters.bc import CurriculumBC
+    from curteach_teaching.learners.quiet_logger import silent_logger
+
+    policy = make_policy(discrete)
+    trainer = BC(observation_space=policy.observation_space, action_space=policy.action_space, policy=policy,
+                 rng=np.random.default_rng(0), batch_size=BATCH, optimizer_cls=th.optim.Adam,
+                 optimizer_kwargs={"lr": 1e-3}, ent_weight=0.0, device="cpu", custom_logger=silent_logger())
+    demos = make_pool(discrete)
+    steps_per_epoch = sum(len(d.acts) for d in demos) // BATCH
+    curriculum = CurriculumBC(trainer, demos, variant="Agn", rng=np.random.default_rng(1), log=False,
+                              steps_per_epoch=steps_per_epoch)
+    curriculum.train_epoch(1, 1)  # warm-up
+    steps, began, cpu = 0, time.perf_counter(), time.process_time()
+    while time.perf_counter() - began < seconds:
+        steps += curriculum.train_epoch(1, 1).n_batches
+    return steps / (time.perf_counter() - began), steps / (time.process_time() - cpu)
+
+
+def bare(discrete: bool, seconds: float, bc_loss: bool = False) -> tuple[float, float]:
+    """Steps per wall second and per CPU second of a bare loop of the same network and optimizer, data in
+    tensors; with ``bc_loss`` its loss is imitation's own BC loss calculator (SB3's distribution, entropy, value
+    head, L2 norm) instead of the cross-entropy or Gaussian negative log-likelihood."""
+    import numpy as np
+    import torch as th
+    import torch.nn.functional as F
+    from imitation.algorithms.bc import BehaviorCloningLossCalculator
+    from imitation.data import rollout
+
+    policy = make_policy(discrete)
+    flat = rollout.flatten_trajectories(make_pool(discrete))
+    obs, acts = th.as_tensor(np.array(flat.obs)), th.as_tensor(np.array(flat.acts))  # writable copies
+    optimizer = th.optim.Adam(policy.parameters(), lr=1e-3)
+    generator = th.Generator().manual_seed(0)
+
+    calculator = BehaviorCloningLossCalculator(ent_weight=0.0, l2_weight=0.0)
+
+    def step() -> None:
+        index = th.randint(len(acts), (BATCH,), generator=generator)
+        if bc_loss:
+            loss = calculator(policy, obs[index], acts[index]).loss
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            return
+        latent = policy.mlp_extractor.forward_actor(policy.extract_features(obs[index]))
+        out = policy.action_net(latent)
+        if discrete:
+            loss = F.cross_entropy(out, acts[index].long())
+        else:
+            z = (acts[index] - out) * (-policy.log_std).exp()
+            loss = (0.5 * z.square() + policy.log_std + 0.5 * math.log(2 * math.pi)).sum(dim=1).mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    for _ in range(20):
+        step()
+    steps, began, cpu = 0, time.perf_counter(), time.process_time()
+    while time.perf_counter() - began < seconds:
+        for _ in range(10):
+            step()
+        steps += 10
+    return steps / (time.perf_counter() - began), steps / (time.process_time() - cpu)
+
+
+def main() -> None:
+    args = parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import warnings
+
+    import torch as th
+
+    th.set_num_threads(1)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    out: dict = {"torch": th.__version__, "threads": th.get_num_threads(), "batch": BATCH, "goal": GOAL,
+                 "load_avg": [round(x, 2) for x in os.getloadavg()]}
+    for name, discrete in (("discrete", True), ("continuous", False)):
+        libs, raws, bcs = [], [], []
+        for _ in range(args.repeats):  # interleaved, so that a change in the machine's load touches all alike
+            libs.append(library(discrete, args.seconds))
+            raws.append(bare(discrete, args.seconds))
+            bcs.append(bare(discrete, args.seconds, bc_loss=True))
+        bc_cpu = max(c for _, c in bcs)
+        lib, raw = max(w for w, _ in libs), max(w for w, _ in raws)
+        lib_cpu, raw_cpu = max(c for _, c in libs), max(c for _, c in raws)
+        out[name] = {"library_steps_per_s": lib, "bare_steps_per_s": raw, "ratio": lib / raw,
+                     "library_steps_per_cpu_s": lib_cpu, "bare_steps_per_cpu_s": raw_cpu,
+                     "cpu_ratio": lib_cpu / raw_cpu, "bare_bc_loss_steps_per_cpu_s": bc_cpu,
+                     "bc_loss_cpu_ratio": bc_cpu / raw_cpu, "adapter_cpu_ratio": lib_cpu / bc_cpu}
+        if not args.json:
+            print(f"{name:10s} library {lib:8,.0f} steps/s, bare {raw:8,.0f} steps/s: ratio {lib / raw:.2f}; per CPU "
+                  f"second {lib_cpu:,.0f} and {raw_cpu:,.0f}: ratio {lib_cpu / raw_cpu:.2f} (goal >= {GOAL}); the "
+                  f"bare loop with imitation's BC loss {bc_cpu:,.0f} per CPU second ({bc_cpu / raw_cpu:.2f} of bare; "
+                  f"the library {lib_cpu / bc_cpu:.2f} of it)", flush=True)
+    out["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
+    if args.json:
+        print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
