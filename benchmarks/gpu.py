@@ -476,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
             f"({entry['agn']['ratio']:.2f}), Cur {cur['pairs_per_s']:,.0f} ({entry['cur']['ratio']:.2f}) pairs/s")
 
     # nav's run as `curteach nav` trains it (its per-step watchers), the difficulty pass and the evaluations
-    from curteach_teaching.evaluation import evaluate_split
+    from curteach_teaching.experiments.nav.evaluation import evaluate_split
     from curteach_teaching.experiments.nav.experiment import NavExperiment
     from curteach_teaching.experiments.nav.run import NavRun
     from curteach_teaching.sweeps.backends import run_seed_sequence
