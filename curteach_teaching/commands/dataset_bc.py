@@ -25,8 +25,8 @@ def add_parser(subparsers) -> None:
         description="Train imitation's BC on a local Minari dataset (or several, one pool whose groups are the "
         "datasets) with the paper's curricula (Agn, Cur, Cur-L, Cur-T or plug-ins): the task difficulty of every "
         "demonstration beside the learner's own, Algorithm 2's pacing, an equal number of optimizer steps per epoch "
-        "for every curriculum, seeded evaluations on held-out reset seeds (without an environment, as for robomimic and "
-        "LeRobot data: the held-out demonstrations' likelihood), paired runs and paired statistics. Writes "
+        "for every curriculum, seeded evaluations on held-out reset seeds (without an environment, as for robomimic "
+        "and LeRobot data: the held-out demonstrations' likelihood), paired runs and paired statistics. Writes "
         "DIR/runs/, DIR/summary.csv, DIR/report.json, DIR/selection.csv and figures (each file: "
         "docs/experiments/dataset-bc.md).",
     )

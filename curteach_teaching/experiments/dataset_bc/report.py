@@ -251,7 +251,9 @@ class DatasetBCReport(Report):
                   ("sampled_success_mean", "sampled_success.png", "Success rate (sampled actions)"))
         if self.held_out:
             panels = tuple((f"{name}_mean" if name != self.metric else "mean", f"held_out_{name}.png",
-                            _METRIC_NAMES[name].capitalize()) for name in METRICS)
+                            f"{_METRIC_NAMES[name][0].upper()}{_METRIC_NAMES[name][1:]} "
+                            f"({'higher' if metric_higher_is_better(name) else 'lower'} is better)")
+                           for name in METRICS)
         for key, file, ylabel in panels:
             if not rows or key not in rows[0]:
                 continue
