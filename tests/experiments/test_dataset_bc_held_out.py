@@ -302,7 +302,15 @@ def test_the_training_part_alone_is_prepared_and_scored_by_the_teacher(tmp_path)
     held_acts = [pool.trajectories[i].acts for i in split.held_out]
     assert all(np.array_equal(a, t.acts) for a, t in zip(held_acts, experiment.data.held_out))
     fitted = experiment.fit()
+    # the ensemble teacher scored the training part alone: the same scores as one fitted on those episodes only
+    from curteach_teaching.learners.factory import make_policy
+
+    teacher, _ = experiment.ensemble_teacher()
+    spaces = (pool.observation_space, pool.action_space)
+    alone = teacher.scores([pool.trajectories[i] for i in split.train], lambda seed: make_policy("auto", *spaces, seed),
+                           *spaces).difficulty
     assert fitted.data.task_scores["ensemble"].shape == (7,)
+    assert np.array_equal(fitted.data.task_scores["ensemble"], np.asarray(alone, dtype=np.float64))
     # the teacher's cache is keyed by the observation keys too (the digest covers actions only)
     assert experiment.ensemble_teacher()[1].endswith("|obs=object")
     # the same seed, the same split
