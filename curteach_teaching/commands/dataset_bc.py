@@ -175,8 +175,8 @@ def held_out_fraction(args: argparse.Namespace, pool) -> float | None:
         given = [flag for flag, value in (("--holdout", args.holdout), ("--holdout-field", args.holdout_field))
                  if value is not None]
         if given:
-            raise ValueError(f"{' and '.join(given)} score held-out demonstrations when there is no environment; "
-                             "give --env none to evaluate so instead of in the environment")
+            raise ValueError(f"{' and '.join(given)} apply only without an environment (scoring held-out "
+                             "demonstrations); give --env none to evaluate so instead of in the environment")
         return None
     used = [flag for flag, value in (("--eval-episodes", args.eval_episodes), ("--no-sampled", args.no_sampled or None))
             if value is not None]
