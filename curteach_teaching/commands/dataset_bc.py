@@ -25,14 +25,32 @@ def add_parser(subparsers) -> None:
         description="Train imitation's BC on a local Minari dataset (or several, one pool whose groups are the "
         "datasets) with the paper's curricula (Agn, Cur, Cur-L, Cur-T or plug-ins): the task difficulty of every "
         "demonstration beside the learner's own, Algorithm 2's pacing, an equal number of optimizer steps per epoch "
-        "for every curriculum, seeded evaluations on held-out reset seeds, paired runs and paired statistics. Writes "
+        "for every curriculum, seeded evaluations on held-out reset seeds (without an environment, as for robomimic "
+        "and LeRobot data: the held-out demonstrations' likelihood), paired runs and paired statistics. Writes "
         "DIR/runs/, DIR/summary.csv, DIR/report.json, DIR/selection.csv and figures (each file: "
         "docs/experiments/dataset-bc.md).",
     )
     parser.add_argument("--dataset", required=True,
                         help="comma-separated dataset ids (under MINARI_DATASETS_PATH) or folders, in ladder order; a "
                         "folder holding several datasets reads them all")
-    parser.add_argument("--env", default=None, help="evaluate in this environment id instead of the datasets' own")
+    parser.add_argument("--env", default=None,
+                        help="evaluate in this environment id instead of the datasets' own, or 'none': score held-out "
+                        "demonstrations instead (as for every robomimic file and LeRobot dataset, which record no "
+                        "environment)")
+    parser.add_argument("--obs-keys", default=None,
+                        help="a robomimic file's or a LeRobot dataset's low-dimensional observation keys, "
+                        "comma-separated, concatenated in this order (as for curteach rank)")
+    parser.add_argument("--holdout", type=float, default=None,
+                        help="without an environment: the share of each group's episodes held out (never trained "
+                        "on nor scored by a teacher) and scored at every evaluation, in (0, 1); one seeded split per "
+                        "--seed (default 0.2)")
+    parser.add_argument("--holdout-field", default=None,
+                        help="without an environment: hold out only episodes whose boolean metadata field is true, "
+                        "a trusted subset (e.g. a robomimic filter key such as better)")
+    parser.add_argument("--metric", choices=("return", "nll", "mse", "accuracy"), default=None,
+                        help="the report's main metric: return (with an environment, the default) or, without one, "
+                        "the held-out demonstrations' nll per step (the default; lower is better), mse of the greedy "
+                        "action (continuous actions; lower is better) or accuracy (discrete; higher is better)")
     parser.add_argument("--curricula", default="Agn,Cur",
                         help="comma-separated cells CURRICULUM[@USE][/TASK]: Agn, Cur, Cur-L, Cur-T or module:attr, "
                         "optionally with their own use and task score, e.g. Cur-T@select/return (default Agn,Cur)")
@@ -77,8 +95,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--policy", default="auto",
                         help="auto, babyai-film, mlp, cnn, multi-input or module:attr (default auto)")
     parser.add_argument("--target", type=float, default=None,
-                        help="the return whose reaching is timed in the paired statistics (default: Agn's start "
-                        "plus 90%% of its improvement)")
+                        help="the value of --metric whose reaching is timed in the paired statistics, in its units "
+                        "(default: Agn's start plus 90%% of its improvement)")
     parser.add_argument("--scale", choices=("default", "small"), default="default",
                         help="'small': a quick check (200 steps, 5 evaluation episodes)")
     add_sweep_arguments(parser, default_runs=5, default_out="results/dataset-bc", device=True)
@@ -98,7 +116,10 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     sources = tuple(s.strip() for s in args.dataset.split(",") if s.strip())
     if not sources:
         raise ValueError("--dataset must name at least one dataset")
-    pool = read_pool(list(sources), env_id=args.env)  # the one read: the runs get the prepared data, not paths
+    obs_keys = None if args.obs_keys is None else tuple(k.strip() for k in args.obs_keys.split(",") if k.strip())
+    env_id = None if args.env == "none" else args.env
+    pool = read_pool(list(sources), env_id=env_id, obs_keys=obs_keys)  # the one read: the runs get the prepared data
+    holdout = held_out_fraction(args, pool)
     scale = SMALL if args.scale == "small" else {}
     chosen = {"max_batches": args.max_batches, "eval_every": args.eval_every, "eval_episodes": args.eval_episodes}
     settings = {k: v if v is not None else scale.get(k) for k, v in chosen.items()}
@@ -112,13 +133,16 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
             epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
             sampled=not args.no_sampled, policy=args.policy, use=args.use, keep=args.keep,
             temperature=args.temperature, ensemble_size=args.ensemble_size, ensemble_batches=args.ensemble_batches,
-            teacher_seed=args.seed, device=args.sweep_device, **settings,
+            teacher_seed=args.seed, device=args.sweep_device, holdout=holdout, holdout_field=args.holdout_field,
+            obs_keys=obs_keys, **settings,
         )
     experiment = experiment.prepare(pool)  # a bad score, space or policy fails before the folder is touched
     report_out_of_bounds(pool)
     out = output_folder(args, "results/dataset-bc")
-    report = DatasetBCReport(experiment, pool, success=success_defined(pool), target=args.target,
-                             title=f"dataset-bc: {', '.join(sources)}", bad_field=args.bad_field)
+    with named_as_options(args):
+        report = DatasetBCReport(experiment, pool, success=holdout is None and success_defined(pool),
+                                 target=args.target, title=f"dataset-bc: {', '.join(sources)}",
+                                 bad_field=args.bad_field, metric=args.metric)
     session = sweep_session(args, out)
     with session:
         upgraded = migrate_folder(out, experiment.settings(), args.seed)
@@ -134,6 +158,32 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
                     announce()
                     raise
         return run_sweep_command(args, experiment, report, out, session=session)
+
+
+def held_out_fraction(args: argparse.Namespace, pool) -> float | None:
+    """``None`` where the runs evaluate in an environment, else the share of episodes held out (``--holdout``,
+    default 0.2): with ``--env none``, or when no group of the pool records an environment.
+
+    Raises:
+        ValueError: some groups with an environment and some without, or a flag of the other way of evaluating.
+    """
+    missing = [group for group, spec in pool.env_specs.items() if spec is None]
+    if args.env != "none" and missing and len(missing) < len(pool.env_specs):
+        raise ValueError(f"no environment is known for {', '.join(missing)}: give --env ID to evaluate every dataset "
+                         "in, or --env none to score held-out demonstrations instead")
+    if args.env != "none" and not missing:
+        given = [flag for flag, value in (("--holdout", args.holdout), ("--holdout-field", args.holdout_field))
+                 if value is not None]
+        if given:
+            raise ValueError(f"{' and '.join(given)} apply only without an environment (scoring held-out "
+                             "demonstrations); give --env none to evaluate so instead of in the environment")
+        return None
+    used = [flag for flag, value in (("--eval-episodes", args.eval_episodes), ("--no-sampled", args.no_sampled or None))
+            if value is not None]
+    if used:
+        raise ValueError(f"{' and '.join(used)} set the rollouts in an environment; without one the held-out "
+                         "demonstrations are scored (--holdout)")
+    return 0.2 if args.holdout is None else args.holdout
 
 
 def report_out_of_bounds(pool) -> None:

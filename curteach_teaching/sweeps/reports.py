@@ -285,9 +285,10 @@ class Report:
         # steps: the run's own count where it records one against the curve (batches of a learner), else the index
         recorded = sweep.all_results[0].records.get("batches", {}).get(first)
         steps = np.asarray(recorded[:length]) if recorded is not None and len(recorded) >= length else np.arange(length)
+        scalars = self.paired_scalars(cells, steps) if len(cells) > 1 else None
         stats = paired_comparison(final, baseline=self.paired_baseline, curves=curves, steps=steps,
-                                  target=target, scalars=self.paired_scalars(cells, steps) if len(cells) > 1 else None,
-                                  higher_is_better=self.higher_is_better, rng=0)
+                                  target=target, scalars=scalars, higher_is_better=self.higher_is_better,
+                                  scalar_higher_is_better=self.scalar_directions(scalars), rng=0)
         return {"target": target, "statistics": statistics_to_json(stats), "lines": summary_lines(stats),
                 "note": sample_size_note(stats)}
 
@@ -299,6 +300,11 @@ class Report:
     def paired_scalars(self, cells: dict, steps: np.ndarray) -> dict | None:
         """Further per-run values compared pair by pair, ``{name: {cell: (runs,)}}`` from the paired runs of each
         cell (in run order) at the evaluation ``steps``; default none."""
+        return None
+
+    def scalar_directions(self, scalars: dict | None) -> dict | None:
+        """``{name: higher is better}`` for those of :meth:`paired_scalars` whose direction is not
+        :attr:`higher_is_better`'s; default none."""
         return None
 
     # ------------------------------------------------------------ machinery

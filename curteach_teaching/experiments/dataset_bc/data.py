@@ -59,6 +59,11 @@ class DatasetBCData:
         task_scores: ``task -> (N,)`` float64 difficulties of every task score a cell reads (fitted ones included
             once :meth:`~curteach_teaching.experiments.dataset_bc.experiment.DatasetBCExperiment.fit` has run).
         digest: :func:`pool_digest` of the pool it was made from.
+        held_out: without an environment, the ``M`` held-out episodes as the policy reads them (never trained on,
+            never scored by a teacher; :mod:`~curteach_teaching.experiments.dataset_bc.held_out`); empty with one.
+        held_out_groups: ``M`` their groups.
+        split: the :class:`~curteach_teaching.experiments.dataset_bc.held_out.HeldOutSplit` (pool indices of the
+            training part, which every other attribute describes, and of the held-out one), or ``None``.
     """
 
     trajectories: tuple
@@ -70,6 +75,9 @@ class DatasetBCData:
     action_space: Any
     task_scores: Mapping = field(default_factory=dict)
     digest: str = ""
+    held_out: tuple = ()
+    held_out_groups: tuple = ()
+    split: Any = None
 
     def __len__(self) -> int:
         return len(self.trajectories)

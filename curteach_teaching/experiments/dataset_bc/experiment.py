@@ -29,6 +29,10 @@ preferred or weights every demonstration by its preference; cells are written ``
 :data:`~curteach_teaching.datasets.task_scores.TASK_SCORES` decides what a name means; its fitted ``ensemble`` is
 :class:`~curteach_teaching.curriculum.ensemble.EnsembleTeacher`, fitted by :meth:`DatasetBCExperiment.fit` once per
 data and ``teacher_seed``.
+
+**Without an environment** (``holdout``; every robomimic file and LeRobot dataset): a seeded share of each group's
+episodes is held out, never trained on nor scored by a teacher, and every evaluation scores the policy on their
+demonstrated actions instead of rollouts (:mod:`~curteach_teaching.experiments.dataset_bc.held_out`).
 """
 
 from __future__ import annotations
@@ -59,7 +63,8 @@ BUDGETS = ("equal", "per-epoch")
 FITTERS = ("ensemble",)
 #: settings added after the first sweeps; left out of :meth:`DatasetBCExperiment.settings` at their defaults, so that
 #: the folders of those sweeps still resume
-_LATER_SETTINGS = ("use", "keep", "temperature", "ensemble_size", "ensemble_batches", "teacher_seed")
+_LATER_SETTINGS = ("use", "keep", "temperature", "ensemble_size", "ensemble_batches", "teacher_seed", "holdout",
+                   "holdout_field", "obs_keys")
 
 
 def _finite_positive(name: str, value) -> float:
@@ -94,7 +99,15 @@ class DatasetBCExperiment:
         keep: the fraction ``select`` keeps, in ``(0, 1]``; temperature: ``weight``'s (> 0).
         ensemble_size, ensemble_batches: the ensemble teacher's members and optimizer steps per member (``None``:
             ``max_batches``); it trains with ``batch_size`` and ``learning_rate``.
-        teacher_seed: the ensemble's seed (the sweep's seed).
+        teacher_seed: the sweep's seed: the ensemble's, and the held-out split's.
+        holdout: ``None``: evaluate by rollouts in the environment; else there is none, and this share of each
+            group's episodes is held out and scored (:mod:`~curteach_teaching.experiments.dataset_bc.held_out`), in
+            ``(0, 1)``.
+        holdout_field: hold out only episodes whose boolean metadata field this is true (a trusted subset, e.g.
+            robomimic's ``better``); ``None``: any episode.
+        obs_keys: the observation keys the pool was read with (a robomimic file's or a LeRobot dataset's), so that
+            runs on other observations are never reused (the digest covers actions, not observations); ``None``: the
+            reader's default.
         progress: show a bar per run (not a setting).
         data: the prepared data (not a setting; :meth:`prepare` sets it).
         device: ``"cpu"`` or ``"cuda"``, where the runs and the ensemble teacher train (not a setting: the runner's,
@@ -125,6 +138,9 @@ class DatasetBCExperiment:
     ensemble_size: int = 5
     ensemble_batches: int | None = None
     teacher_seed: int = 0
+    holdout: float | None = None
+    holdout_field: str | None = None
+    obs_keys: tuple | None = None
     progress: bool = field(default=False, compare=False)
     data: Any = field(default=None, compare=False, repr=False)
     device: str = field(default="cpu", compare=False)
@@ -148,6 +164,19 @@ class DatasetBCExperiment:
         if self.ensemble_batches is not None:
             check_int("ensemble_batches", self.ensemble_batches, 1)
         check_int("teacher_seed", self.teacher_seed, 0)
+        if self.holdout is not None:
+            h = self.holdout
+            if isinstance(h, bool) or not isinstance(h, (int, float)) or not 0 < h < 1:
+                raise ValueError(f"holdout must be a fraction in (0, 1) (the share of episodes held out); got {h!r}")
+        if self.holdout_field is not None and (self.holdout is None or not isinstance(self.holdout_field, str)
+                                               or not self.holdout_field):
+            raise ValueError("holdout_field must name a boolean metadata field, and goes with holdout (no "
+                             f"environment); got {self.holdout_field!r}")
+        if self.obs_keys is not None:
+            keys = tuple(self.obs_keys) if not isinstance(self.obs_keys, str) else ()
+            if not keys or not all(isinstance(k, str) and k for k in keys):
+                raise ValueError(f"obs_keys must be observation key names; got {self.obs_keys!r}")
+            object.__setattr__(self, "obs_keys", keys)
         if self.device not in ("cpu", "cuda"):
             raise ValueError(f"device must be 'cpu' or 'cuda' (resolve 'auto' first); got {self.device!r}")
         if self.learner_term not in LEARNER_TERMS:
@@ -206,6 +235,8 @@ class DatasetBCExperiment:
             if data[name] == defaults[name]:
                 data.pop(name)
         data["curricula"] = list(self.curricula)
+        if "obs_keys" in data:
+            data["obs_keys"] = list(self.obs_keys)
         data["experiment"] = "dataset-bc"
         return data
 
@@ -221,7 +252,9 @@ class DatasetBCExperiment:
         """These settings with the data of ``pool`` (read once by the caller): everything a run needs, computed once
         and checked before anything is written: the observation codec and the encoded trajectories, a policy for the
         spaces, a plug-in curriculum, and every task score the cells read but the fitted ones (:meth:`fit`); a
-        missing field or a NaN names the episode.
+        missing field or a NaN names the episode. With :attr:`holdout`, the pool is split first
+        (:func:`~curteach_teaching.experiments.dataset_bc.held_out.held_out_split`, seeded by :attr:`teacher_seed`):
+        everything is computed on the training part, and the held-out episodes are only encoded, for scoring.
 
         Returns:
             A copy with :attr:`data` set (and :attr:`digest`, when it was empty).
@@ -237,6 +270,13 @@ class DatasetBCExperiment:
         digest = pool_digest(pool)
         if self.digest and self.digest != digest:
             raise ValueError("the pool is not the data these settings name (its digest differs)")
+        split = held = None
+        if self.holdout is not None:
+            from curteach_teaching.experiments.dataset_bc.held_out import held_out_split, trusted_episodes
+
+            trusted = None if self.holdout_field is None else trusted_episodes(pool.metadata, self.holdout_field)
+            split = held_out_split(pool.groups, self.holdout, self.teacher_seed, trusted)
+            held, pool = pool.select(split.held_out), pool.select(split.train)  # the teacher sees the training part
         scores = {}
         for task in self.tasks():
             if is_fitted(task):
@@ -253,7 +293,9 @@ class DatasetBCExperiment:
             trajectories=tuple(trajectories),
             lengths=np.asarray([len(t.acts) for t in trajectories], dtype=np.float64),
             groups=tuple(pool.groups), seeds=tuple(pool.seeds), env_specs=dict(pool.env_specs), codec=codec,
-            action_space=pool.action_space, task_scores=scores, digest=digest)
+            action_space=pool.action_space, task_scores=scores, digest=digest,
+            held_out=() if held is None else tuple(codec.trajectories(held.trajectories, held.groups)),
+            held_out_groups=() if held is None else tuple(held.groups), split=split)
         return dataclasses.replace(self, digest=digest, data=data)
 
     def unfitted(self) -> list[str]:
@@ -307,7 +349,8 @@ class DatasetBCExperiment:
 
         teacher = EnsembleTeacher(size=self.ensemble_size, batches=self.ensemble_batches or self.max_batches,
                                   batch_size=self.batch_size, learning_rate=self.learning_rate, seed=self.teacher_seed)
-        return teacher, f"{self.policy}|{self.digest}"
+        keys = "" if self.obs_keys is None else "|obs=" + ",".join(self.obs_keys)  # the digest covers actions only
+        return teacher, f"{self.policy}|{self.digest}{keys}"
 
     def run_cell(self, cell: str, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
         """Run ``index`` of curriculum ``cell`` on the prepared data

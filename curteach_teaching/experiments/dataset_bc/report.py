@@ -15,6 +15,15 @@ per-pair difference of the final return (and success rate, and the success rate,
 point in between: ``success@500``) with a bootstrap interval, the Wilcoxon p-value, the
 share of pairs where it is better, the IQMs, and the difference in optimizer steps to reach the target (``target``:
 90 % of Agn's improvement unless given, :func:`~curteach_teaching.sweeps.reports.improvement_target`).
+
+**Without an environment** (the experiment's ``holdout``) the main metric is ``metric``, a held-out score
+(:mod:`~curteach_teaching.experiments.dataset_bc.held_out`): ``nll`` (default) or ``mse`` (``Box`` actions), lower is
+better, or ``accuracy`` (discrete actions), higher is better; ``mean, sem`` are its, the other metrics (overall and per
+group) are columns ``<metric>_mean[:<group>], <metric>_sem[:<group>]``; ``target`` is in its units. The paired
+statistics then compare the final main metric, the other overall metric and, with several groups, the main metric per
+group (each in its own direction), and the main metric at every point in between (``nll@500``). ``report.json`` says
+which metric (``metric``) and which episodes were held out (``held_out``); ``selection.csv`` and the bad episodes cover
+the training part.
 """
 
 from __future__ import annotations
@@ -23,14 +32,41 @@ from pathlib import Path
 
 import numpy as np
 
+from curteach_teaching.experiments.dataset_bc.held_out import METRICS
+from curteach_teaching.experiments.dataset_bc.held_out import higher_is_better as metric_higher_is_better
 from curteach_teaching.sweeps.reports import Report, improvement_target, mean_sem, stack_runs, write_summary
 
 __all__ = ["DatasetBCReport"]
 
 
-def _stack(results: list, curve: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(K,)`` batches and ``(R, K)`` values of ``curve`` over one cell's runs (:func:`stack_runs`)."""
-    return stack_runs(results, curve, "return")
+_METRIC_NAMES = {"nll": "held-out NLL per step", "mse": "held-out MSE of the greedy action",
+                 "accuracy": "held-out accuracy of the greedy action"}
+
+
+def _stack(results: list, curve: str, steps: str = "return") -> tuple[np.ndarray, np.ndarray]:
+    """``(K,)`` batches and ``(R, K)`` values of ``curve`` over one cell's runs (:func:`stack_runs`; the batches
+    recorded against ``steps``)."""
+    return stack_runs(results, curve, steps)
+
+
+def _check_metric(metric: str, held_out: bool, action_space) -> None:
+    """ValueError (one line) for a metric this report cannot give."""
+    import gymnasium as gym
+
+    if metric == "return":
+        if held_out:
+            raise ValueError("metric must be nll, mse (continuous actions) or accuracy (discrete) without an "
+                             "environment: the held-out demonstrations give no return")
+        return
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {('return', *METRICS)}; got {metric!r}")
+    if not held_out:
+        raise ValueError(f"metric must be return with an environment; {metric} scores held-out demonstrations "
+                         "(--env none)")
+    continuous = isinstance(action_space, gym.spaces.Box)
+    if metric == "mse" and not continuous or metric == "accuracy" and continuous:
+        raise ValueError(f"metric must be {'mse' if continuous else 'accuracy'} or nll for "
+                         f"{'continuous' if continuous else 'discrete'} actions; got {metric}")
 
 
 class DatasetBCReport(Report):
@@ -45,6 +81,11 @@ class DatasetBCReport(Report):
         title: the figures' title prefix.
         bad_field: the boolean metadata field that marks bad episodes (default ``noisy``, as the BabyAI bot's
             datasets do); ignored when an episode lacks it.
+        metric: the main metric: ``return`` with an environment; without one (``experiment.holdout``) ``nll``
+            (``None``: the default of either), ``mse`` or ``accuracy``.
+
+    Raises:
+        ValueError: a metric that the experiment or the action space does not give.
     """
 
     label = "curriculum"
@@ -53,9 +94,18 @@ class DatasetBCReport(Report):
     extras_not_averaged = ("selection",)
 
     def __init__(self, experiment, pool, *, success: bool, target: float | None = None, title: str = "",
-                 bad_field: str = "noisy"):
-        super().__init__(experiment, curves=["return"], title=title)
-        self.pool = pool
+                 bad_field: str = "noisy", metric: str | None = None):
+        self.held_out = experiment.holdout is not None
+        metric = metric or ("nll" if self.held_out else "return")
+        _check_metric(metric, self.held_out, pool.action_space)
+        super().__init__(experiment, curves=[metric], title=title)
+        self.metric, self.steps_key = metric, "nll" if self.held_out else "return"
+        self.higher_is_better = metric_higher_is_better(metric)
+        if self.held_out:
+            self.metric_name = _METRIC_NAMES[metric]
+        self.full_pool = pool
+        split = getattr(experiment.data, "split", None)
+        self.pool = pool if split is None else pool.select(split.train)  # what the runs trained on
         self.success = success
         self.target = target
         self.bad_field = bad_field
@@ -79,8 +129,10 @@ class DatasetBCReport(Report):
         return ["selection.csv"]
 
     def metrics(self, sweep) -> list[str]:
-        """The curves summarised besides the return."""
+        """The curves summarised besides the main metric."""
         first = sweep.all_results[0].curves
+        if self.held_out:
+            return [name for name in first if name != self.metric and name != "train:loss"]
         if not self.success:
             return []
         return [name for name in first if name == "success" or name == "sampled_success"
@@ -90,9 +142,9 @@ class DatasetBCReport(Report):
         """One row per curriculum and evaluation point (see the module docstring)."""
         rows = []
         for cell, results in sweep.cells.items():
-            batches, stack = _stack(results, "return")
+            batches, stack = _stack(results, self.metric, self.steps_key)
             mean, sem = mean_sem(stack)
-            extra = {name: mean_sem(_stack(results, name)[1]) for name in self.metrics(sweep)}
+            extra = {name: mean_sem(_stack(results, name, self.steps_key)[1]) for name in self.metrics(sweep)}
             spec = self.experiment.cell_spec(cell)
             labels = ({"use": spec.use if spec.task is not None else "all", "task": spec.task or ""}
                       if self.use_columns else {})
@@ -127,6 +179,8 @@ class DatasetBCReport(Report):
         """The final success rate (where defined), and the success rate (or return) at every evaluation point in
         between (``success@500``): a curriculum may lead early and not at the end."""
         length = len(steps)
+        if self.held_out:
+            return self._held_out_scalars(cells, steps)
         scalars = {}
         if self.success and all("success" in r.curves for results in cells.values() for r in results):
             scalars["success"] = {cell: np.array([r.curves["success"][length - 1] for r in results])
@@ -137,6 +191,26 @@ class DatasetBCReport(Report):
                                                     for cell, results in cells.items()}
         return scalars or None
 
+    def _held_out_scalars(self, cells: dict, steps: np.ndarray) -> dict | None:
+        """The final value of the other overall metric and of the main one per group, and the main metric at every
+        point in between."""
+        length = len(steps)
+        runs = [r for results in cells.values() for r in results]
+        names = [name for name in runs[0].curves if all(name in r.curves for r in runs)
+                 and (name in METRICS and name != self.metric or name.startswith(f"{self.metric}:"))]
+        scalars = {name: {cell: np.array([r.curves[name][length - 1] for r in results])
+                          for cell, results in cells.items()} for name in names}
+        for k in range(1, length - 1):
+            scalars[f"{self.metric}@{int(steps[k])}"] = {cell: np.array([r.curves[self.metric][k] for r in results])
+                                                         for cell, results in cells.items()}
+        return scalars or None
+
+    def scalar_directions(self, scalars: dict | None) -> dict | None:
+        """Without an environment, each scalar in its metric's direction (NLL lower, accuracy higher)."""
+        if not self.held_out or not scalars:
+            return None
+        return {name: metric_higher_is_better(name.partition("@")[0]) for name in scalars}
+
     def report_data(self, sweep, rows: list) -> dict:
         """The paired statistics, the per-epoch selected fractions (mean over runs) and the diverged runs."""
         selected = {}
@@ -146,17 +220,41 @@ class DatasetBCReport(Report):
             selected[cell] = np.mean([f[:length] for f in fractions], axis=0).tolist() if length else []
         diverged = {cell: {str(r.index): r.extras["diverged"] for r in results if "diverged" in r.extras}
                     for cell, results in sweep.cells.items()}
-        return {"selected_fraction": selected,
+        data = {"selected_fraction": selected,
                 "diverged_runs": {cell: runs for cell, runs in diverged.items() if runs}}
+        if self.held_out:
+            data.update(self._held_out_data())
+        return data
+
+    def _held_out_data(self) -> dict:
+        """``metric`` (its name and direction) and ``held_out``: the fraction, the field and the held-out episodes'
+        ids per group."""
+        experiment, pool = self.experiment, self.full_pool
+        held = experiment.data.split.held_out.tolist()
+        episodes: dict = {}
+        for i in held:
+            episodes.setdefault(pool.groups[i], []).append(int(pool.episode_ids[i]))
+        return {"metric": {"name": self.metric, "higher_is_better": self.higher_is_better},
+                "held_out": {"fraction": experiment.holdout, "field": experiment.holdout_field,
+                             "episodes": len(held), "steps": int(sum(len(pool.trajectories[i].acts) for i in held)),
+                             "training_episodes": len(self.pool), "ids": episodes}}
 
     def figures(self, sweep, rows: list, out_dir: Path, extras: dict) -> list:
-        """``test_return.png`` (and ``success.png``): every curriculum in one figure against optimizer steps."""
+        """``test_return.png`` (and ``success.png``), or without an environment ``held_out_nll.png`` and
+        ``held_out_mse.png`` (or ``held_out_accuracy.png``): every curriculum in one figure against optimizer
+        steps."""
         from curteach_teaching.plots import plot_curves_against_batches
 
         names = []
-        for key, file, ylabel in (("mean", "test_return.png", "Mean test return (greedy)"),
-                                  ("success_mean", "success.png", "Success rate (greedy)"),
-                                  ("sampled_success_mean", "sampled_success.png", "Success rate (sampled actions)")):
+        panels = (("mean", "test_return.png", "Mean test return (greedy)"),
+                  ("success_mean", "success.png", "Success rate (greedy)"),
+                  ("sampled_success_mean", "sampled_success.png", "Success rate (sampled actions)"))
+        if self.held_out:
+            panels = tuple((f"{name}_mean" if name != self.metric else "mean", f"held_out_{name}.png",
+                            f"{_METRIC_NAMES[name][0].upper()}{_METRIC_NAMES[name][1:]} "
+                            f"({'higher' if metric_higher_is_better(name) else 'lower'} is better)")
+                           for name in METRICS)
+        for key, file, ylabel in panels:
             if not rows or key not in rows[0]:
                 continue
             curves = {}
@@ -170,7 +268,18 @@ class DatasetBCReport(Report):
 
     def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
         """The final return (and success) per curriculum, the paired statistics and any diverged run."""
+        held = report.get("held_out")
+        if held:
+            where = f" with {held['field']} true" if held["field"] else ""
+            print(f"no environment: scored on {held['episodes']} held-out episodes{where} ({held['steps']} steps), "
+                  f"trained on the other {held['training_episodes']} ({'higher' if self.higher_is_better else 'lower'}"
+                  f" {self.metric} is better)")
         for cell, last in report["final"].items():
+            if self.held_out:
+                text = ", ".join(f"held-out {name} {last['mean' if name == self.metric else name + '_mean']:.4g}"
+                                 for name in METRICS if name == self.metric or f"{name}_mean" in last)
+                print(f"{cell} after {last['batches']} batches (n={last['n']}): {text}")
+                continue
             text = f"return {last['mean']:.2f}"
             if "success_mean" in last:
                 text += f", success {last['success_mean']:.2f}"

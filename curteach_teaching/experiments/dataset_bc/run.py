@@ -20,6 +20,11 @@ first before training):
   ``{"selected": [pool indices]}`` (order, select) or ``{"weights": (N,) loss weights}`` (weight); ``extras["use"]``
   and ``extras["task"]``: the cell's use and task score.
 
+Without an environment (``experiment.holdout``) the points score the held-out demonstrations instead
+(:mod:`~curteach_teaching.experiments.dataset_bc.held_out`): ``curves["nll"]`` and ``curves["mse"]`` (``Box``
+actions) or ``curves["accuracy"]``, per group ``nll:<dataset>`` with several, and ``train:loss``; the steps are
+recorded under each of ``nll`` and ``mse``/``accuracy``.
+
 Held-out reset seeds: per dataset, the integers ``0, 1, 2, ...`` that are not the reset seed of any of its
 episodes, the first ``eval_episodes`` of them (BabyAI bot datasets never use seeds below ``2**20``). Every run and
 every curriculum is evaluated on the same seeds; sampled actions draw from a generator seeded by the run. Episodes are
@@ -138,7 +143,12 @@ def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: n
                               learning_rate=experiment.learning_rate, rng=np.random.default_rng(batch_seed),
                               device=device)
     steps_per_epoch, epochs = experiment.schedule(int(lengths.sum()))
-    evaluations = _Evaluations(experiment, pool, codec, policy, sample_seed)
+    if data.split is not None:  # no environment: scored on the held-out demonstrations
+        from curteach_teaching.experiments.dataset_bc.held_out import HeldOutEvaluations
+
+        evaluations = HeldOutEvaluations(data, policy)
+    else:
+        evaluations = _Evaluations(experiment, pool, codec, policy, sample_seed)
 
     class _Watch(CurriculumCallback):
         diverged_at: int | None = None
@@ -181,8 +191,9 @@ def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: n
     extras["selection"] = selection[: len(curriculum.history)]
     extras["groups"] = evaluations.groups
     curves = {name: np.asarray(values, dtype=np.float64) for name, values in evaluations.curves.items()}
-    return RunResult(index=index, seed=0, cell=cell, curves=curves,
-                     records={"batches": {"return": np.asarray(evaluations.batches, dtype=np.int64)}},
+    steps = np.asarray(evaluations.batches, dtype=np.int64)
+    names = getattr(evaluations, "step_curves", ("return",))
+    return RunResult(index=index, seed=0, cell=cell, curves=curves, records={"batches": {n: steps for n in names}},
                      extras=extras)
 
 

@@ -1,0 +1,234 @@
+"""Curation without an environment: ``dataset-bc`` scored on held-out demonstrations.
+
+Most robot data (every robomimic file and LeRobot dataset; any pool read with ``--env none``) has no environment to
+roll a policy out in. Then a seeded share of the episodes is held out (:func:`held_out_split`): never trained on, never
+scored by a teacher (the ensemble's scores too are computed on the training part only), and at every evaluation point
+the policy is scored on their demonstrated actions (:func:`held_out_metrics`):
+
+* ``nll``: the per-step negative log-likelihood ``-(1/T) sum_t log pi(a_t | s_t)`` over the ``T`` held-out steps pooled
+  (a long episode weighs by its steps), through the action seam
+  (:func:`~curteach_teaching.learners.actions.step_log_probs`): a log-probability for discrete actions, a log-density
+  summed over the action's dimensions for a ``Box`` (so it can be negative). Lower is better;
+* ``mse`` (``Box`` actions): the mean over steps and action dimensions of ``(mu(s_t) - a_t)^2``, ``mu`` the greedy
+  action (the Gaussian's mean, not clipped). Lower is better;
+* ``accuracy`` (discrete actions): the share of steps whose greedy action equals the demonstrated one (in every
+  dimension, for the multi-spaces). Higher is better;
+* with several groups, each also per group (``nll:<group>``).
+
+**The split** is by episode and stratified by group: from each group's ``n_g`` candidate episodes (all of them, or
+those whose boolean metadata field ``holdout_field`` is true: a trusted subset such as robomimic's ``better``),
+``k_g = floor(fraction * n_g + 1/2)`` are held out, at least 1 and leaving at least one training episode in the group;
+which ones is a permutation per group, in the pool's group order, drawn from one generator seeded by the sweep's seed.
+So one split per sweep seed: every cell and every run of a sweep trains and is scored on the same episodes, and the
+pairs compare on the same held-out data.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+__all__ = ["METRICS", "HeldOutEvaluations", "HeldOutSplit", "held_out_metrics", "held_out_split",
+           "higher_is_better", "trusted_episodes"]
+
+#: the metrics of a held-out evaluation (``return``: of rollouts in an environment)
+METRICS = ("nll", "mse", "accuracy")
+#: the split's stream beside the sweep's seed, so that it is no run's stream (runs draw from ``[seed, i]``)
+_SPLIT_STREAM = zlib.crc32(b"dataset-bc held-out split")
+#: transitions per forward pass of the greedy actions (as ``step_log_probs`` chunks)
+_CHUNK = 8192
+
+
+def higher_is_better(metric: str) -> bool:
+    """The direction of a report's metric: ``return`` and ``accuracy`` higher, ``nll`` and ``mse`` lower (per-group
+    names ``nll:<group>`` as their metric)."""
+    base = metric.partition(":")[0]
+    if base not in ("return", *METRICS):
+        raise ValueError(f"metric must be one of {('return', *METRICS)}; got {metric!r}")
+    return base in ("return", "accuracy")
+
+
+@dataclass(frozen=True)
+class HeldOutSplit:
+    """Which episodes of a pool train and which are held out.
+
+    Attributes:
+        train: ``(N_train,)`` int64 pool indices, ascending.
+        held_out: ``(N_held,)`` int64 pool indices, ascending; disjoint from ``train``, together all ``N``.
+    """
+
+    train: np.ndarray
+    held_out: np.ndarray
+
+
+def trusted_episodes(metadata: Sequence[dict], field: str) -> np.ndarray:
+    """``(N,)`` bool: each episode's boolean metadata ``field`` (a robomimic filter key such as ``better``).
+
+    Raises:
+        ValueError: an episode without the field, or a value that is not a boolean.
+    """
+    values = []
+    for i, meta in enumerate(metadata):
+        if field not in meta:
+            raise ValueError(f"holdout_field must be a boolean metadata field of every episode; episode {i} of the "
+                             f"pool has no {field!r}")
+        value = meta[field]
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"holdout_field must be a boolean metadata field; {field!r} of episode {i} is "
+                             f"{value!r}")
+        values.append(bool(value))
+    return np.asarray(values, dtype=bool)
+
+
+def held_out_split(groups: Sequence[str], fraction: float, seed: int,
+                   trusted: np.ndarray | None = None) -> HeldOutSplit:
+    """The seeded split by episode, stratified by group (see the module docstring).
+
+    Args:
+        groups: ``N`` each episode's group.
+        fraction: the share of each group's candidates held out, in ``(0, 1)``.
+        seed: the sweep's seed (>= 0).
+        trusted: ``(N,)`` bool, the candidates (``None``: every episode).
+
+    Raises:
+        ValueError: a fraction outside ``(0, 1)``, a group of fewer than 2 episodes (nothing to train on beside a
+            held-out one), or no candidate at all.
+    """
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
+        raise ValueError(f"holdout must be a fraction in (0, 1); got {fraction!r}")
+    groups = list(groups)
+    candidates = np.ones(len(groups), dtype=bool) if trusted is None else np.asarray(trusted, dtype=bool)
+    if candidates.shape != (len(groups),):
+        raise ValueError(f"trusted must hold one entry per episode ({len(groups)}); got {candidates.shape}")
+    if not candidates.any():
+        raise ValueError("no episode can be held out: the held-out field is true for none of them")
+    rng = np.random.default_rng([seed, _SPLIT_STREAM])
+    labels = np.asarray(groups, dtype=object)
+    held = []
+    for group in dict.fromkeys(groups):
+        members = np.flatnonzero(labels == group)
+        if members.size < 2:
+            raise ValueError(f"too few episodes to hold some out: group {group!r} has {members.size} (need at least 2 "
+                             "per group, one to train on and one to score)")
+        mine = members[candidates[members]]
+        if mine.size == 0:
+            continue  # a group without trusted episodes trains only (its per-group scores are absent)
+        k = min(max(1, int(np.floor(fraction * mine.size + 0.5))), mine.size, members.size - 1)
+        held.append(rng.permutation(mine)[:k])
+    held_out = np.sort(np.concatenate(held)).astype(np.int64)
+    train = np.setdiff1d(np.arange(len(groups), dtype=np.int64), held_out)
+    return HeldOutSplit(train=train, held_out=held_out)
+
+
+def _greedy_rows(policy: Any, obs: Any, acts: np.ndarray, continuous: bool) -> np.ndarray:
+    """``(T,)`` float64 per step: the squared error of the greedy action averaged over the action's dimensions
+    (``continuous``), else 1.0 where the greedy action equals the demonstrated one; NaN for a diverged network."""
+    import torch as th
+    from imitation.data import types
+
+    from curteach_teaching.difficulty import index_observations
+    from curteach_teaching.learners.actions import action_distribution, greedy_actions
+
+    T = len(acts)
+    rows = np.full(T, np.nan)
+    parameters = list(policy.parameters()) if hasattr(policy, "parameters") else []
+    if not all(bool(th.isfinite(p).all()) for p in parameters):
+        return rows
+    for begin in range(0, T, _CHUNK):
+        index = np.arange(begin, min(T, begin + _CHUNK))
+        chunk = types.maybe_unwrap_dictobs(index_observations(obs, index))
+        try:
+            greedy = greedy_actions(action_distribution(policy, chunk))
+        except ValueError as error:  # finite weights whose outputs torch's distributions refuse: diverged
+            if "Expected parameter" not in str(error):
+                raise
+            continue
+        given = np.asarray(acts[index])
+        if continuous:
+            errors = (greedy.reshape(len(index), -1) - given.reshape(len(index), -1).astype(np.float64)) ** 2
+            rows[index] = errors.mean(axis=1)
+        else:
+            rows[index] = (greedy.reshape(len(index), -1) == given.reshape(len(index), -1)).all(axis=1)
+    return rows
+
+
+def held_out_metrics(policy: Any, obs: Any, acts: np.ndarray, step_groups: np.ndarray,
+                     action_space: gym.spaces.Space, *, per_group: bool = False) -> dict[str, float]:
+    """The held-out scores of ``policy`` (see the module docstring) on ``T`` demonstrated steps.
+
+    Args:
+        policy: an SB3 policy (scored through the action seam, in evaluation mode, without gradients).
+        obs: ``(T, ...)`` the steps' observations (an array or an imitation ``DictObs``), as the policy reads them.
+        acts: ``(T, ...)`` the demonstrated actions, scored as given.
+        step_groups: ``(T,)`` each step's group.
+        action_space: the pool's; a ``Box`` gives ``mse``, any other space ``accuracy``.
+        per_group: also every metric per group (``nll:<group>``), groups in order of first appearance.
+
+    Returns:
+        ``{"nll": ..., "mse" or "accuracy": ..., ["nll:<group>": ..., ...]}``, NaN where the network diverged.
+    """
+    from curteach_teaching.learners.actions import step_log_probs
+
+    continuous = isinstance(action_space, gym.spaces.Box)
+    second = "mse" if continuous else "accuracy"
+    nll = -step_log_probs(policy, obs, acts)
+    greedy = _greedy_rows(policy, obs, acts, continuous)
+    point = {"nll": float(nll.mean()), second: float(greedy.mean())}
+    if per_group:
+        labels = np.asarray(step_groups, dtype=object)
+        for group in dict.fromkeys(labels.tolist()):
+            mask = labels == group
+            point[f"nll:{group}"] = float(nll[mask].mean())
+            point[f"{second}:{group}"] = float(greedy[mask].mean())
+    return point
+
+
+class HeldOutEvaluations:
+    """The evaluation points of one run scored on the held-out demonstrations (a curriculum callback every
+    ``eval_every`` steps; the counterpart of the rollouts' evaluations in
+    :mod:`~curteach_teaching.experiments.dataset_bc.run`).
+
+    Args:
+        data: the prepared :class:`~curteach_teaching.experiments.dataset_bc.data.DatasetBCData` with its held-out
+            episodes (``held_out``, ``held_out_groups``).
+        policy: the run's policy.
+    """
+
+    def __init__(self, data: Any, policy: Any):
+        from imitation.data.rollout import flatten_trajectories
+
+        transitions = flatten_trajectories(list(data.held_out))
+        self.obs, self.acts = transitions.obs, transitions.acts
+        lengths = [len(t.acts) for t in data.held_out]
+        self.step_groups = np.repeat(np.asarray(data.held_out_groups, dtype=object), lengths)
+        self.groups = list(dict.fromkeys(data.held_out_groups))
+        self.policy, self.action_space = policy, data.action_space
+        self.second = "mse" if isinstance(data.action_space, gym.spaces.Box) else "accuracy"
+        self.curves: dict[str, list[float]] = {}
+        self.batches: list[int] = []
+        self.losses: list[float] = []
+
+    @property
+    def step_curves(self) -> tuple:
+        """The overall metrics, each recorded against the optimizer steps (``records["batches"][name]``)."""
+        return ("nll", self.second)
+
+    def loss_of(self, batch: Any) -> None:
+        """Keep a training step's loss for the next point's ``train:loss``."""
+        if "loss" in batch.metrics:
+            self.losses.append(float(batch.metrics["loss"]))
+
+    def __call__(self, step: int) -> None:
+        """Score the policy on the held-out steps after ``step`` optimizer steps (one point of every curve)."""
+        point = held_out_metrics(self.policy, self.obs, self.acts, self.step_groups, self.action_space,
+                                 per_group=len(self.groups) > 1)
+        point["train:loss"] = float(np.mean(self.losses)) if self.losses else float("nan")
+        self.losses = []
+        self.batches.append(int(step))
+        for name, value in point.items():
+            self.curves.setdefault(name, []).append(value)
