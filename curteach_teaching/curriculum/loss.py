@@ -20,6 +20,8 @@ from imitation.algorithms.bc import BCTrainingMetrics
 from imitation.data import types
 from imitation.util import util
 
+from curteach_teaching.learners.actions import log_prob_and_entropy
+
 __all__ = ["BCLoss", "MetricsRecorder", "StepMeanLoss", "WeightedLoss"]
 
 
@@ -92,7 +94,7 @@ class BCLoss:
     def __call__(self, policy: Any, obs: Any, acts: Any) -> BCTrainingMetrics:
         """BC's loss-calculator interface: ``(policy, obs (B, ...), acts (B, ...)) -> BCTrainingMetrics``."""
         tensor_obs, acts = _as_tensors(obs, acts)
-        _, log_prob, entropy = policy.evaluate_actions(tensor_obs, acts)
+        log_prob, entropy = log_prob_and_entropy(policy, tensor_obs, acts)
         neglogp = -log_prob.mean()
         if entropy is not None:
             with _weighted_term(self.ent_weight):
@@ -173,7 +175,7 @@ class StepMeanLoss:
                 "calculator made for one batch was used on another"
             )
         self.calls += 1
-        _, log_prob, entropy = policy.evaluate_actions(tensor_obs, acts)
+        log_prob, entropy = log_prob_and_entropy(policy, tensor_obs, acts)
         log_prob = log_prob.reshape(-1)
         neglogp = self._step_mean_sum(-log_prob, log_prob.device)
         if entropy is not None:
@@ -223,7 +225,7 @@ class WeightedLoss:
         if len(acts) != len(weights):
             raise ValueError(f"WeightedLoss got a minibatch of {len(acts)} transitions for {len(weights)} weights")
         self.calls += 1
-        _, log_prob, entropy = policy.evaluate_actions(tensor_obs, acts)
+        log_prob, entropy = log_prob_and_entropy(policy, tensor_obs, acts)
         log_prob = log_prob.reshape(-1)
         w = th.as_tensor(weights, device=log_prob.device, dtype=log_prob.dtype)
         neglogp = -(w * log_prob).mean()

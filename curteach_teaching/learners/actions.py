@@ -38,6 +38,7 @@ __all__ = [
     "env_action",
     "greedy_actions",
     "log_prob",
+    "log_prob_and_entropy",
     "outside_bounds",
     "sampled_actions",
     "step_log_probs",
@@ -222,8 +223,33 @@ def outside_bounds(space: gym.spaces.Space, actions: Sequence[np.ndarray]) -> np
     return counts
 
 
+def log_prob_and_entropy(policy: Any, obs: Any, actions: Any) -> tuple[Any, Any]:
+    """``(log pi(a | s) (B,), entropy (B,) or None)`` of given actions, as the policy's ``evaluate_actions`` gives
+    them, without the value head where that is safe to skip.
+
+    SB3's ``ActorCriticPolicy.evaluate_actions`` also runs the critic (its value network and, unshared, its own
+    features extractor), which nothing here trains or reads: imitation's ``BC`` loss ignores the values, so their
+    parameters never get a gradient. For such a policy (one that does not override ``evaluate_actions``) the actor's
+    own path, ``get_distribution(obs)``, runs the same operations on the same inputs, so the log-probabilities, the
+    entropies and every gradient are the same to the bit, at about half the cost for an MLP. Any other policy (the
+    logits policies, a user's) is asked through its ``evaluate_actions``.
+
+    Args:
+        policy: anything with ``evaluate_actions(obs, actions) -> (values, log_prob, entropy)``.
+        obs: ``(B, ...)`` observation tensors (a dict of tensors for a ``Dict`` space) on the policy's device.
+        actions: ``(B, ...)`` action tensor on the policy's device, scored as given.
+    """
+    from stable_baselines3.common.policies import ActorCriticPolicy
+
+    if isinstance(policy, ActorCriticPolicy) and type(policy).evaluate_actions is ActorCriticPolicy.evaluate_actions:
+        distribution = policy.get_distribution(obs)
+        return distribution.log_prob(actions), distribution.entropy()
+    _, log_probability, entropy = policy.evaluate_actions(obs, actions)
+    return log_probability, entropy
+
+
 def log_prob(policy: Any, obs: Any, actions: Any) -> Any:
-    """``(B,)`` ``log pi(a | s)`` of given actions under an SB3 ``policy``, from its ``evaluate_actions`` (the
+    """``(B,)`` ``log pi(a | s)`` of given actions under an SB3 ``policy`` (:func:`log_prob_and_entropy`, the
     quantity imitation's ``BC`` trains): a log-probability, or for a ``Box`` a log-density summed over the action's
     dimensions (possibly > 0). The actions are scored as given, never clipped. Gradients flow as the caller's mode
     allows.
@@ -237,7 +263,7 @@ def log_prob(policy: Any, obs: Any, actions: Any) -> Any:
 
     if isinstance(getattr(policy, "action_dist", None), BernoulliDistribution) and not actions.is_floating_point():
         actions = actions.float()  # torch's Bernoulli scores float outcomes only (a MultiBinary dataset holds ints)
-    _, log_probability, _ = policy.evaluate_actions(obs, actions)
+    log_probability, _ = log_prob_and_entropy(policy, obs, actions)
     return log_probability.reshape(-1)
 
 

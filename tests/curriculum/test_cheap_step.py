@@ -115,7 +115,7 @@ def test_an_ensemble_member_trains_on_the_device_it_is_given():
     with no_validation():
         member = EnsembleTeacher(size=2, batches=3, batch_size=4).fit_member(
             0, demos(DISCRETE), np.ones(6, dtype=bool),
-            lambda seed: ActorCriticPolicy(OBS, DISCRETE, lambda _: 0.0, net_arch=[8]), OBS, DISCRETE, "meta")
+            lambda seed: ActorCriticPolicy(OBS, DISCRETE, lambda _: 0.0, net_arch=[8]), OBS, DISCRETE, device="meta")
     assert {p.device.type for p in member.parameters()} == {"meta"}
 
 
