@@ -48,9 +48,10 @@ def add_parser(subparsers) -> None:
                         help="--task-difficulty ensemble: BC policies on bootstrap halves (default 5)")
     parser.add_argument("--ensemble-batches", type=int, default=None,
                         help="optimizer steps per ensemble member (default: --max-batches)")
-    parser.add_argument("--bad-field", default="noisy",
-                        help="a boolean episode metadata field marking bad episodes; the report says how many of "
-                        "them each cell dropped or down-weighted (default noisy)")
+    parser.add_argument("--bad-field", default=None,
+                        help="a boolean episode metadata field (True or False in every episode) marking bad episodes; "
+                        "the report says how many of them each cell dropped or down-weighted (default: noisy, where "
+                        "every episode has it)")
     from curteach_teaching.datasets.task_scores import describe_task_scores
 
     parser.add_argument("--task-difficulty", default=None,
@@ -104,7 +105,9 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     settings = {k: v if v is not None else scale.get(k) for k, v in chosen.items()}
     settings = {k: v for k, v in settings.items() if v is not None}
     task = args.task_difficulty or ("level" if len(pool.group_names) > 1 else "length")
-    with named_as_options(args):
+    # a setting named otherwise than its flag: the flag in the message (--seed must be ..., not teacher_seed)
+    renamed = {"teacher_seed": "seed", "learner_term": "learner_difficulty", "scale": "difficulty_scale"}
+    with named_as_options(args, renamed):
         experiment = DatasetBCExperiment(
             digest=pool_digest(pool), env_id=args.env,
             curricula=tuple(c.strip() for c in args.curricula.split(",") if c.strip()), task_difficulty=task,
@@ -117,8 +120,9 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     experiment = experiment.prepare(pool)  # a bad score, space or policy fails before the folder is touched
     report_out_of_bounds(pool)
     out = output_folder(args, "results/dataset-bc")
-    report = DatasetBCReport(experiment, pool, success=success_defined(pool), target=args.target,
-                             title=f"dataset-bc: {', '.join(sources)}", bad_field=args.bad_field)
+    with named_as_options(args):  # --target must be ..., --bad-field must be ...
+        report = DatasetBCReport(experiment, pool, success=success_defined(pool), target=args.target,
+                                 title=f"dataset-bc: {', '.join(sources)}", bad_field=args.bad_field)
     session = sweep_session(args, out)
     with session:
         upgraded = migrate_folder(out, experiment.settings(), args.seed)

@@ -43,6 +43,7 @@ import numpy as np
 
 from curteach_envs._util import check_int
 from curteach_teaching.curriculum.scaled import LEARNER_TERMS, SCALES
+from curteach_teaching.curriculum.selection import check_variant, variant_name
 from curteach_teaching.curriculum.uses import USES, Order, Select, Weight
 from curteach_teaching.datasets.task_scores import is_fitted, task_difficulty
 from curteach_teaching.experiments.dataset_bc.cells import CellSpec, parse_cell
@@ -142,6 +143,15 @@ class DatasetBCExperiment:
         object.__setattr__(self, "curricula", curricula)
         if self.use not in USES:
             raise ValueError(f"use must be one of {USES}; got {self.use!r}")
+        if not isinstance(self.task_difficulty, str) or not self.task_difficulty:
+            raise ValueError(f"task_difficulty must name a score; got {self.task_difficulty!r}")
+        resolved: dict = {}
+        for written, name in zip(curricula, names):  # Cur and Cur@order (with use order) are the same runs
+            spec = self.cell_spec(name)
+            same = resolved.setdefault((variant_name(check_variant(spec.curriculum)), spec.use, spec.task), written)
+            if same != written:
+                raise ValueError(f"curricula must not repeat a cell: {same!r} and {written!r} are the same (use "
+                                 f"{spec.use}, task score {spec.task}); give it once")
         Select(self.keep)  # the range checks of keep and temperature, in one place
         Weight(self.temperature)
         check_int("ensemble_size", self.ensemble_size, 2)
@@ -156,8 +166,6 @@ class DatasetBCExperiment:
             raise ValueError(f"scale must be one of {SCALES}; got {self.scale!r}")
         if self.budget not in BUDGETS:
             raise ValueError(f"budget must be one of {BUDGETS}; got {self.budget!r}")
-        if not isinstance(self.task_difficulty, str) or not self.task_difficulty:
-            raise ValueError(f"task_difficulty must name a score; got {self.task_difficulty!r}")
         for name in ("max_batches", "batch_size", "eval_every", "eval_episodes"):
             check_int(name, getattr(self, name), 1)
         if self.epochs is not None:
@@ -238,14 +246,19 @@ class DatasetBCExperiment:
         if self.digest and self.digest != digest:
             raise ValueError("the pool is not the data these settings name (its digest differs)")
         scores = {}
-        for task in self.tasks():
+        read = self.tasks()
+        # the sweep's task score is checked even when every cell names its own (or is Agn): a flag is checked
+        # whether or not the cells use it; only the scores the cells read are kept
+        for task in sorted({*read, self.task_difficulty}):
             if is_fitted(task):
                 if task not in FITTERS:
                     raise ValueError(f"task score {task!r} is fitted; dataset-bc fits only {', '.join(FITTERS)}")
                 if len(pool) < 2:
                     raise ValueError("the ensemble teacher needs at least 2 episodes to split in halves")
                 continue
-            scores[task] = task_difficulty(pool, task)
+            values = task_difficulty(pool, task)
+            if task in read:
+                scores[task] = values
         codec = codec_for(pool.observation_space, pool.env_specs)
         make_policy(self.policy, codec.observation_space, pool.action_space, 0)
         trajectories = codec.trajectories(pool.trajectories, pool.groups)
@@ -265,7 +278,7 @@ class DatasetBCExperiment:
             say: Callable[[str], None] | None = None) -> DatasetBCExperiment:
         """These settings with every fitted task score the cells read computed (the ensemble teacher), once, here in
         the driver; read from ``teacher_cache`` (a folder, ``DIR/teachers``) when fitted before, else written there
-        atomically (``None``: not cached).
+        atomically (``None``: not cached); a damaged cached file is said in one line, fitted again and replaced.
 
         Args:
             teacher_cache: the cache folder; progress: a bar over the ensemble's members; say: prints what happens
@@ -287,14 +300,15 @@ class DatasetBCExperiment:
         from curteach_teaching.sweeps.devices import run_device
 
         spaces = (data.codec.observation_space, data.action_space)
-        cached = teacher_cache is not None and teacher.cache_file(data.trajectories, teacher_cache, label).exists()
+        cached = teacher_cache is not None and teacher.read_cache(
+            teacher.cache_file(data.trajectories, teacher_cache, label), len(data.trajectories))[0] is not None
         if say is not None:
             where = f" (cached in {teacher_cache})" if teacher_cache is not None else ""
             say(f"ensemble teacher: {teacher.size} BC policies x {teacher.batches} steps{where}")
         started = time.perf_counter()
         difficulty = teacher.scores(list(data.trajectories), lambda seed: make_policy(self.policy, *spaces, seed),
                                     *spaces, cache=teacher_cache, label=label, progress=progress,
-                                    device=run_device(self.device)).difficulty
+                                    device=run_device(self.device), say=say).difficulty
         if say is not None:
             how = "read from the cache" if cached else f"fitted in {time.perf_counter() - started:.0f} s"
             say(f"ensemble teacher ready ({how})")

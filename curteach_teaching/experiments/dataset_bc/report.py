@@ -41,10 +41,14 @@ class DatasetBCReport(Report):
         pool: the :class:`~curteach_teaching.datasets.EpisodePool` it ran on (read once, by the caller), for
             ``selection.csv`` and the bad episodes.
         success: whether success is defined for the pool (and reported).
-        target: the return to reach for steps-to-target (``None``: 90 % of Agn's final mean).
+        target: the return to reach for steps-to-target, a finite number (``None``: 90 % of Agn's final mean).
         title: the figures' title prefix.
-        bad_field: the boolean metadata field that marks bad episodes (default ``noisy``, as the BabyAI bot's
-            datasets do); ignored when an episode lacks it.
+        bad_field: the boolean metadata field that marks bad episodes, True or False in every episode (``None``:
+            ``noisy``, as the BabyAI bot's datasets have it, where every episode has it as a boolean; else no table).
+
+    Raises:
+        ValueError: a target that is not a finite number, or a ``bad_field`` that is not a boolean field of every
+            episode (:func:`~curteach_teaching.experiments.dataset_bc.selection_table.bad_episodes`); before any run.
     """
 
     label = "curriculum"
@@ -53,29 +57,30 @@ class DatasetBCReport(Report):
     extras_not_averaged = ("selection",)
 
     def __init__(self, experiment, pool, *, success: bool, target: float | None = None, title: str = "",
-                 bad_field: str = "noisy"):
+                 bad_field: str | None = None):
+        from curteach_teaching.experiments.dataset_bc.selection_table import DEFAULT_BAD_FIELD, bad_episodes
+
+        if target is not None and (isinstance(target, bool) or not isinstance(target, (int, float))
+                                   or not np.isfinite(target)):
+            raise ValueError(f"target must be a finite number; got {target!r}")
         super().__init__(experiment, curves=["return"], title=title)
         self.pool = pool
         self.success = success
         self.target = target
-        self.bad_field = bad_field
+        self.bad = bad_episodes(pool, bad_field)  # checked here, before any run
+        self.bad_field = bad_field or DEFAULT_BAD_FIELD
         cells = [experiment.cell_spec(cell) for cell in experiment.cells]
         self.use_columns = any(c.use not in (None, "order") for c in cells) or len({c.task for c in cells} - {None}) > 1
 
     def tables(self, sweep, rows: list, out_dir: Path, report: dict) -> list:
         """``selection.csv`` (when the runs recorded their selections) and ``report["selection_quality"]``."""
-        from curteach_teaching.experiments.dataset_bc.selection_table import (
-            bad_episodes,
-            selection_quality,
-            write_selection_csv,
-        )
+        from curteach_teaching.experiments.dataset_bc.selection_table import selection_quality, write_selection_csv
 
         pool = self.pool
         if not write_selection_csv(sweep, pool, out_dir / "selection.csv"):
             return []
-        bad = bad_episodes(pool, self.bad_field)
-        if bad is not None:
-            report["selection_quality"] = {"field": self.bad_field, **selection_quality(sweep, pool, bad)}
+        if self.bad is not None:
+            report["selection_quality"] = {"field": self.bad_field, **selection_quality(sweep, pool, self.bad)}
         return ["selection.csv"]
 
     def metrics(self, sweep) -> list[str]:
