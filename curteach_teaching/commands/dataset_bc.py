@@ -32,7 +32,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--dataset", required=True,
                         help="comma-separated dataset ids (under MINARI_DATASETS_PATH) or folders, in ladder order; a "
                         "folder holding several datasets reads them all")
-    parser.add_argument("--env", default=None, help="evaluate in this environment id instead of the datasets' own")
+    parser.add_argument("--env", default=None,
+                        help="evaluate in this environment id instead of the datasets' own (ids of minigrid, metaworld "
+                        "and curteach's own work as they are; another package's is written module:Id)")
     parser.add_argument("--curricula", default="Agn,Cur",
                         help="comma-separated cells CURRICULUM[@USE][/TASK]: Agn, Cur, Cur-L, Cur-T or module:attr, "
                         "optionally with their own use and task score, e.g. Cur-T@select/return (default Agn,Cur)")
