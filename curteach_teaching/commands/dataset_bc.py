@@ -93,7 +93,7 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     from curteach_teaching.datasets import read_pool
     from curteach_teaching.experiments.dataset_bc.data import pool_digest, success_defined
     from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment
-    from curteach_teaching.experiments.dataset_bc.migrate import migrate_folder
+    from curteach_teaching.experiments.dataset_bc.migrate import migrate_folder, rename_cells
     from curteach_teaching.experiments.dataset_bc.report import DatasetBCReport
     from curteach_teaching.sweeps.interrupts import announce, interruption_message
 
@@ -127,9 +127,10 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
                                  title=f"dataset-bc: {', '.join(sources)}", bad_field=args.bad_field)
     session = sweep_session(args, out)
     with session:
-        upgraded = migrate_folder(out, experiment.settings(), args.seed)
-        if upgraded:
-            print(upgraded)
+        for upgraded in (migrate_folder(out, experiment.settings(), args.seed),
+                         rename_cells(out, experiment.renamed_cells(), experiment.settings(), args.seed)):
+            if upgraded:
+                print(upgraded)
         if experiment.unfitted() and not args.report_only:
             with interruption_message(lambda: "interrupted while fitting the ensemble teacher; nothing of it is "
                                       "saved (run the same command again)"):

@@ -137,21 +137,21 @@ class DatasetBCExperiment:
         if not curricula or len(set(curricula)) != len(curricula):
             raise ValueError(f"curricula must be distinct names from {list(CURRICULA)} or plug-ins; "
                              f"got {list(curricula)}")
-        names = [parse_cell(spec).name for spec in curricula]
-        if len(set(names)) != len(names):
-            raise ValueError(f"curricula must have distinct names; got {names}")
-        object.__setattr__(self, "curricula", curricula)
         if self.use not in USES:
             raise ValueError(f"use must be one of {USES}; got {self.use!r}")
+        object.__setattr__(self, "curricula", curricula)
+        names = [self._cell_name(spec) for spec in curricula]
         if not isinstance(self.task_difficulty, str) or not self.task_difficulty:
             raise ValueError(f"task_difficulty must name a score; got {self.task_difficulty!r}")
         resolved: dict = {}
-        for written, name in zip(curricula, names):  # Cur and Cur@order (with use order) are the same runs
-            spec = self.cell_spec(name)
+        for written in curricula:  # Cur and Cur@order (with use order) are the same runs
+            spec = self._resolved(written)
             same = resolved.setdefault((variant_name(check_variant(spec.curriculum)), spec.use, spec.task), written)
             if same != written:
                 raise ValueError(f"curricula must not repeat a cell: {same!r} and {written!r} are the same (use "
                                  f"{spec.use}, task score {spec.task}); give it once")
+        if len(set(names)) != len(names):
+            raise ValueError(f"curricula must have distinct names; got {names}")
         Select(self.keep)  # the range checks of keep and temperature, in one place
         Weight(self.temperature)
         check_int("ensemble_size", self.ensemble_size, 2)
@@ -178,17 +178,34 @@ class DatasetBCExperiment:
 
     @property
     def cells(self) -> tuple:
-        """One cell per curriculum, named as it (a plug-in by its ``name``)."""
+        """One cell per curriculum, named as it (a plug-in by its ``name``) with the use it takes from the sweep
+        where that is not ``order``: ``--use select`` makes ``Cur-T`` the cell ``Cur-T+select``."""
         return tuple(self.curriculum_names())
+
+    def _cell_name(self, spec: str) -> str:
+        written = parse_cell(spec)
+        if written.use is None and self.use != "order" and check_variant(written.curriculum) != AGN:
+            # a cell that selects or weights says so in its name (stdout, legends, folders), wherever the use is given
+            written = dataclasses.replace(written, use=self.use)
+        return written.name
 
     def curriculum_names(self) -> dict:
         """``cell name -> curriculum spec`` (the whole ``CURRICULUM[@USE][/TASK]``)."""
-        return {parse_cell(spec).name: spec for spec in self.curricula}
+        return {self._cell_name(spec): spec for spec in self.curricula}
+
+    def renamed_cells(self) -> dict:
+        """``{old name: name}`` of the cells named otherwise before their name said the sweep's use (``Cur`` of a
+        ``--use select`` sweep, now ``Cur+select``), for :mod:`~curteach_teaching.experiments.dataset_bc.migrate`."""
+        return {parse_cell(spec).name: name for name, spec in self.curriculum_names().items()
+                if parse_cell(spec).name != name}
 
     def cell_spec(self, cell: str) -> CellSpec:
         """The :class:`~curteach_teaching.experiments.dataset_bc.cells.CellSpec` of ``cell`` with the sweep's use and
         task score filled in where it names none (Agn: ``use="order"``, no task)."""
-        spec = parse_cell(self.curriculum_names()[cell])
+        return self._resolved(self.curriculum_names()[cell])
+
+    def _resolved(self, written: str) -> CellSpec:
+        spec = parse_cell(written)
         if spec.curriculum == AGN:
             return CellSpec(AGN, "order", None)
         return CellSpec(spec.curriculum, spec.use or self.use, spec.task or self.task_difficulty)

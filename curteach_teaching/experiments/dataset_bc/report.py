@@ -193,5 +193,7 @@ class DatasetBCReport(Report):
                     print(f"  {cell}: {kept['bad_weight_share']:.0%} of the loss weight on them "
                           f"({kept['bad_transition_share']:.0%} of the transitions)")
                 elif kept["dropped"] > 0:
+                    # order drops most in its first epoch, and fewer after; select's last epoch is the one it ends on
+                    epoch = "last" if self.experiment.cell_spec(cell).use == "select" else "first"
                     print(f"  {cell}: {kept['dropped_bad_share']:.0%} of the {kept['dropped']:.0f} episodes it drops "
-                          f"are bad; {kept['kept_bad_share']:.0%} of those it keeps")
+                          f"in its {epoch} epoch are bad; {kept['kept_bad_share']:.0%} of those it keeps")
