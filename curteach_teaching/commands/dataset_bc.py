@@ -127,7 +127,7 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
                                  title=f"dataset-bc: {', '.join(sources)}", bad_field=args.bad_field)
     session = sweep_session(args, out)
     with session:
-        for upgraded in (migrate_folder(out, experiment.settings(), args.seed),
+        for upgraded in (migrate_folder(out, experiment.settings(), args.seed, experiment.unused_settings()),
                          rename_cells(out, experiment.renamed_cells(), experiment.settings(), args.seed)):
             if upgraded:
                 print(upgraded)

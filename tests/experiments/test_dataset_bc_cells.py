@@ -1,6 +1,7 @@
 """dataset-bc's cells say what they do (issue 43, frictions): a cell that takes ``--use select`` from the sweep is
 named ``Cur+select`` in the printed lines, the legends and its folder (an older folder, whose runs are under ``Cur``,
-is renamed and resumes), and the selection-quality line says which epoch its dropped episodes are from."""
+is renamed and resumes), and the selection-quality line says which epoch its dropped episodes are from; a flag that no
+cell reads is left out of the settings, so changing it does not make the folder another sweep's."""
 
 from __future__ import annotations
 
@@ -86,3 +87,41 @@ def test_use_select_names_the_cell_and_an_older_folder_resumes(cartpole_root, tm
     assert json.loads(new.read_text()) == document  # the run file this version writes
     assert sorted(p.name for p in (out / "runs").iterdir()) == ["Agn", "Cur+select"]
     assert (out / "summary.csv").read_text() == summary
+
+
+def test_settings_no_cell_reads_are_left_out():
+    def settings(**kwargs):
+        return DatasetBCExperiment(digest="d", **kwargs).settings()
+
+    plain = settings(curricula=("Agn", "Cur"))
+    assert settings(curricula=("Agn", "Cur"), keep=0.3, temperature=2.0, ensemble_size=3, teacher_seed=4) == plain
+    assert "keep" not in plain and settings(curricula=("Agn", "Cur@select"), keep=0.3)["keep"] == 0.3
+    assert settings(curricula=("Agn", "Cur@weight"), temperature=2.0)["temperature"] == 2.0
+    assert settings(curricula=("Agn", "Cur/ensemble"), teacher_seed=4)["teacher_seed"] == 4
+    # every cell names its own task score and use: the sweep's are read by none
+    own = settings(curricula=("Agn", "Cur-T@select/return"), task_difficulty="level", use="weight", keep=0.5)
+    assert "task_difficulty" not in own and "use" not in own and own["keep"] == 0.5
+    assert plain["task_difficulty"] == "length" and "learner_term" in own and "pacing_a" in own  # always kept
+
+
+def test_a_flag_no_cell_reads_does_not_change_the_sweep(cartpole_root, tmp_path, monkeypatch, capsys):
+    from curteach_teaching.sweeps.results import fingerprint
+
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(cartpole_root))
+    out = tmp_path / "out"
+    args = ["dataset-bc", "--dataset", DATASET, "--curricula", "Agn,Cur", *QUICK, "--out", str(out)]
+    assert main([*args, "--keep", "0.5"]) == 0
+    capsys.readouterr()
+    assert main([*args, "--keep", "0.9", "--temperature", "3"]) == 0  # before: refused, another sweep's folder
+    assert "2 runs (0 computed, 2 reused)" in capsys.readouterr().out
+    # a folder of the version before, which recorded --keep 0.5 although no cell selects: upgraded, then resumed
+    record = json.loads((out / "sweep.json").read_text())
+    old = {**record["settings"], "keep": 0.5}
+    (out / "sweep.json").write_text(json.dumps({**record, "settings": old}))
+    for path in (out / "runs").glob("*/run_*.json"):
+        path.write_text(json.dumps({**json.loads(path.read_text()), "fingerprint": fingerprint(old)}))
+    assert main([*args, "--keep", "0.7"]) == 0
+    printed = capsys.readouterr().out
+    assert f"upgraded {out}: settings no cell reads are left out of them (keep) (2 run files re-keyed)" in printed
+    assert "2 runs (0 computed, 2 reused)" in printed
+    assert json.loads((out / "sweep.json").read_text()) == record

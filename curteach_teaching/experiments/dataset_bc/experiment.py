@@ -230,9 +230,29 @@ class DatasetBCExperiment:
         for name in _LATER_SETTINGS:
             if data[name] == defaults[name]:
                 data.pop(name)
+        for name in self.unused_settings():  # a flag no cell reads does not make the folder another sweep's
+            data.pop(name, None)
         data["curricula"] = list(self.curricula)
         data["experiment"] = "dataset-bc"
         return data
+
+    def unused_settings(self) -> tuple[str, ...]:
+        """The settings no cell reads, left out of :meth:`settings`: ``task_difficulty`` and ``use`` where every
+        cell but Agn names its own, ``keep`` without a select cell, ``temperature`` without a weight cell, the
+        ensemble's settings where no cell reads ``ensemble``. (Those every run reads, and the learner's difficulty
+        and pacing, which a plug-in curriculum may read, are always kept.)"""
+        written = [parse_cell(spec) for spec in self.curricula]
+        preferring = [w for w in written if check_variant(w.curriculum) != AGN]
+        uses = {self._resolved(spec).use for spec in self.curricula if self._resolved(spec).curriculum != AGN}
+        unused = []
+        if all(w.task is not None for w in preferring):
+            unused.append("task_difficulty")
+        if all(w.use is not None for w in preferring):
+            unused.append("use")
+        unused += [name for name, use in (("keep", "select"), ("temperature", "weight")) if use not in uses]
+        if "ensemble" not in self.tasks():
+            unused += ["ensemble_size", "ensemble_batches", "teacher_seed"]
+        return tuple(unused)
 
     def schedule(self, n_transitions: int) -> tuple[int | None, int]:
         """``(steps per epoch or None, epochs)`` for a pool of ``n_transitions``: the equal budget's

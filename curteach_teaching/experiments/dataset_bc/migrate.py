@@ -7,7 +7,9 @@ settings and the same data: :func:`migrate_folder` drops ``sources`` from its ``
 file to the new settings' fingerprint (a run file's data and checksum are left as they are; a file whose checksum or
 old fingerprint does not match is left alone, and the sweep then recomputes it, saying why). Every file is replaced
 atomically (``sweep.json`` last), so an interrupted upgrade leaves a folder the next command upgrades again. A
-report of the saved runs (``--report-only``) upgrades too: it writes the folder's report files anyway.
+report of the saved runs (``--report-only``) upgrades too: it writes the folder's report files anyway. The same
+upgrade applies to the settings no cell reads, which the settings now leave out (``--keep`` without a select cell,
+``--task-difficulty`` where every cell names its own, ...): a folder that recorded them resumes, whatever their values.
 
 Until this version, too, a cell that took the sweep's ``--use select`` (or ``weight``) was named as its curriculum
 (``Cur``); it is now named with its use (``Cur+select``). :func:`rename_cells` moves such a folder's run files to the
@@ -21,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from curteach_envs._util import atomic_write
@@ -37,11 +40,15 @@ def _canonical(obj) -> bytes:  # as the run files' checksums are computed (sweep
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=True).encode()
 
 
-def migrate_folder(out_dir: str | Path, settings: dict, seed: int) -> str:
-    """Upgrade ``out_dir`` to ``settings`` when it holds a sweep of the same settings recorded with ``sources``.
+def migrate_folder(out_dir: str | Path, settings: dict, seed: int, unused: Sequence[str] = ()) -> str:
+    """Upgrade ``out_dir`` to ``settings`` when it holds a sweep of the same settings recorded with ``sources``, or
+    with settings that no cell reads (``unused``: the experiment's
+    :meth:`~curteach_teaching.experiments.dataset_bc.experiment.DatasetBCExperiment.unused_settings`, which its
+    settings now leave out; a folder of ``--keep 0.5 --curricula Agn,Cur`` then resumes with any ``--keep``).
 
     Args:
-        out_dir: the sweep's folder; settings: the current experiment's settings; seed: the sweep's seed.
+        out_dir: the sweep's folder; settings: the current experiment's settings; seed: the sweep's seed;
+        unused: the names of the settings no cell reads.
 
     Returns:
         One line saying what was upgraded, or ``""`` (nothing to upgrade: no folder, a current one, or one of other
@@ -54,10 +61,11 @@ def migrate_folder(out_dir: str | Path, settings: dict, seed: int) -> str:
         old = record["settings"]
     except (OSError, ValueError, KeyError, TypeError):
         return ""
-    if record.get("format") != RECORD_FORMAT or not isinstance(old, dict) or not any(k in old for k in _DROPPED):
-        return ""
     current = json.loads(json.dumps(settings))
-    if {k: v for k, v in old.items() if k not in _DROPPED} != current or record.get("seed") != seed:
+    leave = (set(_DROPPED) | set(unused)) - set(current)
+    if record.get("format") != RECORD_FORMAT or not isinstance(old, dict) or not any(k in old for k in leave):
+        return ""
+    if {k: v for k, v in old.items() if k not in leave} != current or record.get("seed") != seed:
         return ""
     old_fingerprint, new_fingerprint = fingerprint(old), fingerprint(current)
     count = 0
@@ -74,8 +82,11 @@ def migrate_folder(out_dir: str | Path, settings: dict, seed: int) -> str:
         count += 1
     upgraded = {**record, "settings": current}
     atomic_write(record_path, lambda stream: json.dump(upgraded, stream, indent=1))
-    return (f"upgraded {out_dir}: its settings now name the data by its digest, not the datasets' paths "
-            f"({count} run files re-keyed)")
+    what = ["its settings now name the data by its digest, not the datasets' paths"] if "sources" in old else []
+    gone = sorted(k for k in old if k in leave and k not in _DROPPED)
+    if gone:
+        what.append(f"settings no cell reads are left out of them ({', '.join(gone)})")
+    return f"upgraded {out_dir}: {'; '.join(what)} ({count} run files re-keyed)"
 
 
 def rename_cells(out_dir: str | Path, renamed: dict, settings: dict, seed: int) -> str:
