@@ -34,9 +34,10 @@ def add_parser(subparsers) -> None:
                         help="comma-separated dataset ids (under MINARI_DATASETS_PATH) or folders, in ladder order; a "
                         "folder holding several datasets reads them all")
     parser.add_argument("--env", default=None,
-                        help="evaluate in this environment id instead of the datasets' own, or 'none': score held-out "
-                        "demonstrations instead (as for every robomimic file and LeRobot dataset, which record no "
-                        "environment)")
+                        help="evaluate in this environment id instead of the datasets' own (ids of minigrid, "
+                        "metaworld and curteach's own work as they are; another package's is written module:Id), or "
+                        "'none': score held-out demonstrations instead (as for every robomimic file and LeRobot "
+                        "dataset, which record no environment)")
     parser.add_argument("--obs-keys", default=None,
                         help="a robomimic file's or a LeRobot dataset's low-dimensional observation keys, "
                         "comma-separated, concatenated in this order (as for curteach rank)")
@@ -66,9 +67,10 @@ def add_parser(subparsers) -> None:
                         help="--task-difficulty ensemble: BC policies on bootstrap halves (default 5)")
     parser.add_argument("--ensemble-batches", type=int, default=None,
                         help="optimizer steps per ensemble member (default: --max-batches)")
-    parser.add_argument("--bad-field", default="noisy",
-                        help="a boolean episode metadata field marking bad episodes; the report says how many of "
-                        "them each cell dropped or down-weighted (default noisy)")
+    parser.add_argument("--bad-field", default=None,
+                        help="a boolean episode metadata field (True or False in every episode) marking bad episodes; "
+                        "the report says how many of them each cell dropped or down-weighted (default: noisy, where "
+                        "every episode has it)")
     from curteach_teaching.datasets.task_scores import describe_task_scores
 
     parser.add_argument("--task-difficulty", default=None,
@@ -108,7 +110,7 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     from curteach_teaching.datasets import read_pool
     from curteach_teaching.experiments.dataset_bc.data import pool_digest, success_defined
     from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment
-    from curteach_teaching.experiments.dataset_bc.migrate import migrate_folder
+    from curteach_teaching.experiments.dataset_bc.migrate import migrate_folder, rename_cells
     from curteach_teaching.experiments.dataset_bc.report import DatasetBCReport
     from curteach_teaching.sweeps.interrupts import announce, interruption_message
 
@@ -125,7 +127,9 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     settings = {k: v if v is not None else scale.get(k) for k, v in chosen.items()}
     settings = {k: v for k, v in settings.items() if v is not None}
     task = args.task_difficulty or ("level" if len(pool.group_names) > 1 else "length")
-    with named_as_options(args):
+    # a setting named otherwise than its flag: the flag in the message (--seed must be ..., not teacher_seed)
+    renamed = {"teacher_seed": "seed", "learner_term": "learner_difficulty", "scale": "difficulty_scale"}
+    with named_as_options(args, renamed):
         experiment = DatasetBCExperiment(
             digest=pool_digest(pool), env_id=args.env,
             curricula=tuple(c.strip() for c in args.curricula.split(",") if c.strip()), task_difficulty=task,
@@ -139,15 +143,16 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     experiment = experiment.prepare(pool)  # a bad score, space or policy fails before the folder is touched
     report_out_of_bounds(pool)
     out = output_folder(args, "results/dataset-bc")
-    with named_as_options(args):
+    with named_as_options(args):  # --target must be ..., --bad-field must be ...
         report = DatasetBCReport(experiment, pool, success=holdout is None and success_defined(pool),
                                  target=args.target, title=f"dataset-bc: {', '.join(sources)}",
                                  bad_field=args.bad_field, metric=args.metric)
     session = sweep_session(args, out)
     with session:
-        upgraded = migrate_folder(out, experiment.settings(), args.seed)
-        if upgraded:
-            print(upgraded)
+        for upgraded in (migrate_folder(out, experiment.settings(), args.seed, experiment.unused_settings()),
+                         rename_cells(out, experiment.renamed_cells(), experiment.settings(), args.seed)):
+            if upgraded:
+                print(upgraded)
         if experiment.unfitted() and not args.report_only:
             with interruption_message(lambda: "interrupted while fitting the ensemble teacher; nothing of it is "
                                       "saved (run the same command again)"):

@@ -89,7 +89,8 @@ def rank_scores(pool, score: str, *, teacher=None, policy: str = "auto", cache: 
     trajectories = codec.trajectories(pool.trajectories, pool.groups)
     factory = _policy_factory(policy, codec.observation_space, pool.action_space)
     return teacher.scores(trajectories, factory, codec.observation_space, pool.action_space, cache=cache,
-                          label=f"rank|{policy}", progress=progress).difficulty
+                          label=f"rank|{policy}", progress=progress,
+                          say=lambda line: print(line, flush=True)).difficulty  # a damaged cache: one line
 
 
 def _names(pool, kind: str) -> list[str]:

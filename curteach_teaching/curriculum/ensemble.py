@@ -15,7 +15,8 @@ mistakes, one that did not rates them as unlikely. Per step, so that a long demo
 length alone.
 
 Cost: ``K`` trainings of ``batches`` optimizer steps each plus ``K`` scoring passes over the data; with ``cache`` the
-scores are written once per data, settings and seed (a ``.npz`` named by their digest) and read back after.
+scores are written once per data, settings and seed (a ``.npz`` named by their digest, written atomically) and read
+back after; a damaged file (truncated, say, by a full disk) is fitted again and replaced.
 
 Each member trains through :class:`~curteach_teaching.curriculum.adapters.bc.CurriculumBC` (variant Agn, a fixed
 number of steps) with its own generators, so the ensemble is a function of the data, the settings and ``seed``.
@@ -135,9 +136,37 @@ class EnsembleTeacher:
         key = {**asdict(self), "data": data_digest(demonstrations), "label": label}
         return Path(cache) / f"ensemble-{hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]}.npz"
 
+    def read_cache(self, path: str | os.PathLike, n: int) -> tuple[EnsembleScores | None, str]:
+        """The scores of ``n`` demonstrations cached in ``path`` by :meth:`scores`.
+
+        Returns:
+            ``(scores, "")`` for an intact file; ``(None, "missing")`` where there is none; ``(None, reason)`` for a
+            damaged one (truncated, not an ``.npz``, an array missing, of the wrong shape or not finite), which
+            :meth:`scores` fits again and replaces.
+        """
+        path = Path(path)
+        if not path.exists():
+            return None, "missing"
+        try:
+            with np.load(path, allow_pickle=False) as saved:
+                found = EnsembleScores(np.array(saved["difficulty"]), np.array(saved["log_likelihood"]),
+                                       np.array(saved["in_bag"]))
+        except Exception as error:
+            # a damaged zip raises nearly anything from zipfile or numpy's parser (BadZipFile, EOFError, KeyError,
+            # ValueError, NotImplementedError for a garbled compression method, OSError); each means the same here:
+            # not a usable cache, fit again
+            return None, f"{type(error).__name__}: {error}"
+        shapes = (found.difficulty.shape, found.log_likelihood.shape, found.in_bag.shape)
+        if shapes != ((n,), (self.size, n), (self.size, n)) or found.in_bag.dtype != bool:
+            return None, f"arrays of shapes {shapes}, not those of {self.size} members and {n} demonstrations"
+        if not (np.isfinite(found.difficulty).all() and np.isfinite(found.log_likelihood).all()):
+            return None, "scores that are not finite"
+        return found, ""
+
     def scores(self, demonstrations: Sequence[Any], make_policy: Callable[[int], Any], observation_space: Any,
                action_space: Any, *, cache: str | os.PathLike | None = None, label: str = "",
-               progress: bool = False, device: Any = "cpu") -> EnsembleScores:
+               progress: bool = False, device: Any = "cpu",
+               say: Callable[[str], None] | None = None) -> EnsembleScores:
         """Fit the members and score every demonstration (see the module docstring).
 
         Args:
@@ -145,11 +174,13 @@ class EnsembleTeacher:
             make_policy: ``seed -> SB3 policy`` for the spaces (a fresh network per call).
             observation_space, action_space: the policies' spaces.
             cache: a folder: read the scores from it when they were computed for the same data, settings and
-                ``label`` (e.g. the policy's kind), else compute and write them there.
+                ``label`` (e.g. the policy's kind), else compute and write them there; a damaged file there
+                (:meth:`read_cache`) is fitted again and replaced.
             label: what else distinguishes the cached scores (the policy), part of the cache key.
             progress: a bar over the members.
             device: where the members train and score (the scores do not depend on it beyond rounding; not part of
                 the cache key).
+            say: gets one line when the cached file is damaged (default: nothing is said).
 
         Returns:
             The :class:`EnsembleScores`.
@@ -166,9 +197,11 @@ class EnsembleTeacher:
             raise ValueError(f"an ensemble teacher needs at least 2 demonstrations to split in halves; got {n}")
         path = None if cache is None else self.cache_file(demonstrations, cache, label)
         if path is not None:
-            if path.exists():
-                with np.load(path) as saved:
-                    return EnsembleScores(saved["difficulty"], saved["log_likelihood"], saved["in_bag"])
+            cached, problem = self.read_cache(path, n)
+            if cached is not None:
+                return cached
+            if problem != "missing" and say is not None:
+                say(f"ensemble teacher: the cached scores {path} are damaged ({problem}); fitting them again")
         from imitation.data import rollout
 
         index = DemonstrationIndex.from_trajectories(demonstrations)

@@ -180,7 +180,11 @@ def _read_one(data_path: Path) -> EpisodePool:
 
 
 def _use_env(pool: EpisodePool, env_id: str) -> EpisodePool:
-    """The pool with ``env_id``'s spec for every group, after checking the env's spaces against the dataset's."""
+    """The pool with ``env_id``'s spec for every group, after checking the env's spaces against the dataset's; an id
+    of a package that registers on import is found without naming it (:func:`~.env_ids.check_env_id`)."""
+    from curteach_teaching.datasets.env_ids import check_env_id
+
+    check_env_id(env_id)
     try:
         env = gym.make(env_id)
     except Exception as error:

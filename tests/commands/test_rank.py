@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import importlib.util
 import json
 import os
 from pathlib import Path
@@ -20,16 +19,6 @@ pytest.importorskip("imitation")
 
 from curteach_teaching.cli import main  # noqa: E402
 
-
-def _robot_files():
-    spec = importlib.util.spec_from_file_location("robot_files", Path(__file__).parents[1] / "datasets" /
-                                                  "robot_files.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-robot_files = _robot_files()
 KEYS = "object,robot0_eef_pos"
 
 
@@ -46,11 +35,11 @@ def _datasets_except_mask(path, key):
 
 
 @pytest.fixture
-def episodes():
+def episodes(robot_files):
     return robot_files.reaching_episodes(9, seed=4)
 
 
-def test_robomimic_filter_key(tmp_path, episodes, capsys):
+def test_robomimic_filter_key(robot_files, tmp_path, episodes, capsys):
     path = robot_files.write_robomimic(tmp_path / "mh.hdf5", episodes)
     before = _datasets_except_mask(path, "mask/curated")
     out = tmp_path / "out"
@@ -95,7 +84,7 @@ def _one_line_error(capsys, argv) -> str:
     return err
 
 
-def test_robomimic_bad_input_exit_2_file_unchanged(tmp_path, episodes, capsys, monkeypatch):
+def test_robomimic_bad_input_exit_2_file_unchanged(robot_files, tmp_path, episodes, capsys, monkeypatch):
     path = robot_files.write_robomimic(tmp_path / "mh.hdf5", episodes)
     digest = sha256(path)
     base = ["rank", "--dataset", str(path), "--score", "length", "--out", str(tmp_path / "out")]
@@ -131,7 +120,7 @@ def test_robomimic_bad_input_exit_2_file_unchanged(tmp_path, episodes, capsys, m
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mh.hdf5", "out"]
 
 
-def test_lerobot_episodes_json(tmp_path, episodes, capsys):
+def test_lerobot_episodes_json(robot_files, tmp_path, episodes, capsys):
     root = robot_files.write_lerobot_v3(tmp_path / "point_reach", episodes)
     out = tmp_path / "out"
     assert main(["rank", "--dataset", str(root), "--score", "length", "--keep", "0.5", "--out", str(out)]) == 0
@@ -147,7 +136,7 @@ def test_lerobot_episodes_json(tmp_path, episodes, capsys):
         capsys, ["rank", "--dataset", str(root), "--obs-keys", "observation.images.top", "--out", str(out)])
 
 
-def test_minari_kept_dataset(tmp_path, episodes, monkeypatch, capsys):
+def test_minari_kept_dataset(robot_files, tmp_path, episodes, monkeypatch, capsys):
     from curteach_teaching.datasets import read_pool, read_robomimic, write_pool
 
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
@@ -164,7 +153,7 @@ def test_minari_kept_dataset(tmp_path, episodes, monkeypatch, capsys):
 
 
 @pytest.mark.slow
-def test_ensemble_drops_mostly_worse(tmp_path, capsys):
+def test_ensemble_drops_mostly_worse(robot_files, tmp_path, capsys):
     path = robot_files.write_robomimic(tmp_path / "mh.hdf5", robot_files.reaching_episodes(30, seed=0))
     out = tmp_path / "out"
     assert main(["rank", "--dataset", str(path), "--obs-keys", KEYS, "--score", "ensemble", "--keep", "0.67",
@@ -178,7 +167,7 @@ def test_ensemble_drops_mostly_worse(tmp_path, capsys):
         assert len(f["mask/curated"]) == 20
 
 
-def test_ensemble_path_box_and_discrete_actions(tmp_path, episodes, monkeypatch, capsys):
+def test_ensemble_path_box_and_discrete_actions(robot_files, tmp_path, episodes, monkeypatch, capsys):
     """The ensemble's plumbing with a tiny budget: a Gaussian MLP for a robomimic file's Box actions, dataset-bc's
     policy for a Minari dataset's Discrete ones; the scores are cached in DIR/teachers."""
     from gymnasium import spaces

@@ -12,21 +12,20 @@ pytest.importorskip("pandas")
 pytest.importorskip("imitation")
 
 import pyarrow.parquet as pq  # noqa: E402
-from robot_files import TASKS, reaching_episodes, write_lerobot_v3, write_lerobot_v21  # noqa: E402
 
 from curteach_teaching.datasets import read_lerobot, read_pool, source_format  # noqa: E402
 
 
 @pytest.fixture
-def episodes():
-    return reaching_episodes(7, seed=2)
+def episodes(robot_files):
+    return robot_files.reaching_episodes(7, seed=2)
 
 
-def _check(pool, episodes, with_quality: bool):
+def _check(robot_files, pool, episodes, with_quality: bool):
     assert len(pool) == len(episodes) and pool.episode_ids.tolist() == list(range(len(episodes)))
     assert pool.observation_space.shape == (4,) and pool.observation_space.dtype == np.float32
     assert pool.action_space.shape == (2,) and pool.has_rewards and pool.env_spec is None
-    assert set(pool.group_names) == set(TASKS)
+    assert set(pool.group_names) == set(robot_files.TASKS)
     for i, (ep, trajectory) in enumerate(zip(episodes, pool.trajectories)):
         steps = len(ep["actions"])
         state = np.concatenate([ep["pos"][:steps, :2], ep["goal"][:steps, :2]], axis=1).astype(np.float32)
@@ -42,22 +41,22 @@ def _check(pool, episodes, with_quality: bool):
         assert ("quality" in meta) == with_quality and meta.get("quality", ep["quality"]) == ep["quality"]
 
 
-def test_v3_round_trip(tmp_path, episodes):
-    root = write_lerobot_v3(tmp_path / "point_reach", episodes, files=3)
+def test_v3_round_trip(robot_files, tmp_path, episodes):
+    root = robot_files.write_lerobot_v3(tmp_path / "point_reach", episodes, files=3)
     assert source_format(root) == "lerobot" and source_format(str(root)) == "lerobot"
-    _check(read_pool(root), episodes, with_quality=True)
+    _check(robot_files, read_pool(root), episodes, with_quality=True)
     chosen = read_lerobot(root, ["observation.state", "next.reward"])
     assert chosen.observation_space.shape == (5,)
     np.testing.assert_array_equal(chosen.trajectories[0].obs[:-1, 4], episodes[0]["rewards"].astype(np.float32))
 
 
-def test_v21_round_trip(tmp_path, episodes):
-    root = write_lerobot_v21(tmp_path / "point_reach_v21", episodes)
-    _check(read_pool(str(root)), episodes, with_quality=False)
+def test_v21_round_trip(robot_files, tmp_path, episodes):
+    root = robot_files.write_lerobot_v21(tmp_path / "point_reach_v21", episodes)
+    _check(robot_files, read_pool(str(root)), episodes, with_quality=False)
 
 
-def test_without_rewards_and_tasks_from_frames(tmp_path, episodes):
-    root = write_lerobot_v3(tmp_path / "d", episodes, files=1)
+def test_without_rewards_and_tasks_from_frames(robot_files, tmp_path, episodes):
+    root = robot_files.write_lerobot_v3(tmp_path / "d", episodes, files=1)
     info = json.loads((root / "meta" / "info.json").read_text())
     del info["features"]["next.reward"], info["features"]["next.done"]
     (root / "meta" / "info.json").write_text(json.dumps(info))
@@ -75,8 +74,8 @@ def _refused(root, keys=None) -> str:
     return str(caught.value)
 
 
-def test_bad_folders_are_refused_in_one_line(tmp_path, episodes):
-    root = write_lerobot_v3(tmp_path / "bad", episodes)
+def test_bad_folders_are_refused_in_one_line(robot_files, tmp_path, episodes):
+    root = robot_files.write_lerobot_v3(tmp_path / "bad", episodes)
     assert "image/video keys observation.images.top cannot be read" in _refused(root, ["observation.images.top"])
     assert "no feature 'observation.velocity'" in _refused(root, ["observation.velocity"])
     info_path = root / "meta" / "info.json"

@@ -13,7 +13,6 @@ import pytest
 h5py = pytest.importorskip("h5py")
 pytest.importorskip("imitation")
 
-from robot_files import reaching_episodes, write_robomimic  # noqa: E402
 
 from curteach_teaching.datasets import read_robomimic, robomimic_mask  # noqa: E402
 from curteach_teaching.datasets.robomimic_mask import check_filter_key, write_filter_key  # noqa: E402
@@ -39,8 +38,8 @@ def contents(path) -> dict:
 
 
 @pytest.fixture
-def file(tmp_path):
-    return write_robomimic(tmp_path / "mh.hdf5", reaching_episodes(9, seed=3))
+def file(robot_files, tmp_path):
+    return robot_files.write_robomimic(tmp_path / "mh.hdf5", robot_files.reaching_episodes(9, seed=3))
 
 
 def test_adds_the_key_and_changes_nothing_else(file):

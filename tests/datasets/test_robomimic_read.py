@@ -11,7 +11,6 @@ import pytest
 h5py = pytest.importorskip("h5py")
 pytest.importorskip("imitation")
 
-from robot_files import QUALITIES, reaching_episodes, write_robomimic  # noqa: E402
 
 from curteach_teaching.datasets import read_pool, read_robomimic, source_format  # noqa: E402
 
@@ -19,12 +18,12 @@ KEYS = ["object", "robot0_eef_pos"]
 
 
 @pytest.fixture
-def episodes():
-    return reaching_episodes(9, seed=1)
+def episodes(robot_files):
+    return robot_files.reaching_episodes(9, seed=1)
 
 
-def test_round_trip(tmp_path, episodes):
-    path = write_robomimic(tmp_path / "low_dim.hdf5", episodes)
+def test_round_trip(robot_files, tmp_path, episodes):
+    path = robot_files.write_robomimic(tmp_path / "low_dim.hdf5", episodes)
     assert source_format(path) == "robomimic"
     pool = read_pool(path, obs_keys=KEYS)
     assert len(pool) == 9 and pool.group_names == ("low_dim",)
@@ -39,17 +38,17 @@ def test_round_trip(tmp_path, episodes):
         assert trajectory.terminal == bool(ep["dones"][-1])
         meta = pool.metadata[i]
         assert meta["demo"] == f"demo_{i}" and meta["num_samples"] == len(ep["actions"])
-        assert {q: meta[q] for q in QUALITIES} == {q: ep["quality"] == q for q in QUALITIES}
+        assert {q: meta[q] for q in robot_files.QUALITIES} == {q: ep["quality"] == q for q in robot_files.QUALITIES}
         assert meta["train"] == bool(i % 10) and meta["valid"] == (not i % 10)
         assert meta["env_args"] == {"env_name": "PointReach", "type": 1, "env_kwargs": {"horizon": 80}}
     reversed_keys = read_robomimic(path, ["robot0_eef_pos", "object"])
     np.testing.assert_array_equal(reversed_keys.trajectories[0].obs[:, :3], episodes[0]["pos"])
 
 
-def test_demos_sorted_by_their_integer_and_no_next_obs(tmp_path, episodes):
+def test_demos_sorted_by_their_integer_and_no_next_obs(robot_files, tmp_path, episodes):
     import shutil
 
-    path = write_robomimic(tmp_path / "d.hdf5", episodes, image=False, next_obs=False)
+    path = robot_files.write_robomimic(tmp_path / "d.hdf5", episodes, image=False, next_obs=False)
     with h5py.File(path, "a") as f:  # demo_10 must come after demo_9, not after demo_1
         f.move("data/demo_2", "data/demo_10")
         del f["mask"]
@@ -62,8 +61,8 @@ def test_demos_sorted_by_their_integer_and_no_next_obs(tmp_path, episodes):
     assert len(read_pool(tmp_path / "d.h5")) == 9
 
 
-def test_rewards_optional(tmp_path, episodes):
-    path = write_robomimic(tmp_path / "r.hdf5", episodes)
+def test_rewards_optional(robot_files, tmp_path, episodes):
+    path = robot_files.write_robomimic(tmp_path / "r.hdf5", episodes)
     with h5py.File(path, "a") as f:
         del f["data/demo_4/rewards"]
     pool = read_robomimic(path, KEYS)
@@ -78,8 +77,8 @@ def _refused(path, keys=KEYS) -> str:
     return message
 
 
-def test_bad_files_are_refused_in_one_line(tmp_path, episodes):
-    path = write_robomimic(tmp_path / "bad.hdf5", episodes)
+def test_bad_files_are_refused_in_one_line(robot_files, tmp_path, episodes):
+    path = robot_files.write_robomimic(tmp_path / "bad.hdf5", episodes)
     assert "image observation keys agentview_image cannot be read" in _refused(path, None)
     assert "name low-dimensional keys only" in _refused(path, ["object", "agentview_image"])
     assert "no observation key 'cube'" in _refused(path, ["cube"])
@@ -91,9 +90,9 @@ def test_bad_files_are_refused_in_one_line(tmp_path, episodes):
 
     def damaged(edit):
         target = tmp_path / "edited.hdf5"
-        write_robomimic(target, episodes) if not target.exists() else None
+        robot_files.write_robomimic(target, episodes) if not target.exists() else None
         target.unlink()
-        write_robomimic(target, episodes)
+        robot_files.write_robomimic(target, episodes)
         with h5py.File(target, "a") as f:
             edit(f)
         return _refused(target)
@@ -134,16 +133,16 @@ def test_bad_files_are_refused_in_one_line(tmp_path, episodes):
     assert "no group 'data'" in damaged(no_data)
 
 
-def test_env_args_kept_as_text_when_not_json(tmp_path, episodes):
-    path = write_robomimic(tmp_path / "t.hdf5", episodes)
+def test_env_args_kept_as_text_when_not_json(robot_files, tmp_path, episodes):
+    path = robot_files.write_robomimic(tmp_path / "t.hdf5", episodes)
     with h5py.File(path, "a") as f:
         f["data"].attrs["env_args"] = "Lift, panda"
     assert read_robomimic(path, KEYS).metadata[0]["env_args"] == "Lift, panda"
     json.dumps(read_robomimic(path, KEYS).metadata[0])  # plain Python throughout
 
 
-def test_env_args_absent(tmp_path, episodes):
-    path = write_robomimic(tmp_path / "n.hdf5", episodes)
+def test_env_args_absent(robot_files, tmp_path, episodes):
+    path = robot_files.write_robomimic(tmp_path / "n.hdf5", episodes)
     with h5py.File(path, "a") as f:
         del f["data"].attrs["env_args"]
     assert "env_args" not in read_robomimic(path, KEYS).metadata[0]

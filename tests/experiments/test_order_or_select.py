@@ -39,10 +39,10 @@ def test_select_and_weight_by_the_ensemble_drop_the_noisy_episodes(mixed_root, t
     rows = _selection(out / "selection.csv")
     assert list(rows[0]) == ["curriculum", "run", "epoch", "dataset", "episode_id", "weight"]
     cells = {row["curriculum"] for row in rows}
-    assert cells == {"Agn", "Cur-T", "Cur-T+weight"}
+    assert cells == {"Agn", "Cur-T+select", "Cur-T+weight"}  # --use select: named so (issue 43)
     agn = [r for r in rows if r["curriculum"] == "Agn"]
     assert {r["weight"] for r in agn} == {"1"} and len(agn) % 12 == 0
-    kept = {int(r["episode_id"]) for r in rows if r["curriculum"] == "Cur-T" and r["weight"] == "1"}
+    kept = {int(r["episode_id"]) for r in rows if r["curriculum"] == "Cur-T+select" and r["weight"] == "1"}
     assert len(kept) == 7  # round(0.6 * 12), the same in every epoch and run
     dropped = set(range(12)) - kept
     assert len(dropped & NOISY) >= 3  # mostly the noisy ones

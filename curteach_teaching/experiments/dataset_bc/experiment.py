@@ -47,6 +47,7 @@ import numpy as np
 
 from curteach_envs._util import check_int
 from curteach_teaching.curriculum.scaled import LEARNER_TERMS, SCALES
+from curteach_teaching.curriculum.selection import check_variant, variant_name
 from curteach_teaching.curriculum.uses import USES, Order, Select, Weight
 from curteach_teaching.datasets.task_scores import is_fitted, task_difficulty
 from curteach_teaching.experiments.dataset_bc.cells import CellSpec, parse_cell
@@ -152,12 +153,21 @@ class DatasetBCExperiment:
         if not curricula or len(set(curricula)) != len(curricula):
             raise ValueError(f"curricula must be distinct names from {list(CURRICULA)} or plug-ins; "
                              f"got {list(curricula)}")
-        names = [parse_cell(spec).name for spec in curricula]
-        if len(set(names)) != len(names):
-            raise ValueError(f"curricula must have distinct names; got {names}")
-        object.__setattr__(self, "curricula", curricula)
         if self.use not in USES:
             raise ValueError(f"use must be one of {USES}; got {self.use!r}")
+        object.__setattr__(self, "curricula", curricula)
+        names = [self._cell_name(spec) for spec in curricula]
+        if not isinstance(self.task_difficulty, str) or not self.task_difficulty:
+            raise ValueError(f"task_difficulty must name a score; got {self.task_difficulty!r}")
+        resolved: dict = {}
+        for written in curricula:  # Cur and Cur@order (with use order) are the same runs
+            spec = self._resolved(written)
+            same = resolved.setdefault((variant_name(check_variant(spec.curriculum)), spec.use, spec.task), written)
+            if same != written:
+                raise ValueError(f"curricula must not repeat a cell: {same!r} and {written!r} are the same (use "
+                                 f"{spec.use}, task score {spec.task}); give it once")
+        if len(set(names)) != len(names):
+            raise ValueError(f"curricula must have distinct names; got {names}")
         Select(self.keep)  # the range checks of keep and temperature, in one place
         Weight(self.temperature)
         check_int("ensemble_size", self.ensemble_size, 2)
@@ -185,8 +195,6 @@ class DatasetBCExperiment:
             raise ValueError(f"scale must be one of {SCALES}; got {self.scale!r}")
         if self.budget not in BUDGETS:
             raise ValueError(f"budget must be one of {BUDGETS}; got {self.budget!r}")
-        if not isinstance(self.task_difficulty, str) or not self.task_difficulty:
-            raise ValueError(f"task_difficulty must name a score; got {self.task_difficulty!r}")
         for name in ("max_batches", "batch_size", "eval_every", "eval_episodes"):
             check_int(name, getattr(self, name), 1)
         if self.epochs is not None:
@@ -199,17 +207,34 @@ class DatasetBCExperiment:
 
     @property
     def cells(self) -> tuple:
-        """One cell per curriculum, named as it (a plug-in by its ``name``)."""
+        """One cell per curriculum, named as it (a plug-in by its ``name``) with the use it takes from the sweep
+        where that is not ``order``: ``--use select`` makes ``Cur-T`` the cell ``Cur-T+select``."""
         return tuple(self.curriculum_names())
+
+    def _cell_name(self, spec: str) -> str:
+        written = parse_cell(spec)
+        if written.use is None and self.use != "order" and check_variant(written.curriculum) != AGN:
+            # a cell that selects or weights says so in its name (stdout, legends, folders), wherever the use is given
+            written = dataclasses.replace(written, use=self.use)
+        return written.name
 
     def curriculum_names(self) -> dict:
         """``cell name -> curriculum spec`` (the whole ``CURRICULUM[@USE][/TASK]``)."""
-        return {parse_cell(spec).name: spec for spec in self.curricula}
+        return {self._cell_name(spec): spec for spec in self.curricula}
+
+    def renamed_cells(self) -> dict:
+        """``{old name: name}`` of the cells named otherwise before their name said the sweep's use (``Cur`` of a
+        ``--use select`` sweep, now ``Cur+select``), for :mod:`~curteach_teaching.experiments.dataset_bc.migrate`."""
+        return {parse_cell(spec).name: name for name, spec in self.curriculum_names().items()
+                if parse_cell(spec).name != name}
 
     def cell_spec(self, cell: str) -> CellSpec:
         """The :class:`~curteach_teaching.experiments.dataset_bc.cells.CellSpec` of ``cell`` with the sweep's use and
         task score filled in where it names none (Agn: ``use="order"``, no task)."""
-        spec = parse_cell(self.curriculum_names()[cell])
+        return self._resolved(self.curriculum_names()[cell])
+
+    def _resolved(self, written: str) -> CellSpec:
+        spec = parse_cell(written)
         if spec.curriculum == AGN:
             return CellSpec(AGN, "order", None)
         return CellSpec(spec.curriculum, spec.use or self.use, spec.task or self.task_difficulty)
@@ -234,11 +259,31 @@ class DatasetBCExperiment:
         for name in _LATER_SETTINGS:
             if data[name] == defaults[name]:
                 data.pop(name)
+        for name in self.unused_settings():  # a flag no cell reads does not make the folder another sweep's
+            data.pop(name, None)
         data["curricula"] = list(self.curricula)
         if "obs_keys" in data:
             data["obs_keys"] = list(self.obs_keys)
         data["experiment"] = "dataset-bc"
         return data
+
+    def unused_settings(self) -> tuple[str, ...]:
+        """The settings no cell reads, left out of :meth:`settings`: ``task_difficulty`` and ``use`` where every
+        cell but Agn names its own, ``keep`` without a select cell, ``temperature`` without a weight cell, the
+        ensemble's settings where no cell reads ``ensemble``. (Those every run reads, and the learner's difficulty
+        and pacing, which a plug-in curriculum may read, are always kept.)"""
+        written = [parse_cell(spec) for spec in self.curricula]
+        preferring = [w for w in written if check_variant(w.curriculum) != AGN]
+        uses = {self._resolved(spec).use for spec in self.curricula if self._resolved(spec).curriculum != AGN}
+        unused = []
+        if all(w.task is not None for w in preferring):
+            unused.append("task_difficulty")
+        if all(w.use is not None for w in preferring):
+            unused.append("use")
+        unused += [name for name, use in (("keep", "select"), ("temperature", "weight")) if use not in uses]
+        if "ensemble" not in self.tasks():
+            unused += ["ensemble_size", "ensemble_batches", "teacher_seed"]
+        return tuple(unused)
 
     def schedule(self, n_transitions: int) -> tuple[int | None, int]:
         """``(steps per epoch or None, epochs)`` for a pool of ``n_transitions``: the equal budget's
@@ -278,14 +323,19 @@ class DatasetBCExperiment:
             split = held_out_split(pool.groups, self.holdout, self.teacher_seed, trusted)
             held, pool = pool.select(split.held_out), pool.select(split.train)  # the teacher sees the training part
         scores = {}
-        for task in self.tasks():
+        read = self.tasks()
+        # the sweep's task score is checked even when every cell names its own (or is Agn): a flag is checked
+        # whether or not the cells use it; only the scores the cells read are kept
+        for task in sorted({*read, self.task_difficulty}):
             if is_fitted(task):
                 if task not in FITTERS:
                     raise ValueError(f"task score {task!r} is fitted; dataset-bc fits only {', '.join(FITTERS)}")
                 if len(pool) < 2:
                     raise ValueError("the ensemble teacher needs at least 2 episodes to split in halves")
                 continue
-            scores[task] = task_difficulty(pool, task)
+            values = task_difficulty(pool, task)
+            if task in read:
+                scores[task] = values
         codec = codec_for(pool.observation_space, pool.env_specs)
         make_policy(self.policy, codec.observation_space, pool.action_space, 0)
         trajectories = codec.trajectories(pool.trajectories, pool.groups)
@@ -307,7 +357,7 @@ class DatasetBCExperiment:
             say: Callable[[str], None] | None = None) -> DatasetBCExperiment:
         """These settings with every fitted task score the cells read computed (the ensemble teacher), once, here in
         the driver; read from ``teacher_cache`` (a folder, ``DIR/teachers``) when fitted before, else written there
-        atomically (``None``: not cached).
+        atomically (``None``: not cached); a damaged cached file is said in one line, fitted again and replaced.
 
         Args:
             teacher_cache: the cache folder; progress: a bar over the ensemble's members; say: prints what happens
@@ -329,14 +379,15 @@ class DatasetBCExperiment:
         from curteach_teaching.sweeps.devices import run_device
 
         spaces = (data.codec.observation_space, data.action_space)
-        cached = teacher_cache is not None and teacher.cache_file(data.trajectories, teacher_cache, label).exists()
+        cached = teacher_cache is not None and teacher.read_cache(
+            teacher.cache_file(data.trajectories, teacher_cache, label), len(data.trajectories))[0] is not None
         if say is not None:
             where = f" (cached in {teacher_cache})" if teacher_cache is not None else ""
             say(f"ensemble teacher: {teacher.size} BC policies x {teacher.batches} steps{where}")
         started = time.perf_counter()
         difficulty = teacher.scores(list(data.trajectories), lambda seed: make_policy(self.policy, *spaces, seed),
                                     *spaces, cache=teacher_cache, label=label, progress=progress,
-                                    device=run_device(self.device)).difficulty
+                                    device=run_device(self.device), say=say).difficulty
         if say is not None:
             how = "read from the cache" if cached else f"fitted in {time.perf_counter() - started:.0f} s"
             say(f"ensemble teacher ready ({how})")

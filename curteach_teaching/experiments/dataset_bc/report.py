@@ -77,15 +77,17 @@ class DatasetBCReport(Report):
         pool: the :class:`~curteach_teaching.datasets.EpisodePool` it ran on (read once, by the caller), for
             ``selection.csv`` and the bad episodes.
         success: whether success is defined for the pool (and reported).
-        target: the return to reach for steps-to-target (``None``: 90 % of Agn's final mean).
+        target: the return to reach for steps-to-target, a finite number (``None``: 90 % of Agn's final mean).
         title: the figures' title prefix.
-        bad_field: the boolean metadata field that marks bad episodes (default ``noisy``, as the BabyAI bot's
-            datasets do); ignored when an episode lacks it.
+        bad_field: the boolean metadata field that marks bad episodes, True or False in every episode (``None``:
+            ``noisy``, as the BabyAI bot's datasets have it, where every episode has it as a boolean; else no table).
         metric: the main metric: ``return`` with an environment; without one (``experiment.holdout``) ``nll``
             (``None``: the default of either), ``mse`` or ``accuracy``.
 
     Raises:
-        ValueError: a metric that the experiment or the action space does not give.
+        ValueError: a metric that the experiment or the action space does not give, a target that is not a finite
+            number, or a ``bad_field`` that is not a boolean field of every episode
+            (:func:`~curteach_teaching.experiments.dataset_bc.selection_table.bad_episodes`); before any run.
     """
 
     label = "curriculum"
@@ -94,7 +96,12 @@ class DatasetBCReport(Report):
     extras_not_averaged = ("selection",)
 
     def __init__(self, experiment, pool, *, success: bool, target: float | None = None, title: str = "",
-                 bad_field: str = "noisy", metric: str | None = None):
+                 bad_field: str | None = None, metric: str | None = None):
+        from curteach_teaching.experiments.dataset_bc.selection_table import DEFAULT_BAD_FIELD, bad_episodes
+
+        if target is not None and (isinstance(target, bool) or not isinstance(target, (int, float))
+                                   or not np.isfinite(target)):
+            raise ValueError(f"target must be a finite number; got {target!r}")
         self.held_out = experiment.holdout is not None
         metric = metric or ("nll" if self.held_out else "return")
         _check_metric(metric, self.held_out, pool.action_space)
@@ -108,24 +115,20 @@ class DatasetBCReport(Report):
         self.pool = pool if split is None else pool.select(split.train)  # what the runs trained on
         self.success = success
         self.target = target
-        self.bad_field = bad_field
+        self.bad = bad_episodes(self.pool, bad_field)  # checked here, before any run (the training part)
+        self.bad_field = bad_field or DEFAULT_BAD_FIELD
         cells = [experiment.cell_spec(cell) for cell in experiment.cells]
         self.use_columns = any(c.use not in (None, "order") for c in cells) or len({c.task for c in cells} - {None}) > 1
 
     def tables(self, sweep, rows: list, out_dir: Path, report: dict) -> list:
         """``selection.csv`` (when the runs recorded their selections) and ``report["selection_quality"]``."""
-        from curteach_teaching.experiments.dataset_bc.selection_table import (
-            bad_episodes,
-            selection_quality,
-            write_selection_csv,
-        )
+        from curteach_teaching.experiments.dataset_bc.selection_table import selection_quality, write_selection_csv
 
         pool = self.pool
         if not write_selection_csv(sweep, pool, out_dir / "selection.csv"):
             return []
-        bad = bad_episodes(pool, self.bad_field)
-        if bad is not None:
-            report["selection_quality"] = {"field": self.bad_field, **selection_quality(sweep, pool, bad)}
+        if self.bad is not None:
+            report["selection_quality"] = {"field": self.bad_field, **selection_quality(sweep, pool, self.bad)}
         return ["selection.csv"]
 
     def metrics(self, sweep) -> list[str]:
@@ -297,5 +300,7 @@ class DatasetBCReport(Report):
                     print(f"  {cell}: {kept['bad_weight_share']:.0%} of the loss weight on them "
                           f"({kept['bad_transition_share']:.0%} of the transitions)")
                 elif kept["dropped"] > 0:
+                    # order drops most in its first epoch, and fewer after; select's last epoch is the one it ends on
+                    epoch = "last" if self.experiment.cell_spec(cell).use == "select" else "first"
                     print(f"  {cell}: {kept['dropped_bad_share']:.0%} of the {kept['dropped']:.0f} episodes it drops "
-                          f"are bad; {kept['kept_bad_share']:.0%} of those it keeps")
+                          f"in its {epoch} epoch are bad; {kept['kept_bad_share']:.0%} of those it keeps")

@@ -24,7 +24,10 @@ import numpy as np
 
 from curteach_envs._util import atomic_write
 
-__all__ = ["bad_episodes", "epoch_weights", "selection_quality", "write_selection_csv"]
+__all__ = ["DEFAULT_BAD_FIELD", "bad_episodes", "epoch_weights", "selection_quality", "write_selection_csv"]
+
+#: the field of bad episodes read when none is named (the BabyAI bot's datasets mark their noisy episodes with it)
+DEFAULT_BAD_FIELD = "noisy"
 
 
 def epoch_weights(entry: Any, n: int) -> np.ndarray:
@@ -64,11 +67,34 @@ def write_selection_csv(sweep: Any, pool: Any, path: Path) -> bool:
     return True
 
 
-def bad_episodes(pool: Any, field: str) -> np.ndarray | None:
-    """``(N,)`` bool from every episode's metadata ``field``, or ``None`` where some episode lacks it."""
-    if not all(field in meta for meta in pool.metadata):
-        return None
-    return np.asarray([bool(meta[field]) for meta in pool.metadata])
+def bad_episodes(pool: Any, field: str | None) -> np.ndarray | None:
+    """``(N,)`` bool from every episode's boolean metadata ``field``. ``field=None`` (no field named) reads
+    :data:`DEFAULT_BAD_FIELD` where it is True or False in every episode, else gives ``None`` (no selection-quality
+    table).
+
+    Raises:
+        ValueError: a named ``field`` is missing from an episode or is not True or False in one (``seed``, an integer,
+            says nothing of an episode's quality), naming the first such episode.
+    """
+    if field is None:
+        if not all(isinstance(meta.get(DEFAULT_BAD_FIELD), (bool, np.bool_)) for meta in pool.metadata):
+            return None
+        field = DEFAULT_BAD_FIELD
+    if not isinstance(field, str) or not field:
+        raise ValueError(f"bad_field must name a boolean metadata field; got {field!r}")
+    values = []
+    for i, meta in enumerate(pool.metadata):
+        where = f"episode {i} of the pool (id {pool.episode_ids[i]} of {pool.groups[i]})"
+        if field not in meta:
+            fields = sorted({str(key) for meta in pool.metadata for key in meta})
+            raise ValueError(f"bad_field must be a boolean metadata field of every episode; {field!r} is not in that "
+                             f"of {where} (fields: {', '.join(fields) or 'none'})")
+        value = meta[field]
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"bad_field must be a boolean metadata field (True or False in every episode); {field!r} "
+                             f"is {value!r} in {where}")
+        values.append(bool(value))
+    return np.asarray(values, dtype=bool)
 
 
 def selection_quality(sweep: Any, pool: Any, bad: np.ndarray) -> dict:
