@@ -127,7 +127,7 @@ def test_an_explicit_environment_must_match(make_pool):
     with pytest.raises(ValueError, match=r"^the observation space of environment 'CartPole-v1', Box.*, does not match "
                                          r"the dataset's \(test/car-like-v0\), Discrete\(801\)$"):
         read_pool("test/car-like-v0", env_id="CartPole-v1")
-    with pytest.raises(ValueError, match="^cannot make environment 'NoSuchEnv-v0'"):
+    with pytest.raises(ValueError, match="^no environment 'NoSuchEnv-v0' is registered, also after importing"):
         read_pool("test/car-like-v0", env_id="NoSuchEnv-v0")
 
 
