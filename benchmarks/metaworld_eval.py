@@ -125,7 +125,6 @@ def bc_figures(args, trajectories, ranks, observation_space, action_space) -> di
     import math
 
     import torch as th
-
     from gpu import Clock, bare_rate, bc_learner, gaussian_loss, library_rate, pool_tensors
 
     clock = Clock("cpu")
@@ -178,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
                                    "ratio": library["steps_per_s"] / vector["steps_per_s"]}
         print(f"evaluation {task:12s} library {library['steps_per_s']:7,.0f} env steps/s "
               f"({library['steps_per_cpu_s']:,.0f} per CPU s), SyncVectorEnv {vector['steps_per_s']:7,.0f} "
-              f"({vector['steps_per_cpu_s']:,.0f} per CPU s): ratio {library['steps_per_s'] / vector['steps_per_s']:.2f}"
+              f"({vector['steps_per_cpu_s']:,.0f} per CPU s): ratio "
+              f"{library['steps_per_s'] / vector['steps_per_s']:.2f}"
               f" ({library['steps']:,} and {vector['steps']:,} steps)", flush=True)
     trajectories, ranks = expert_trajectories(tasks, args.demos)
     bc = bc_figures(args, trajectories, ranks, observation_space, action_space)
