@@ -51,15 +51,15 @@ def _check_success_per_task(out, groups, max_batches, eval_every):
 
 
 def test_dataset_bc_on_two_metaworld_tasks_reports_success_per_task(two_tasks, tmp_path, capsys):
-    """The Done-when command at a smaller evaluation (``--scale small``'s steps cut to 20, 2 episodes per task,
+    """The Done-when command at a smaller evaluation (``--scale small``'s steps cut to 10, 2 episodes per task,
     greedy only), so that it takes seconds: the summary and the report hold ``success:<task>`` and overall success at
     every evaluation point."""
     out = tmp_path / "bc"
-    assert _dataset_bc(two_tasks, out, "--max-batches", "20", "--eval-every", "10", "--eval-episodes", "2",
+    assert _dataset_bc(two_tasks, out, "--max-batches", "10", "--eval-every", "10", "--eval-episodes", "2",
                        "--no-sampled") == 0
     printed = capsys.readouterr().out
-    assert "Agn after 20 batches (n=2)" in printed and "success" in printed
-    _check_success_per_task(out, [d.name for d in two_tasks], 20, 10)
+    assert "Agn after 10 batches (n=2)" in printed and "success" in printed
+    _check_success_per_task(out, [d.name for d in two_tasks], 10, 10)
     settings = json.loads((out / "report.json").read_text())["settings"]
     assert settings["task_difficulty"] == "level"  # several datasets: the ladder's rank by default
 
