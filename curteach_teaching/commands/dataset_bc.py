@@ -95,7 +95,8 @@ def add_parser(subparsers) -> None:
                         help="held-out episodes per dataset per evaluation (default 20)")
     parser.add_argument("--no-sampled", action="store_true", help="evaluate greedy actions only")
     parser.add_argument("--policy", default="auto",
-                        help="auto, babyai-film, mlp, cnn, multi-input or module:attr (default auto)")
+                        help="auto, babyai-film, mlp, mlp-256 (two layers of 256), cnn, multi-input or module:attr "
+                        "(default auto)")
     parser.add_argument("--target", type=float, default=None,
                         help="the value of --metric whose reaching is timed in the paired statistics, in its units "
                         "(default: Agn's start plus 90%% of its improvement)")

@@ -11,6 +11,11 @@
 * anything else (vectors, ``Discrete``, ``MultiDiscrete``): SB3's ``ActorCriticPolicy``, an MLP of two layers of
   64 units (imitation's ``BC`` trains only its action head; the value head stays unused).
 
+``kind="mlp-256"`` (never picked by ``auto``) is the wider MLP of the Meta-World ladder: the action head has two
+layers of 256 units (the width of the BC baselines trained on Meta-World's scripted demonstrations; the default 64
+is too narrow for ten tasks behind a one-hot id) and the value head none (a linear value on the features, which
+imitation's ``BC`` computes and never trains, so it costs nothing); activations SB3's default ``tanh``.
+
 Actions: ``Discrete`` (categorical), ``MultiDiscrete`` (one categorical per dimension) and ``Box`` (a diagonal
 Gaussian with a state-independent log standard deviation, clamped to ``[-5, 2]``:
 :mod:`curteach_teaching.learners.gaussian` says why). For ``Box`` actions the SB3 classes above are replaced by their
@@ -34,7 +39,9 @@ import numpy as np
 __all__ = ["ACTION_SPACES", "POLICY_KINDS", "make_bc_trainer", "make_policy"]
 
 #: the built-in kinds; anything else must be ``module:attr``
-POLICY_KINDS = ("auto", "babyai-film", "mlp", "cnn", "multi-input")
+POLICY_KINDS = ("auto", "babyai-film", "mlp", "mlp-256", "cnn", "multi-input")
+#: the layers of ``mlp-256``: two of 256 units for the action, none for the unused value
+WIDE_NET_ARCH = {"pi": [256, 256], "vf": []}
 #: the action spaces a built-in policy learns through imitation's ``BC``
 ACTION_SPACES = (gym.spaces.Discrete, gym.spaces.Box, gym.spaces.MultiDiscrete)
 
@@ -68,11 +75,13 @@ def _check_fits(kind: str, observation_space: gym.spaces.Space) -> None:
         "cnn": _is_image(observation_space),
         "multi-input": isinstance(observation_space, gym.spaces.Dict),
         "mlp": not isinstance(observation_space, gym.spaces.Dict),
+        "mlp-256": not isinstance(observation_space, gym.spaces.Dict),
     }[kind]
     if not fits:
         needs = {"babyai-film": "BabyAI's encoded observations (image, direction, mission tokens)",
                  "cnn": "image observations (a uint8 Box of shape (H, W, C) or (C, H, W), sides >= 36)",
-                 "multi-input": "Dict observations", "mlp": "observations that are not a Dict"}[kind]
+                 "multi-input": "Dict observations", "mlp": "observations that are not a Dict",
+                 "mlp-256": "observations that are not a Dict"}[kind]
         raise ValueError(f"policy {kind!r} needs {needs}; the dataset's observation space is {observation_space}")
 
 
@@ -117,6 +126,9 @@ def make_policy(kind: str, observation_space: gym.spaces.Space, action_space: gy
     from curteach_teaching.learners import gaussian
     from curteach_teaching.learners.seeding import seeded_globals
 
+    extra = {}
+    if kind == "mlp-256":  # the same classes as mlp, wider (the arguments of mlp stay SB3's defaults, untouched)
+        kind, extra = "mlp", {"net_arch": WIDE_NET_ARCH}
     if isinstance(action_space, gym.spaces.Box):
         cls = {"mlp": gaussian.BoundedActorCriticPolicy, "cnn": gaussian.BoundedActorCriticCnnPolicy,
                "multi-input": gaussian.BoundedMultiInputActorCriticPolicy}[kind]
@@ -124,7 +136,7 @@ def make_policy(kind: str, observation_space: gym.spaces.Space, action_space: gy
         cls = {"mlp": policies.ActorCriticPolicy, "cnn": policies.ActorCriticCnnPolicy,
                "multi-input": policies.MultiInputActorCriticPolicy}[kind]
     with seeded_globals(int(seed)):
-        policy = cls(observation_space, action_space, _constant)
+        policy = cls(observation_space, action_space, _constant, **extra)
     return policy.to(device)
 
 
