@@ -121,6 +121,13 @@ def test_08_your_own_dataset(monkeypatch, tmp_path):
     for level in ("GoToRedBallGrey", "GoToLocal"):
         for curriculum in ("Agn", "Cur"):
             assert f"babyai-{level}-v0, {curriculum}: greedy success by step 0: " in text
+    # continuous actions: the scripted Pendulum dataset (4 of 12 noisy), Agn, Cur and the ensemble teacher's selection
+    assert "12 episodes of Pendulum-v1; actions Box(-2.0, 2.0, (1,), float32); noisy episodes [0, 3, 6, 9]" in text
+    for cell in ("Agn", "Cur", "Cur-T+select"):
+        assert f"{cell}: greedy return " in text and f"{cell} after 60 batches (n=2)" in text
+    dropped = re.search(r"selection \(run 0\) drops episodes \[[\d, ]+\]: (\d) of them noisy, of 4 noisy", text)
+    assert dropped and int(dropped.group(1)) >= 3  # the noisy torques are the ones its members find least likely
+    assert "Cur-T+select - Agn: final" in text and "success defined: False" in text
     assert n_images(outputs) == 2  # CartPole's returns, BabyAI's success per level
     # its datasets and runs went to the temporary folder TMPDIR names
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("curteach-notebook-08-")]
