@@ -123,6 +123,8 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     env_id = None if args.env == "none" else args.env
     pool = read_pool(list(sources), env_id=env_id, obs_keys=obs_keys)  # the one read: the runs get the prepared data
     holdout = held_out_fraction(args, pool)
+    if holdout is None and args.env is None:  # the datasets' own environments: their packages must be installed
+        check_recorded_envs(pool)
     scale = SMALL if args.scale == "small" else {}
     chosen = {"max_batches": args.max_batches, "eval_every": args.eval_every, "eval_episodes": args.eval_episodes}
     settings = {k: v if v is not None else scale.get(k) for k, v in chosen.items()}
@@ -190,6 +192,24 @@ def held_out_fraction(args: argparse.Namespace, pool) -> float | None:
         raise ValueError(f"{' and '.join(used)} set the rollouts in an environment; without one the held-out "
                          "demonstrations are scored (--holdout)")
     return 0.2 if args.holdout is None else args.holdout
+
+
+def check_recorded_envs(pool) -> None:
+    """Every environment the pool records loads (its entry point's package is installed), checked before anything
+    runs or is written.
+
+    Raises:
+        ValueError: one line naming the dataset and the missing package, and the two ways on (``--env none``,
+            ``--env ID``).
+    """
+    from curteach_teaching.datasets.env_ids import check_entry_point
+
+    for group, spec in pool.env_specs.items():
+        try:
+            check_entry_point(spec)
+        except ValueError as error:
+            raise ValueError(f"dataset {group!r}: {error}; install it, or give --env none to score held-out "
+                             "demonstrations instead, or --env ID to evaluate in another environment") from None
 
 
 def report_out_of_bounds(pool) -> None:

@@ -6,6 +6,10 @@ Gymnasium finds an id only once the package that registers it has been imported;
 registry and, where it is not there, imports the packages of :data:`REGISTERING_PACKAGES` that are installed, one by
 one, lazily (only then, so that reading a dataset never pays for them), and looks again; an id still unknown is one
 line naming it and the ``module:Id`` form.
+
+A dataset records its environment's spec, entry point included (``gymnasium.envs.mujoco.ant_v5:AntEnv``,
+``metaworld...``); :func:`check_entry_point` imports that module, as ``gym.make`` does first, so that an environment
+whose package is not installed is one line naming the package before anything runs.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import importlib.util
 
 import gymnasium as gym
 
-__all__ = ["REGISTERING_PACKAGES", "check_env_id"]
+__all__ = ["REGISTERING_PACKAGES", "check_entry_point", "check_env_id"]
 
 #: packages whose import registers environment ids, imported (where installed) when an id is not registered
 REGISTERING_PACKAGES = ("curteach_envs", "minigrid", "metaworld")
@@ -67,3 +71,25 @@ def check_env_id(env_id: str) -> gym.envs.registration.EnvSpec:
     raise ValueError(f"no environment {env_id!r} is registered, also after importing {', '.join(imported) or 'none'} "
                      f"({_one_line(last)}); an id of another package is written module:Id, e.g. "
                      "my_package:MyEnv-v0")
+
+
+def check_entry_point(spec: gym.envs.registration.EnvSpec) -> None:
+    """Import the module of ``spec``'s entry point (as ``gym.make`` does before it makes the environment); a callable
+    entry point is already imported.
+
+    Raises:
+        ValueError: the module, or a package it imports, is not installed (one line naming the package), or the
+            entry point does not load.
+    """
+    entry = spec.entry_point
+    if not isinstance(entry, str):
+        return
+    try:
+        gym.envs.registration.load_env_creator(entry)
+    except ModuleNotFoundError as error:
+        missing = (error.name or entry.partition(":")[0]).split(".")[0]
+        raise ValueError(f"environment {spec.id!r} needs the package {missing!r}, which is not installed (its entry "
+                         f"point is {entry!r})") from None
+    except (ImportError, AttributeError, ValueError) as error:
+        raise ValueError(f"environment {spec.id!r}: cannot load its entry point {entry!r} ({type(error).__name__}: "
+                         f"{_one_line(error)})") from None
