@@ -150,3 +150,39 @@ def test_a_missing_env_package_is_one_line_and_env_none_runs(tmp_path, monkeypat
     assert "Cur - Agn: final" in printed
     report = json.loads((out / "report.json").read_text())
     assert report["paired"]["statistics"]["Cur"]["final"]["pairs"] == 2
+
+
+def test_check_entry_point_names_the_missing_package_not_the_module(tmp_path, monkeypatch):
+    import gymnasium as gym
+
+    from curteach_teaching.datasets.env_ids import check_entry_point
+
+    pendulum = gym.spec("Pendulum-v1")
+    check_entry_point(pendulum)  # installed: nothing to say
+    # a module that is there but imports a package that is not (a MuJoCo env without mujoco, say): that package
+    (tmp_path / "env_needing_a_dependency.py").write_text("import no_such_dependency\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    needy = dataclasses.replace(pendulum, id="Needy-v0", entry_point="env_needing_a_dependency:Env")
+    with pytest.raises(ValueError, match=r"needs the package 'no_such_dependency', which is not installed") as caught:
+        check_entry_point(needy)
+    assert "\n" not in str(caught.value)
+    absent = dataclasses.replace(pendulum, id="Absent-v0", entry_point="gymnasium.envs.classic_control:NoSuchEnv")
+    with pytest.raises(ValueError, match=r"cannot load its entry point 'gymnasium.envs.classic_control:NoSuchEnv'"):
+        check_entry_point(absent)
+
+
+def test_data_collector_without_jax_names_minaris_create_extra():
+    """What docs/datasets.md says of ``minari.DataCollector``: without jax (curteach never installs it) it stops at
+    its first ``step`` (the reset is only kept), naming ``minari[create]``."""
+    import importlib.util
+
+    if importlib.util.find_spec("jax") is not None:
+        pytest.skip("jax is installed here: the collector works")
+    import gymnasium as gym
+    from minari import DataCollector
+
+    env = DataCollector(gym.make("Pendulum-v1"))
+    env.reset(seed=0)
+    with pytest.raises(ImportError, match=r"minari\[create\]"):
+        env.step(np.zeros(1, dtype=np.float32))
+    env.close()
