@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import io
 import math
-import multiprocessing
 import os
 import sys
 from collections.abc import Sequence
@@ -30,6 +29,8 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+
+from curteach_teaching.datasets.sources.base import run_in_chunks
 
 __all__ = [
     "HELD_OUT_SEEDS",
@@ -309,11 +310,6 @@ def _run_chunk(item: tuple[int, list[EpisodePlan], float]) -> tuple[int, list[Bo
     return start, [run_bot_episode(plan, noise_probability) for plan in plans]
 
 
-def _ignore_sigint() -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
 
 def show_progress(progress: bool | None) -> bool:
     """``progress`` as given, or (``None``) whether stderr is a terminal."""
@@ -341,30 +337,8 @@ def generate_bot_episodes(
     plans = list(plans)
     chunks = [(start, plans[start : start + _CHUNK], float(noise_probability))
               for start in range(0, len(plans), _CHUNK)]
-    results: list[BotEpisode | None] = [None] * len(plans)
     bar = tqdm(total=len(plans), desc="BabyAI bot episodes", unit="episode", disable=not show_progress(progress))
-
-    def keep(start: int, episodes: list[BotEpisode]) -> None:
-        results[start : start + len(episodes)] = episodes
-        bar.update(len(episodes))
-
-    try:
-        if workers == 1 or len(chunks) <= 1:
-            for chunk in chunks:
-                keep(*_run_chunk(chunk))
-        else:
-            # spawn, not fork: a forked child would inherit the driver's torch threads and open files
-            pool = multiprocessing.get_context("spawn").Pool(min(workers, len(chunks)), initializer=_ignore_sigint)
-            try:
-                for start, episodes in pool.imap_unordered(_run_chunk, chunks):
-                    keep(start, episodes)
-                pool.close()
-            finally:
-                pool.terminate()
-                pool.join()
-    finally:
-        bar.close()
-    return results  # type: ignore[return-value]
+    return run_in_chunks(_run_chunk, chunks, len(plans), workers, bar)
 
 
 def quiet_reset(env: gym.Env) -> gym.Env:

@@ -20,7 +20,6 @@ End. Episodes run in ``MetaWorldTask-v0`` (:mod:`curteach_envs.metaworld`): they
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import warnings
 from collections.abc import Sequence
@@ -28,6 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from curteach_teaching.datasets.sources.base import run_in_chunks
 
 __all__ = [
     "HELD_OUT_SEEDS",
@@ -251,11 +252,6 @@ def _run_chunk(item: tuple[int, list[EpisodePlan]]) -> tuple[int, list[ExpertEpi
     return start, [run_expert_episode(plan) for plan in plans]
 
 
-def _ignore_sigint() -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
 
 def generate_expert_episodes(plans: Sequence[EpisodePlan], *, workers: int | None = 1,
                              progress: bool = False) -> list[ExpertEpisode]:
@@ -266,27 +262,5 @@ def generate_expert_episodes(plans: Sequence[EpisodePlan], *, workers: int | Non
     workers = _check_int("workers", (os.cpu_count() or 1) if workers is None else workers, 1)
     plans = list(plans)
     chunks = [(start, plans[start : start + _CHUNK]) for start in range(0, len(plans), _CHUNK)]
-    results: list[ExpertEpisode | None] = [None] * len(plans)
     bar = tqdm(total=len(plans), desc="Meta-World expert episodes", unit="episode", disable=not progress)
-
-    def keep(start: int, episodes: list[ExpertEpisode]) -> None:
-        results[start : start + len(episodes)] = episodes
-        bar.update(len(episodes))
-
-    try:
-        if workers == 1 or len(chunks) <= 1:
-            for chunk in chunks:
-                keep(*_run_chunk(chunk))
-        else:
-            # spawn, not fork: a forked child would inherit the parent's MuJoCo and torch state and open files
-            pool = multiprocessing.get_context("spawn").Pool(min(workers, len(chunks)), initializer=_ignore_sigint)
-            try:
-                for start, episodes in pool.imap_unordered(_run_chunk, chunks):
-                    keep(start, episodes)
-                pool.close()
-            finally:
-                pool.terminate()
-                pool.join()
-    finally:
-        bar.close()
-    return results  # type: ignore[return-value]
+    return run_in_chunks(_run_chunk, chunks, len(plans), workers, bar)
