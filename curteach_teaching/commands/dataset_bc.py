@@ -111,7 +111,7 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     from curteach_teaching.datasets import read_pool
     from curteach_teaching.experiments.dataset_bc.data import pool_digest, success_defined
     from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment
-    from curteach_teaching.experiments.dataset_bc.migrate import migrate_folder, rename_cells
+    from curteach_teaching.experiments.dataset_bc.migrate import upgrade_folder
     from curteach_teaching.experiments.dataset_bc.report import DatasetBCReport
     from curteach_teaching.sweeps.interrupts import announce, interruption_message
 
@@ -152,10 +152,8 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
                                  bad_field=args.bad_field, metric=args.metric)
     session = sweep_session(args, out)
     with session:
-        for upgraded in (migrate_folder(out, experiment.settings(), args.seed, experiment.unused_settings()),
-                         rename_cells(out, experiment.renamed_cells(), experiment.settings(), args.seed)):
-            if upgraded:
-                print(upgraded)
+        for upgraded in upgrade_folder(out, args.seed):
+            print(upgraded)
         if experiment.unfitted() and not args.report_only:
             with interruption_message(lambda: "interrupted while fitting the ensemble teacher; nothing of it is "
                                       "saved (run the same command again)"):

@@ -12,6 +12,11 @@
   cached navigation dataset). A folder from before this record (run files only) is adopted when every run file is
   of this sweep's settings and seed, and refused otherwise. A damaged ``sweep.json`` beside intact runs can be
   deleted: the folder is then adopted again from its (checksummed) run files.
+* **Cells of their own.** An experiment whose cells have their own settings (``cell_settings(cell)``, e.g.
+  ``dataset-bc``'s curricula) records its shared settings and, under ``cells``, the settings of every cell run in
+  the folder. A sweep of the same shared settings may then add, drop or reorder cells: a new cell is recorded and
+  computed, a dropped one keeps its runs (they are reported again when it comes back), and only a cell recorded
+  with other settings is a difference.
 """
 
 from __future__ import annotations
@@ -118,30 +123,47 @@ def check_writable(out_dir: Path) -> None:
         raise ValueError(f"cannot write into the output folder {out_dir} (permission denied)")
 
 
+def _setting_differences(old: dict, new: dict, prefix: str = "") -> list[str]:
+    """``"PREFIXname: old -> new"`` for every setting that differs between two settings dicts."""
+    return [f"{prefix}{name}: {old.get(name, '(absent)')!r} -> {new.get(name, '(absent)')!r}"
+            for name in sorted(set(old) | set(new)) if old.get(name, "(absent)") != new.get(name, "(absent)")]
+
+
 def _differences(recorded: dict, current: dict) -> list[str]:
-    """``"name: recorded -> current"`` for every differing entry (settings flattened one level)."""
+    """``"name: recorded -> current"`` for every differing entry (settings flattened one level; cells' settings
+    compared for the cells both hold: cells may come and go)."""
     lines = []
     for key in sorted(set(recorded) | set(current)):
         old, new = recorded.get(key, "(absent)"), current.get(key, "(absent)")
         if key == "settings" and isinstance(old, dict) and isinstance(new, dict):
-            lines += [f"{name}: {old.get(name, '(absent)')!r} -> {new.get(name, '(absent)')!r}"
-                      for name in sorted(set(old) | set(new)) if old.get(name, "(absent)") != new.get(name, "(absent)")]
+            lines += _setting_differences(old, new)
+        elif key == "cells" and isinstance(old, dict) and isinstance(new, dict):
+            lines += [line for cell in new if isinstance(old.get(cell), dict) and isinstance(new[cell], dict)
+                      for line in _setting_differences(old[cell], new[cell], f"cell {cell!r}: ")]
+        elif key == "cells" and old in (None, "(absent)"):
+            lines.append("cells: not recorded (a folder written before its cells had settings of their own)")
         elif old != new:
             lines.append(f"{key}: {old!r} -> {new!r}")
     return lines
 
 
-def _run_files(out_dir: Path) -> list[Path]:
-    return sorted((out_dir / "runs").glob("*/run_*.json"))
+def _run_files(out_dir: Path, cells=None) -> list[Path]:
+    if cells is None:
+        return sorted((out_dir / "runs").glob("*/run_*.json"))
+    return [path for cell in cells for path in sorted((out_dir / "runs" / cell).glob("run_*.json"))]
 
 
-def _foreign_run_files(out_dir: Path, fingerprint: str, seed: int) -> int:
-    """How many run files are of other settings or another seed (unreadable ones are left to the sweep)."""
+def _foreign_run_files(out_dir: Path, fingerprint: str | dict, seed: int) -> int:
+    """How many run files are of other settings or another seed (unreadable ones are left to the sweep); with
+    per-cell fingerprints (``{cell: fingerprint}``), those of these cells only (no other cell's file is read or
+    written by this sweep)."""
+    cells = fingerprint if isinstance(fingerprint, dict) else None
     foreign = 0
-    for path in _run_files(out_dir):
+    for path in _run_files(out_dir, cells):
         try:
             document = json.loads(path.read_text())
-            if document["fingerprint"] != fingerprint or document["data"]["seed"] != seed:
+            expected = cells[path.parent.name] if cells is not None else fingerprint
+            if document["fingerprint"] != expected or document["data"]["seed"] != seed:
                 foreign += 1
         except (OSError, ValueError, KeyError, TypeError):
             continue
@@ -215,16 +237,20 @@ def _clear(out_dir: Path) -> None:
             root.rmdir()
 
 
-def check_folder(out_dir: Path, settings: dict, fingerprint: str, seed: int, overwrite: bool = False,
-                 write: bool = True) -> None:
+def check_folder(out_dir: Path, settings: dict, fingerprint: str | dict, seed: int, overwrite: bool = False,
+                 write: bool = True, cells: dict | None = None) -> None:
     """Make sure ``out_dir`` holds nothing but this sweep's runs, and record the sweep in ``sweep.json``.
 
     Args:
         out_dir: the output folder.
-        settings: the experiment's settings; ``fingerprint``: their hash (as in the run files).
+        settings: the experiment's settings; ``fingerprint``: their hash (as in the run files), or ``{cell: the
+            fingerprint of its run files}`` for an experiment whose cells have their own settings.
         seed: the sweep's seed.
         overwrite: replace a sweep of other settings, seed or version instead of refusing.
         write: write ``sweep.json`` (``False`` for a report of the saved runs, which changes nothing).
+        cells: ``{cell: its own settings}`` of an experiment whose cells have them (``None``: the cells are part of
+            ``settings``); the record keeps every cell run here, and only a cell recorded with other settings
+            differs.
 
     Raises:
         ValueError: the folder holds a sweep of other settings, seed or version (each difference is named), or run
@@ -232,7 +258,10 @@ def check_folder(out_dir: Path, settings: dict, fingerprint: str, seed: int, ove
     """
     settings = json.loads(json.dumps(settings))  # as it reads back from sweep.json (tuples become lists)
     current = {"settings": settings, "seed": seed, "curteach": library_version()}
+    if cells is not None:
+        current["cells"] = json.loads(json.dumps(cells))
     record_path = out_dir / RECORD_NAME
+    recorded_cells: dict = {}
     hint = "pass --overwrite to replace it (its runs are deleted), or choose another --out"
     if record_path.exists():
         try:
@@ -251,13 +280,17 @@ def check_folder(out_dir: Path, settings: dict, fingerprint: str, seed: int, ove
                 raise ValueError(f"{out_dir} holds a sweep of other settings ({'; '.join(differences)}); {hint}")
             if differences:
                 _clear(out_dir)
+            elif cells is not None:
+                recorded_cells = record["cells"]
     else:
         foreign = _foreign_run_files(out_dir, fingerprint, seed)
         if foreign and not overwrite:
             raise ValueError(f"{out_dir} holds {foreign} run file(s) of other settings or another seed; {hint}")
         if foreign:
             _clear(out_dir)
-    if write and not record_path.exists():
+    if cells is not None:  # the cells run before and not now keep their record (and their runs)
+        current["cells"] = {**recorded_cells, **current["cells"]}
+    if write and (not record_path.exists() or (cells is not None and current["cells"] != recorded_cells)):
         document = {"format": RECORD_FORMAT, **current}
         atomic_write(record_path, lambda stream: json.dump(document, stream, indent=1))
 

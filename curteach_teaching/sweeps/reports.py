@@ -377,6 +377,9 @@ class Report:
         }
         if len(self.experiment.cells) > 1:
             report["cells"] = list(sweep.cells)
+        own = getattr(self.experiment, "cell_settings", None)
+        if own is not None:  # the settings are those the cells share; each cell's own beside them
+            report["cell_settings"] = {cell: own(cell) for cell in sweep.cells}
         report["files"] += self.tables(sweep, rows, out_dir, report)
         if figures:
             report["files"] += self.figures(sweep, rows, out_dir, extras)

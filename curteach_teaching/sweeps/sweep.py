@@ -8,7 +8,11 @@ An *experiment* is any picklable object with
 * ``settings() -> dict``: its JSON-serialisable settings (hashed into each run file, so files written for other
   settings are never reused);
 * ``run_cell(cell, index, seed_sequence) -> RunResult``: run ``index`` of ``cell``, drawing all randomness from
-  ``seed_sequence``.
+  ``seed_sequence``;
+* optionally ``cell_settings(cell) -> dict``: the settings of one cell beyond ``settings()``, which then holds only
+  those every cell shares. A cell's run files are then fingerprinted by both, so that cells can be added to, dropped
+  from or reordered in a folder's sweep and only the missing runs are computed
+  (:func:`~curteach_teaching.sweeps.folders.check_folder`).
 
 Experiments with one setting subclass :class:`SingleCellExperiment` and implement ``run(index, seed_sequence)``.
 
@@ -55,6 +59,7 @@ __all__ = [
     "SingleCellExperiment",
     "SweepResult",
     "SweepSession",
+    "cell_fingerprints",
     "make_backend",
     "run_seed_sequence",
     "run_sweep",
@@ -245,12 +250,12 @@ class SweepSession:
         if lock is not None:
             lock.__exit__(*exc_info)
 
-    def fingerprint(self, experiment) -> tuple[dict, str]:
-        """``(settings, fingerprint)`` of ``experiment``, computed once per session (a session runs one
-        experiment: ``ValueError`` for another)."""
+    def fingerprint(self, experiment) -> tuple[dict, dict]:
+        """``(settings, {cell: fingerprint of its run files})`` of ``experiment``, computed once per session (a
+        session runs one experiment: ``ValueError`` for another); see :func:`cell_fingerprints`."""
         if self._fingerprint is None:
             settings = experiment.settings()
-            self._fingerprint = (experiment, settings, fingerprint(settings))
+            self._fingerprint = (experiment, settings, cell_fingerprints(experiment, settings))
         elif self._fingerprint[0] is not experiment:
             raise ValueError("a sweep session runs one experiment; start another session for another")
         return self._fingerprint[1], self._fingerprint[2]
@@ -265,6 +270,16 @@ class SweepSession:
         return _run_sweep(self, experiment, cells)
 
 
+def cell_fingerprints(experiment, settings: dict) -> dict:
+    """``{cell: the fingerprint of its run files}``: the settings' for every cell, or, for an experiment whose cells
+    have their own settings (``cell_settings``), the hash of ``{"sweep": settings, "cell": cell_settings(cell)}``."""
+    own = getattr(experiment, "cell_settings", None)
+    if own is None:
+        shared = fingerprint(settings)
+        return {cell: shared for cell in experiment.cells}
+    return {cell: fingerprint({"sweep": settings, "cell": own(cell)}) for cell in experiment.cells}
+
+
 def _run_sweep(session: SweepSession, experiment, cells: tuple) -> SweepResult:
     out_dir, runs, seed, compute = session.out_dir, session.runs, session.seed, session.compute
     runs_dir = out_dir / "runs"
@@ -272,8 +287,11 @@ def _run_sweep(session: SweepSession, experiment, cells: tuple) -> SweepResult:
         raise ValueError(f"{out_dir} holds no finished run of these settings yet")
     if runs_dir.is_dir():
         _check_layout(runs_dir)
-    settings, settings_fingerprint = session.fingerprint(experiment)
-    check_folder(out_dir, settings, settings_fingerprint, seed, overwrite=session.overwrite, write=compute)
+    settings, fingerprints = session.fingerprint(experiment)
+    own = getattr(experiment, "cell_settings", None)
+    check_folder(out_dir, settings, fingerprints if own is not None else fingerprints[cells[0]], seed,
+                 overwrite=session.overwrite, write=compute,
+                 cells=None if own is None else {cell: own(cell) for cell in cells})
 
     sweep = SweepResult(cells={cell: [None] * runs for cell in cells}, seed=seed)
     todo = []
@@ -285,7 +303,7 @@ def _run_sweep(session: SweepSession, experiment, cells: tuple) -> SweepResult:
     for index in range(runs):
         for cell in cells:
             # a report reads no artifact: it stands without them (model weights kept out of a repository)
-            result, reason = load_run(run_path(out_dir, index, cell), settings_fingerprint, index, cell,
+            result, reason = load_run(run_path(out_dir, index, cell), fingerprints[cell], index, cell,
                                       artifacts=compute)
             if result is not None and result.seed == seed:
                 sweep.cells[cell][index] = result
@@ -323,7 +341,7 @@ def _run_sweep(session: SweepSession, experiment, cells: tuple) -> SweepResult:
     with interruption_message(interrupted):
         try:
             for unit, result in session.backend.run_units(experiment, todo) if todo else ():
-                save_run(run_path(out_dir, unit.index, unit.cell), result, settings_fingerprint)
+                save_run(run_path(out_dir, unit.index, unit.cell), result, fingerprints[unit.cell])
                 sweep.cells[unit.cell][unit.index] = result
                 sweep.computed.append((unit.cell, unit.index))
                 if session.on_saved is not None:

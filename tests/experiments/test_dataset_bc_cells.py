@@ -59,6 +59,35 @@ def test_the_dropped_episodes_line_names_its_epoch(capsys):
         "  Cur+select: 50% of the 1 episodes it drops in its last epoch are bad; 25% of those it keeps"]
 
 
+def as_last_version(out, renamed=None, **cells_flags):
+    """Rewrite ``out`` (a folder this version wrote) as the last version wrote it: one settings dict for the whole
+    sweep, its cells in ``curricula`` (``cells_flags``: the flags of the cells, ``curricula`` a tuple), every run
+    file fingerprinted by it; ``renamed``: ``{name: older name}`` of cells whose runs lay under another name."""
+    from curteach_teaching.experiments.dataset_bc.migrate import _recorded_experiment, legacy_settings
+    from curteach_teaching.sweeps.results import fingerprint
+
+    record = json.loads((out / "sweep.json").read_text())
+    experiment = _recorded_experiment({**record["settings"], **cells_flags})
+    legacy = legacy_settings(experiment)
+    for path in sorted((out / "runs").glob("*/run_*.json")):
+        document = json.loads(path.read_text())
+        older = (renamed or {}).get(path.parent.name)
+        if older is not None:
+            data = {**document["data"], "cell": older}
+            canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=True).encode()
+            document = {**document, "data": data, "checksum": hashlib.sha256(canonical).hexdigest()}
+            (out / "runs" / older).mkdir(exist_ok=True)
+            path.unlink()
+            path = out / "runs" / older / path.name
+        path.write_text(json.dumps({**document, "fingerprint": fingerprint(legacy)}))
+    for folder in (out / "runs").iterdir():
+        if not any(folder.iterdir()):
+            folder.rmdir()
+    (out / "sweep.json").write_text(json.dumps({key: value for key, value in record.items() if key != "cells"}
+                                               | {"settings": legacy}))
+    return legacy
+
+
 def test_use_select_names_the_cell_and_an_older_folder_resumes(cartpole_root, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(cartpole_root))
     out = tmp_path / "out"
@@ -70,21 +99,18 @@ def test_use_select_names_the_cell_and_an_older_folder_resumes(cartpole_root, tm
     assert sorted(p.name for p in (out / "runs").iterdir()) == ["Agn", "Cur+select"]
     summary = (out / "summary.csv").read_text()
     assert "\nCur+select,select,length," in summary
-    # the folder as the version before wrote it: the cell named Cur, its run file saying so
     new = out / "runs" / "Cur+select" / "run_00000.json"
     document = json.loads(new.read_text())
-    data = {**document["data"], "cell": "Cur"}
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=True).encode()
-    (out / "runs" / "Cur").mkdir()
-    (out / "runs" / "Cur" / "run_00000.json").write_text(json.dumps(
-        {**document, "data": data, "checksum": hashlib.sha256(canonical).hexdigest()}))
-    new.unlink()
-    new.parent.rmdir()
+    record = json.loads((out / "sweep.json").read_text())
+    # the folder as the versions before wrote it: the cell named Cur, its run file saying so
+    as_last_version(out, {"Cur+select": "Cur"}, curricula=("Agn", "Cur"), use="select")
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert f"renamed the cells of {out} that take --use select to say so: Cur -> Cur+select (1 run files)" in printed
+    assert f"upgraded {out}: each cell has its own settings now" in printed
     assert "2 runs (0 computed, 2 reused)" in printed
     assert json.loads(new.read_text()) == document  # the run file this version writes
+    assert json.loads((out / "sweep.json").read_text()) == record
     assert sorted(p.name for p in (out / "runs").iterdir()) == ["Agn", "Cur+select"]
     assert (out / "summary.csv").read_text() == summary
 
@@ -93,20 +119,30 @@ def test_settings_no_cell_reads_are_left_out():
     def settings(**kwargs):
         return DatasetBCExperiment(digest="d", **kwargs).settings()
 
+    def own(cell, **kwargs):
+        return DatasetBCExperiment(digest="d", **kwargs).cell_settings(cell)
+
     plain = settings(curricula=("Agn", "Cur"))
-    assert settings(curricula=("Agn", "Cur"), keep=0.3, temperature=2.0, ensemble_size=3, teacher_seed=4) == plain
-    assert "keep" not in plain and settings(curricula=("Agn", "Cur@select"), keep=0.3)["keep"] == 0.3
-    assert settings(curricula=("Agn", "Cur@weight"), temperature=2.0)["temperature"] == 2.0
-    assert settings(curricula=("Agn", "Cur/ensemble"), teacher_seed=4)["teacher_seed"] == 4
-    # every cell names its own task score and use: the sweep's are read by none
-    own = settings(curricula=("Agn", "Cur-T@select/return"), task_difficulty="level", use="weight", keep=0.5)
-    assert "task_difficulty" not in own and "use" not in own and own["keep"] == 0.5
-    assert plain["task_difficulty"] == "length" and "learner_term" in own and "pacing_a" in own  # always kept
+    # the shared settings hold nothing that only some cells read, whatever the cells
+    assert settings(curricula=("Cur-T@select/return",), keep=0.3, temperature=2.0, ensemble_size=3, teacher_seed=4,
+                    task_difficulty="level", use="weight") == plain
+    assert not {"curricula", "task_difficulty", "use", "keep", "temperature", "teacher_seed"} & set(plain)
+    assert "learner_term" in plain and "pacing_a" in plain  # a plug-in curriculum may read them: always kept
+    assert own("Agn", curricula=("Agn",), task_difficulty="return", keep=0.3) == {
+        "curriculum": "Agn", "use": "order", "task": None}
+    assert own("Cur+select", curricula=("Agn", "Cur@select"), keep=0.3) == {
+        "curriculum": "Cur", "use": "select", "task": "length", "keep": 0.3}
+    assert own("Cur", curricula=("Cur",), keep=0.3, temperature=2.0) == {
+        "curriculum": "Cur", "use": "order", "task": "length"}
+    assert own("Cur+weight", curricula=("Cur@weight",), temperature=2.0)["temperature"] == 2.0
+    assert own("Cur-T+ensemble", curricula=("Cur-T/ensemble",), teacher_seed=4, ensemble_size=3) == {
+        "curriculum": "Cur-T", "use": "order", "task": "ensemble", "ensemble_size": 3, "ensemble_batches": None,
+        "teacher_seed": 4}
+    # with a held-out split the sweep's seed splits the pool: every run reads it
+    assert settings(curricula=("Agn",), holdout=0.2, teacher_seed=4)["teacher_seed"] == 4
 
 
 def test_a_flag_no_cell_reads_does_not_change_the_sweep(cartpole_root, tmp_path, monkeypatch, capsys):
-    from curteach_teaching.sweeps.results import fingerprint
-
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(cartpole_root))
     out = tmp_path / "out"
     args = ["dataset-bc", "--dataset", DATASET, "--curricula", "Agn,Cur", *QUICK, "--out", str(out)]
@@ -114,14 +150,55 @@ def test_a_flag_no_cell_reads_does_not_change_the_sweep(cartpole_root, tmp_path,
     capsys.readouterr()
     assert main([*args, "--keep", "0.9", "--temperature", "3"]) == 0  # before: refused, another sweep's folder
     assert "2 runs (0 computed, 2 reused)" in capsys.readouterr().out
-    # a folder of the version before, which recorded --keep 0.5 although no cell selects: upgraded, then resumed
     record = json.loads((out / "sweep.json").read_text())
-    old = {**record["settings"], "keep": 0.5}
-    (out / "sweep.json").write_text(json.dumps({**record, "settings": old}))
+    # a folder of a version before, which recorded --keep 0.5 although no cell selects: upgraded, then resumed
+    legacy = as_last_version(out, curricula=("Agn", "Cur"))
+    (out / "sweep.json").write_text(json.dumps({**json.loads((out / "sweep.json").read_text()),
+                                                "settings": {**legacy, "keep": 0.5}}))
+    from curteach_teaching.sweeps.results import fingerprint
+
     for path in (out / "runs").glob("*/run_*.json"):
-        path.write_text(json.dumps({**json.loads(path.read_text()), "fingerprint": fingerprint(old)}))
+        path.write_text(json.dumps({**json.loads(path.read_text()), "fingerprint": fingerprint({**legacy,
+                                                                                                "keep": 0.5})}))
     assert main([*args, "--keep", "0.7"]) == 0
     printed = capsys.readouterr().out
     assert f"upgraded {out}: settings no cell reads are left out of them (keep) (2 run files re-keyed)" in printed
     assert "2 runs (0 computed, 2 reused)" in printed
     assert json.loads((out / "sweep.json").read_text()) == record
+
+
+def test_cells_can_be_added_dropped_and_reordered(cartpole_root, tmp_path, monkeypatch, capsys):
+    """Issue 43: a sweep accepts new cells beside its saved ones (the same settings otherwise) and computes only
+    what is missing; a dropped cell keeps its runs; a cell recorded with other settings is refused, naming it."""
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(cartpole_root))
+    out = tmp_path / "out"
+
+    def sweep(curricula, *more):
+        code = main(["dataset-bc", "--dataset", DATASET, "--curricula", curricula, "--task-difficulty", "return",
+                     *QUICK, "--out", str(out), *more])
+        return code, capsys.readouterr()
+
+    def saved():
+        return {path.relative_to(out).as_posix(): path.read_bytes() for path in sorted(out.glob("runs/*/run_*.json"))}
+
+    assert sweep("Agn,Cur")[0] == 0
+    first = saved()
+    code, printed = sweep("Cur-T,Agn,Cur")  # a cell added in front, the others moved
+    assert code == 0 and "3 runs (1 computed, 2 reused)" in printed.out
+    after = saved()
+    assert {name: after[name] for name in first} == first and "runs/Cur-T/run_00000.json" in after
+    code, printed = sweep("Cur")  # Agn and Cur-T dropped: their runs stay, unreported
+    assert code == 0 and "1 run (0 computed, 1 reused)" in printed.out and saved() == after
+    assert "Cur-T" not in (out / "summary.csv").read_text()
+    record = json.loads((out / "sweep.json").read_text())
+    assert sorted(record["cells"]) == ["Agn", "Cur", "Cur-T"] and "curricula" not in record["settings"]
+    assert json.loads((out / "report.json").read_text())["cell_settings"] == {
+        "Cur": {"curriculum": "Cur", "use": "order", "task": "return"}}
+    # Cur with another task score is not Cur's runs: refused in one line, naming the cell; nothing changes
+    code, printed = sweep("Agn,Cur,Cur-L", "--task-difficulty", "length")
+    assert code == 2 and printed.err.count("\n") == 1
+    assert "cell 'Cur': task: 'return' -> 'length'" in printed.err and "Agn" not in printed.err
+    assert saved() == after and json.loads((out / "sweep.json").read_text()) == record
+    # a setting every run reads still makes another sweep
+    code, printed = sweep("Agn", "--batch-size", "16")
+    assert code == 2 and "batch_size: 64 -> 16" in printed.err

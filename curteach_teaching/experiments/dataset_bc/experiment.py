@@ -66,6 +66,10 @@ FITTERS = ("ensemble",)
 #: the folders of those sweeps still resume
 _LATER_SETTINGS = ("use", "keep", "temperature", "ensemble_size", "ensemble_batches", "teacher_seed", "holdout",
                    "holdout_field", "obs_keys")
+#: settings that only some cells read: each cell's settings (:meth:`DatasetBCExperiment.cell_settings`) hold those it
+#: reads, and the sweep's shared settings none
+_CELL_SETTINGS = ("curricula", "task_difficulty", "use", "keep", "temperature", "ensemble_size", "ensemble_batches",
+                  "teacher_seed")
 
 
 def _finite_positive(name: str, value) -> float:
@@ -249,7 +253,10 @@ class DatasetBCExperiment:
         return sorted({spec.task for spec in map(self.cell_spec, self.cells) if spec.task is not None})
 
     def settings(self) -> dict:
-        """JSON-serialisable settings (fingerprinted into run files)."""
+        """The settings every cell's runs share, JSON-serialisable (fingerprinted into run files with the cell's
+        own, :meth:`cell_settings`): everything but the cells and what only some cells read (the task score, the
+        use, ``keep``, ``temperature``, the ensemble's settings). So a folder's sweep may gain, lose or reorder
+        cells and compute only the missing runs, and a flag no cell reads does not make it another sweep."""
         # the data is named by its digest only: a moved dataset resumes (folders that named the datasets' paths are
         # upgraded by experiments.dataset_bc.migrate)
         if not self.digest:
@@ -259,31 +266,28 @@ class DatasetBCExperiment:
         for name in _LATER_SETTINGS:
             if data[name] == defaults[name]:
                 data.pop(name)
-        for name in self.unused_settings():  # a flag no cell reads does not make the folder another sweep's
-            data.pop(name, None)
-        data["curricula"] = list(self.curricula)
+        for name in _CELL_SETTINGS:
+            if not (name == "teacher_seed" and self.holdout is not None):  # the held-out split's seed: every run's
+                data.pop(name, None)
         if "obs_keys" in data:
             data["obs_keys"] = list(self.obs_keys)
         data["experiment"] = "dataset-bc"
         return data
 
-    def unused_settings(self) -> tuple[str, ...]:
-        """The settings no cell reads, left out of :meth:`settings`: ``task_difficulty`` and ``use`` where every
-        cell but Agn names its own, ``keep`` without a select cell, ``temperature`` without a weight cell, the
-        ensemble's settings where no cell reads ``ensemble``. (Those every run reads, and the learner's difficulty
-        and pacing, which a plug-in curriculum may read, are always kept.)"""
-        written = [parse_cell(spec) for spec in self.curricula]
-        preferring = [w for w in written if check_variant(w.curriculum) != AGN]
-        uses = {self._resolved(spec).use for spec in self.curricula if self._resolved(spec).curriculum != AGN}
-        unused = []
-        if all(w.task is not None for w in preferring):
-            unused.append("task_difficulty")
-        if all(w.use is not None for w in preferring):
-            unused.append("use")
-        unused += [name for name, use in (("keep", "select"), ("temperature", "weight")) if use not in uses]
-        if "ensemble" not in self.tasks():
-            unused += ["ensemble_size", "ensemble_batches", "teacher_seed"]
-        return tuple(unused)
+    def cell_settings(self, cell: str) -> dict:
+        """The settings of ``cell``'s runs beyond :meth:`settings`: its curriculum, use and task score as resolved
+        (:meth:`cell_spec`; Agn has neither), and the settings of that use and score it reads (``keep`` to select,
+        ``temperature`` to weight, the ensemble's to read ``ensemble``)."""
+        spec = self.cell_spec(cell)
+        own: dict = {"curriculum": spec.curriculum, "use": spec.use, "task": spec.task}
+        if spec.use == "select":
+            own["keep"] = self.keep
+        elif spec.use == "weight":
+            own["temperature"] = self.temperature
+        if spec.task == "ensemble":
+            own.update(ensemble_size=self.ensemble_size, ensemble_batches=self.ensemble_batches,
+                       teacher_seed=self.teacher_seed)
+        return own
 
     def schedule(self, n_transitions: int) -> tuple[int | None, int]:
         """``(steps per epoch or None, epochs)`` for a pool of ``n_transitions``: the equal budget's

@@ -16,6 +16,13 @@ Until this version, too, a cell that took the sweep's ``--use select`` (or ``wei
 new cell's folder, their ``cell`` rewritten and their checksum recomputed (only intact files of this sweep's settings
 and seed; each written atomically before the old one is deleted, so an interrupted rename is finished by the next
 command).
+
+Until this version, lastly, the settings of a sweep held its whole list of cells, so a cell added, dropped or moved
+made the folder another sweep's. The settings are now those every cell shares, and each cell has its own
+(:meth:`~curteach_teaching.experiments.dataset_bc.experiment.DatasetBCExperiment.cell_settings`): :func:`split_cells`
+re-keys each run file to its cell's new fingerprint and records the cells in ``sweep.json``. :func:`upgrade_folder`
+applies the three upgrades in turn, to the sweep the folder records (whatever the command's flags now say: the
+sweep then compares the two as usual, and a difference is refused with its own message).
 """
 
 from __future__ import annotations
@@ -27,10 +34,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from curteach_envs._util import atomic_write
+from curteach_teaching.curriculum.selection import check_variant
+from curteach_teaching.experiments.dataset_bc.cells import parse_cell
+from curteach_teaching.names import AGN
 from curteach_teaching.sweeps.folders import RECORD_FORMAT, RECORD_NAME
 from curteach_teaching.sweeps.results import fingerprint
 
-__all__ = ["migrate_folder", "rename_cells"]
+__all__ = ["legacy_settings", "migrate_folder", "rename_cells", "split_cells", "upgrade_folder"]
 
 #: the settings this version no longer records
 _DROPPED = ("sources",)
@@ -135,3 +145,124 @@ def rename_cells(out_dir: str | Path, renamed: dict, settings: dict, seed: int) 
         return ""
     return (f"renamed the cells of {out_dir} that take --use {settings.get('use')} to say so: "
             + ", ".join(f"{pair} ({n} run files)" for pair, n in moved.items()))
+
+
+def legacy_unused(experiment) -> tuple[str, ...]:
+    """The settings the whole-sweep settings of the last version left out as read by no cell: ``task_difficulty``
+    and ``use`` where every cell but Agn named its own, ``keep`` without a select cell, ``temperature`` without a
+    weight cell, the ensemble's settings where no cell read ``ensemble``."""
+    written = [parse_cell(spec) for spec in experiment.curricula]
+    preferring = [w for w in written if check_variant(w.curriculum) != AGN]
+    specs = [experiment.cell_spec(cell) for cell in experiment.cells]
+    uses = {spec.use for spec in specs if spec.curriculum != AGN}
+    unused = []
+    if all(w.task is not None for w in preferring):
+        unused.append("task_difficulty")
+    if all(w.use is not None for w in preferring):
+        unused.append("use")
+    unused += [name for name, use in (("keep", "select"), ("temperature", "weight")) if use not in uses]
+    if "ensemble" not in experiment.tasks():
+        unused += ["ensemble_size", "ensemble_batches", "teacher_seed"]
+    return tuple(unused)
+
+
+def legacy_settings(experiment) -> dict:
+    """The settings of ``experiment`` as the last version recorded them, one dict for the whole sweep (its cells in
+    ``curricula``), as JSON reads them back."""
+    from dataclasses import fields
+
+    from curteach_teaching.experiments.dataset_bc.experiment import _LATER_SETTINGS
+
+    data = {f.name: getattr(experiment, f.name) for f in fields(experiment)
+            if f.name not in ("progress", "data", "device")}
+    defaults = {f.name: f.default for f in fields(experiment)}
+    for name in _LATER_SETTINGS:
+        if data[name] == defaults[name]:
+            data.pop(name)
+    for name in legacy_unused(experiment):
+        data.pop(name, None)
+    data["curricula"] = list(experiment.curricula)
+    data["experiment"] = "dataset-bc"
+    return json.loads(json.dumps(data))
+
+
+def _recorded_experiment(settings: dict):
+    """The experiment a folder's whole-sweep settings describe (its cells and flags as recorded, the settings
+    recorded by none at their defaults), or ``None`` when they describe none."""
+    from dataclasses import fields
+
+    from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment
+
+    names = {f.name for f in fields(DatasetBCExperiment)} - {"progress", "data", "device"}
+    given = {name: value for name, value in settings.items() if name in names}
+    for name in ("curricula", "obs_keys"):
+        if isinstance(given.get(name), list):
+            given[name] = tuple(given[name])
+    try:
+        return DatasetBCExperiment(**given)
+    except (TypeError, ValueError):  # a plug-in that no longer loads, a value out of range: no upgrade
+        return None
+
+
+def split_cells(out_dir: str | Path, experiment, seed: int) -> str:
+    """Give the cells of ``experiment`` their own settings in ``out_dir``, when it records ``experiment``'s sweep in
+    the last version's form (:func:`legacy_settings`) and ``seed``: every intact run file of that sweep is re-keyed
+    to its cell's fingerprint, and ``sweep.json`` records the shared settings and the cells'.
+
+    Returns:
+        One line saying what was upgraded, or ``""`` (nothing to upgrade).
+    """
+    from curteach_teaching.sweeps.sweep import cell_fingerprints
+
+    out_dir = Path(out_dir)
+    record_path = out_dir / RECORD_NAME
+    try:
+        record = json.loads(record_path.read_text())
+    except (OSError, ValueError):
+        return ""
+    legacy = legacy_settings(experiment)
+    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT or "cells" in record or \
+            record.get("settings") != legacy or record.get("seed") != seed:
+        return ""
+    settings = experiment.settings()
+    new = cell_fingerprints(experiment, settings)
+    old = fingerprint(legacy)
+    count = 0
+    for cell in experiment.cells:
+        for path in sorted((out_dir / "runs" / cell).glob("run_*.json")):
+            try:
+                document = json.loads(path.read_text())
+                intact = hashlib.sha256(_canonical(document["data"])).hexdigest() == document["checksum"]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if intact and document.get("fingerprint") == old and document["data"].get("cell") == cell:
+                document["fingerprint"] = new[cell]
+                atomic_write(path, lambda stream, document=document: json.dump(document, stream))
+                count += 1
+    cells = {cell: experiment.cell_settings(cell) for cell in experiment.cells}
+    upgraded = {**record, "settings": json.loads(json.dumps(settings)), "cells": json.loads(json.dumps(cells))}
+    atomic_write(record_path, lambda stream: json.dump(upgraded, stream, indent=1))
+    return (f"upgraded {out_dir}: each cell has its own settings now, so cells can be added, dropped or reordered "
+            f"({count} run files re-keyed)")
+
+
+def upgrade_folder(out_dir: str | Path, seed: int) -> list[str]:
+    """Every upgrade of this module, in turn, applied to the sweep ``out_dir`` records (not to the command's
+    flags: a folder of ``Agn,Cur`` is upgraded when the command now asks for ``Agn,Cur,Cur-T``, and then resumes
+    with the new cell); one line per upgrade made."""
+    try:
+        record = json.loads((Path(out_dir) / RECORD_NAME).read_text())
+        recorded = record["settings"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    if not isinstance(record, dict) or "cells" in record or not isinstance(recorded, dict) or \
+            "curricula" not in recorded:
+        return []
+    experiment = _recorded_experiment(recorded)
+    if experiment is None:
+        return []
+    legacy = legacy_settings(experiment)
+    lines = [migrate_folder(out_dir, legacy, seed, legacy_unused(experiment)),
+             rename_cells(out_dir, experiment.renamed_cells(), legacy, seed),
+             split_cells(out_dir, experiment, seed)]
+    return [line for line in lines if line]
