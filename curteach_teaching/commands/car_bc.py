@@ -37,7 +37,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--pretrain-sweeps", type=int, default=1000, help="pre-training sweeps (default 1000)")
     parser.add_argument("--heatmap-teacher", default="Cur",
                         help="teacher whose curriculum heat map is drawn (default Cur)")
-    add_sweep_arguments(parser, default_runs=10, default_out="results/car-bc-INIT-UPDATE")
+    add_sweep_arguments(parser, default_runs=10, default_out="results/car-bc-INIT-UPDATE", device=True)
     parser.set_defaults(func=run_car_bc)
 
 
@@ -59,6 +59,7 @@ def run_car_bc(args: argparse.Namespace) -> int:
             update=args.update,
             learning_rate=args.learning_rate,
             pretrain_sweeps=args.pretrain_sweeps,
+            device=args.sweep_device,  # resolved by check_sweep_flags ("auto" -> cuda or cpu)
         )
     heatmap = args.heatmap_teacher
     names = experiment.teacher_names  # as in the summary: a plug-in by its name attribute

@@ -56,7 +56,7 @@ def add_parser(subparsers) -> None:
                         "(as MCE-IRL's adapter does; default: from the car's own start distribution)")
     add_car_arguments(parser, init="T0", steps=10, init_help="(as car-bc) ")
     parser.set_defaults(steps=None)  # the scale's, unless given
-    add_sweep_arguments(parser, default_runs=10, default_out="results/car-trainers-INIT-SCALE")
+    add_sweep_arguments(parser, default_runs=10, default_out="results/car-trainers-INIT-SCALE", device=True)
     parser.set_defaults(func=run_car_trainers)
 
 
@@ -76,6 +76,6 @@ def run_car_trainers(args: argparse.Namespace) -> int:
             settings[name] = getattr(args, name)
     with named_as_options(args):
         experiment = CarTrainersExperiment(trainers=args.trainers, curricula=args.curricula,
-                                           init_types=init_types, **settings)
+                                           init_types=init_types, device=args.sweep_device, **settings)
     report = CarTrainersReport(experiment, title=f"car trainers, init {args.init}")
     return run_sweep_command(args, experiment, report, out)

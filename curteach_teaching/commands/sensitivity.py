@@ -66,7 +66,7 @@ def add_parser(subparsers) -> None:
                     help=f"comma-separated SGD step sizes, one cell each (default {DEFAULT_LEARNING_RATES})")
     bc.add_argument("--update", choices=UPDATES, default="batch", help="batch (default) or sequential, as car-bc")
     bc.add_argument("--pretrain-sweeps", type=int, default=1000, help="pre-training sweeps (default 1000)")
-    add_sweep_arguments(bc, default_runs=20, default_out="results/car-bc-sensitivity-INIT-UPDATE")
+    add_sweep_arguments(bc, default_runs=20, default_out="results/car-bc-sensitivity-INIT-UPDATE", device=True)
     bc.set_defaults(func=run_car_bc_sensitivity)
 
 
@@ -99,7 +99,7 @@ def run_car_bc_sensitivity(args: argparse.Namespace) -> int:
     rates = parse_values(args.learning_rates, "--learning-rates")
     with named_as_options(args):
         base = CarBCExperiment(init_types=init_types, steps=args.steps, teachers=teacher_names(args),
-                               update=args.update, pretrain_sweeps=args.pretrain_sweeps)
+                               update=args.update, pretrain_sweeps=args.pretrain_sweeps, device=args.sweep_device)
     experiment = SensitivityExperiment(base, rates)
     report = SensitivityReport(experiment, title=f"CrossEnt-BC ({args.update}), init {args.init}")
     return run_sweep_command(args, experiment, report, out)

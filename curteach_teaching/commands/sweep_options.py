@@ -2,9 +2,9 @@
 
 Every sweep command calls :func:`add_sweep_arguments` on its parser, so ``--runs --seed --workers --out --overwrite
 --no-progress --no-figures --report-only --backend --ray-address --gpus-per-run --log-dir --log-format`` (and
-``--device`` for the commands that train a network: nav, dataset-bc) mean the same everywhere (the logging flags:
-:mod:`~curteach_teaching.commands.log_options`); the car commands add their shared ``--init --steps --teachers``
-with :func:`add_car_arguments`.
+``--device`` for the commands that train a network: nav, dataset-bc, car-bc, car-bc-sensitivity, car-trainers) mean
+the same everywhere (the logging flags: :mod:`~curteach_teaching.commands.log_options`); the car commands add their
+shared ``--init --steps --teachers`` with :func:`add_car_arguments`.
 
 A command parses its flags into the objects that own them, each of which checks its values once, without writing
 anything: :func:`check_sweep_flags` builds the backend once (which checks ``--workers``) and reaches the Ray address;

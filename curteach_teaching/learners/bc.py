@@ -287,7 +287,7 @@ class QuadraticSoftmaxPolicy(LogitsPolicy):
         if theta.shape != tuple(self.theta.shape) or not np.all(np.isfinite(theta)):
             raise ValueError(f"theta must be a finite array of shape {tuple(self.theta.shape)}; got {theta.shape}")
         with th.no_grad():
-            self.theta.copy_(th.as_tensor(theta, dtype=self.dtype))
+            self.theta.copy_(th.as_tensor(theta, dtype=self.dtype, device=self.theta.device))
 
     def log_policy_table(self) -> np.ndarray:
         """``(S, A)`` float64 log-probabilities of every state (NumPy, no gradient)."""

@@ -32,15 +32,18 @@ __all__ = ["UPDATES", "BCCarLearner", "make_bc_trainer", "step_many"]
 UPDATES = BC_UPDATES
 
 
-def make_bc_trainer(policy: QuadraticSoftmaxPolicy, n_pairs: int, learning_rate: float, rng: np.random.Generator) -> BC:
+def make_bc_trainer(policy: QuadraticSoftmaxPolicy, n_pairs: int, learning_rate: float, rng: np.random.Generator,
+                    device: str = "cpu") -> BC:
     """imitation's ``BC`` that takes one plain SGD step of ``learning_rate`` on the summed log-likelihood of a set.
 
     Args:
-        policy: the learner's policy (trained in place).
+        policy: the learner's policy (trained in place; BC moves it to ``device``).
         n_pairs: state-action pairs per set (the batch size); BC averages over them, so SGD's rate is
             ``learning_rate * n_pairs``.
         learning_rate: the step size on the summed log-likelihood (the original: 0.01).
         rng: BC's generator.
+        device: where the policy trains (``"cpu"``, ``"cuda:0"``, ...; a run's
+            :func:`~curteach_teaching.sweeps.devices.run_device`); BC puts each batch there.
     """
     return BC(
         observation_space=policy.observation_space,
@@ -52,7 +55,7 @@ def make_bc_trainer(policy: QuadraticSoftmaxPolicy, n_pairs: int, learning_rate:
         optimizer_kwargs={"lr": learning_rate * n_pairs},
         ent_weight=0.0,
         l2_weight=0.0,
-        device="cpu",
+        device=device,
         custom_logger=silent_logger(),
     )
 
@@ -66,9 +69,12 @@ class BCCarLearner:
         learning_rate: the original's 0.01.
         n_pairs: pairs per demonstration set (batch size of the BC trainer).
         rng: the BC trainer's generator (batch mode).
+        device: where the policy lives and (batch mode) trains; the sequential update is NumPy's and only writes
+            the parameters there.
     """
 
-    def __init__(self, mdp, *, update: str, learning_rate: float, n_pairs: int, rng: np.random.Generator):
+    def __init__(self, mdp, *, update: str, learning_rate: float, n_pairs: int, rng: np.random.Generator,
+                 device: str = "cpu"):
         if update not in UPDATES:
             raise ValueError(f"update must be one of {UPDATES}; got {update!r}")
         self.mdp = mdp
@@ -76,9 +82,9 @@ class BCCarLearner:
         self.learning_rate = float(learning_rate)
         self.n_pairs = int(n_pairs)
         self.features = action_features(mdp)
-        self.policy = QuadraticSoftmaxPolicy.from_mdp(mdp)
+        self.policy = QuadraticSoftmaxPolicy.from_mdp(mdp).to(device)
         batch = update == "batch"
-        self.trainer = make_bc_trainer(self.policy, self.n_pairs, self.learning_rate, rng) if batch else None
+        self.trainer = make_bc_trainer(self.policy, self.n_pairs, self.learning_rate, rng, device) if batch else None
         self._log_policy: np.ndarray | None = None
 
     @property
@@ -157,7 +163,7 @@ class BCCarLearner:
                 finite = all_finite(self.action_log_probabilities())
         if not finite:
             with th.no_grad():  # set_theta refuses non-finite values; the previous ones are finite
-                self.policy.theta.copy_(th.as_tensor(before, dtype=self.policy.dtype))
+                self.policy.theta.copy_(th.as_tensor(before, dtype=self.policy.dtype, device=self.policy.theta.device))
             self._log_policy = None
             raise LearnerDiverged(self._diverged_message())
 

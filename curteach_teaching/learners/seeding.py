@@ -23,13 +23,18 @@ __all__ = ["episode_streams", "make_generator", "seeded_globals"]
 
 
 @contextlib.contextmanager
-def seeded_globals(seed: int) -> Iterator[None]:
+def seeded_globals(seed: int, device: str | None = None) -> Iterator[None]:
     """Seed torch's, NumPy's legacy and Python's global generators with ``seed`` (SB3 samples actions and shuffles
-    minibatches from them, torch initialises networks from them) and restore their states on exit."""
+    minibatches from them, torch initialises networks from them) and restore their states on exit.
+
+    ``device``: the torch device the block trains on; for a GPU (``"cuda:k"``), whose generator ``manual_seed``
+    seeds as well and a policy there samples from, that generator is restored on exit too."""
     import torch as th
 
+    where = None if device is None else th.device(device)
+    gpus = [where.index or 0] if where is not None and where.type == "cuda" else []
     numpy_state, python_state = np.random.get_state(), random.getstate()
-    with th.random.fork_rng(devices=[]):
+    with th.random.fork_rng(devices=gpus):
         th.manual_seed(seed)
         np.random.seed(seed % 2**32)
         random.seed(seed)

@@ -60,7 +60,8 @@ def test_gpus_per_run_needs_ray_or_a_gpu_device(tmp_path, capsys):
 
 
 @pytest.mark.skipif(th.cuda.is_available(), reason="checks the refusal of a machine without a GPU")
-@pytest.mark.parametrize("command", [["nav", "--scale", "small"], ["dataset-bc", "--dataset", "cartpole/none-v0"]])
+@pytest.mark.parametrize("command", [["nav", "--scale", "small"], ["dataset-bc", "--dataset", "cartpole/none-v0"],
+                                     ["car-bc"], ["car-bc-sensitivity"], ["car-trainers", "--scale", "small"]])
 def test_device_cuda_without_a_gpu_is_one_line_and_exit_2(tmp_path, capsys, command):
     out = tmp_path / "out"
     assert main([*command, "--device", "cuda", "--out", str(out), "--no-progress"]) == 2

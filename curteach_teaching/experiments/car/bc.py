@@ -23,6 +23,9 @@ The original BC has no assertion, so no run is flagged (``crash_step`` is always
 
 Randomness: the run's ``SeedSequence`` is split into independent generators for the road, the pool and Agn (and the
 BC trainers' ``rng``, which one full-batch step never draws from).
+
+Device: the learners' policies live and (batch update) train on the experiment's ``device`` (``"cpu"``, or
+``"cuda"``: the GPU the runner gives the run, :func:`~curteach_teaching.sweeps.devices.run_device`).
 """
 
 from __future__ import annotations
@@ -76,7 +79,9 @@ class CarBCExperiment(SingleCellExperiment):
     """Settings of the car CrossEnt-BC experiment; :meth:`run` performs one run.
 
     Defaults are the original's (``init_types = 1`` is ``--init T0``, the BC original's default), with the paper's
-    batch update.
+    batch update. ``device``: ``"cpu"`` or ``"cuda"`` (resolve ``"auto"`` with
+    :func:`~curteach_teaching.sweeps.devices.sweep_device` first), where the learners' policies train; a setting
+    away from ``"cpu"`` (a GPU's numbers may differ in the last bits), see :meth:`settings`.
     """
 
     init_types: int = 1
@@ -89,6 +94,7 @@ class CarBCExperiment(SingleCellExperiment):
     learning_rate: float = 0.01
     pretrain_sweeps: int = 1000
     aggregation: str = "geometric"
+    device: str = "cpu"
 
     def __post_init__(self):
         check_int("init_types", self.init_types, 0, N_TASK_TYPES)
@@ -104,6 +110,8 @@ class CarBCExperiment(SingleCellExperiment):
         check_positive("learning_rate", self.learning_rate)
         if self.aggregation not in AGGREGATIONS:
             raise ValueError(f"aggregation must be one of {AGGREGATIONS}; got {self.aggregation!r}")
+        if self.device not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda' (resolve 'auto' first); got {self.device!r}")
         object.__setattr__(self, "teachers", teacher_specs(self.teachers, BC_TEACHER_NAMES))
 
     @property
@@ -112,17 +120,26 @@ class CarBCExperiment(SingleCellExperiment):
         return tuple(TEACHERS.load(spec)[0] for spec in self.teachers)
 
     def settings(self) -> dict:
-        """JSON-serialisable settings (fingerprinted into run files)."""
+        """JSON-serialisable settings (fingerprinted into run files). ``device`` only away from ``"cpu"``: the runs
+        saved before the setting existed were computed on the CPU and keep their fingerprint (and resume), while a
+        GPU's runs are another sweep's."""
         data = asdict(self)
+        if data["device"] == "cpu":
+            del data["device"]
         data["teachers"] = list(self.teachers)
         data["experiment"] = "car-bc"
         return data
 
-    def build(self, seed_sequence: np.random.SeedSequence):
+    def build(self, seed_sequence: np.random.SeedSequence, device: str | None = None):
         """Road, expert, pool and the pre-trained learner of a run: ``(mdp, expert, pool, learner, rngs)``.
 
         ``learner.pretraining_diverged`` says whether pre-training diverged (the learner then keeps its initial
-        parameters)."""
+        parameters). ``device``: where the learner trains (``"cpu"``, ``"cuda:0"``, ...); default this process's
+        for the experiment's :attr:`device` (:func:`~curteach_teaching.sweeps.devices.run_device`)."""
+        if device is None:
+            from curteach_teaching.sweeps.devices import run_device
+
+            device = run_device(self.device)
         road_seed, pool_seed, agn_seed, trainer_seed = seed_sequence.spawn(4)
         mdp = car_tabular(sample_road(np.random.default_rng(road_seed)), gamma=self.gamma)
         expert = hard_value_iteration(mdp)
@@ -130,7 +147,8 @@ class CarBCExperiment(SingleCellExperiment):
             mdp, expert.policy, np.random.default_rng(pool_seed), n_per_start=self.n_per_start, length=self.demo_length
         )
         learner = BCCarLearner(mdp, update=self.update, learning_rate=self.learning_rate,
-                               n_pairs=self.n_per_start * self.demo_length, rng=np.random.default_rng(trainer_seed))
+                               n_pairs=self.n_per_start * self.demo_length, rng=np.random.default_rng(trainer_seed),
+                               device=device)
         starts = pretraining_starts(pool.start_states, mdp.task_of_state, self.init_types)
         learner.pretraining_diverged = False
         if starts.size and self.pretrain_sweeps:
@@ -144,13 +162,19 @@ class CarBCExperiment(SingleCellExperiment):
 
     def run(self, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
         """One full run; see the module docstring."""
+        from curteach_teaching.sweeps.devices import run_device
+
+        try:
+            device = run_device(self.device)  # "cuda" -> this worker's GPU
+        except ValueError as error:
+            raise ValueError(f"run {index} {error}") from None
         with warnings.catch_warnings():
             # imitation's BC logger calls float() on tensors that require grad (harmless, once per process)
             warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
-            return self._run(index, seed_sequence)
+            return self._run(index, seed_sequence, device)
 
-    def _run(self, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
-        mdp, expert, pool, learner, rngs = self.build(seed_sequence)
+    def _run(self, index: int, seed_sequence: np.random.SeedSequence, device: str) -> RunResult:
+        mdp, expert, pool, learner, rngs = self.build(seed_sequence, device)
         aggregation = self.aggregation
         options = {"cur_aggregation": aggregation, "cur_t_aggregation": aggregation, "cur_l_aggregation": aggregation}
 
@@ -164,7 +188,7 @@ class CarBCExperiment(SingleCellExperiment):
         learners = []
         for seed in trainer_seeds:
             copy = BCCarLearner(mdp, update=self.update, learning_rate=self.learning_rate, n_pairs=learner.n_pairs,
-                                rng=np.random.default_rng(seed))
+                                rng=np.random.default_rng(seed), device=device)
             copy.set_theta(learner.theta)
             learners.append(copy)
         set_states, set_actions = _sets(pool)

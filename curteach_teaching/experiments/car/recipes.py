@@ -29,6 +29,10 @@ epoch's mean training loss).
 SB3 and torch draw from the global generators (network initialisation, PPO's sampling): a recipe that builds SB3 or
 torch objects does so inside :func:`seeded_globals`, which seeds them from the run's seed sequence and restores them
 after, so that a run gives the same numbers in any worker and after any other run.
+
+Every network a recipe builds (the policies, the reward nets, PPO) trains on ``setup.device``, the device the runner
+gave the run (``"cpu"`` or a GPU's ``"cuda:k"``); a network is initialised before it moves there, so its initial
+weights are the same on every device.
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ class CarSetup:
         init_demonstrations: those of the pre-training starts (``--init``).
         theta: ``(16,)`` the pre-trained BC parameters (car-bc's learner after pre-training).
         settings: the experiment (its sizes and rates).
+        device: where the run's networks train (``"cpu"``, ``"cuda:0"``, ...;
+            :func:`~curteach_teaching.sweeps.devices.run_device` of the experiment's ``device``).
     """
 
     mdp: Any
@@ -68,6 +74,7 @@ class CarSetup:
     init_demonstrations: list
     theta: np.ndarray
     settings: Any
+    device: str = "cpu"
 
     def teacher(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """The teacher's per-step ``log pi^E(a | s)`` of state-index observations (hard VI, tie-uniform)."""
@@ -126,7 +133,7 @@ def _bc_trainer(setup: CarSetup, rng: np.random.Generator):
     policy = QuadraticSoftmaxPolicy.from_mdp(setup.mdp)
     policy.set_theta(setup.theta)
     s = setup.settings
-    return make_bc_trainer(policy, s.n_per_start * s.demo_length, s.learning_rate, rng)
+    return make_bc_trainer(policy, s.n_per_start * s.demo_length, s.learning_rate, rng, setup.device)
 
 
 def _folder_logger(folder: str):
@@ -181,7 +188,8 @@ def run_dagger(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSeque
     bc_seed, dagger_seed, env_seed, expert_seed, torch_seed = seed_sequence.spawn(5)
     s = setup.settings
     trainer = _bc_trainer(setup, np.random.default_rng(bc_seed))
-    with (tempfile.TemporaryDirectory(prefix="curteach-dagger-") as scratch, seeded_globals(_int(torch_seed)),
+    with (tempfile.TemporaryDirectory(prefix="curteach-dagger-") as scratch,
+          seeded_globals(_int(torch_seed), setup.device),
           contextlib.redirect_stderr(io.StringIO())):  # the progress bars of the demonstration files DAgger saves
         dagger = DAggerTrainer(venv=_venv(setup, _int(env_seed)), scratch_dir=scratch,
                                rng=np.random.default_rng(dagger_seed), bc_trainer=trainer,
@@ -210,16 +218,18 @@ def _adversarial(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSeq
 
     env_seed, torch_seed = seed_sequence.spawn(2)
     s = setup.settings
-    with tempfile.TemporaryDirectory(prefix="curteach-adversarial-") as folder, seeded_globals(_int(torch_seed)):
+    with (tempfile.TemporaryDirectory(prefix="curteach-adversarial-") as folder,
+          seeded_globals(_int(torch_seed), setup.device)):
         venv = _venv(setup, _int(env_seed))
         n_steps = s.adversarial_timesteps
         generator = PPO(QuadraticSoftmaxPolicy, venv, n_steps=n_steps, batch_size=min(n_steps, 100), n_epochs=4,
-                        learning_rate=s.generator_learning_rate, gamma=setup.mdp.gamma, ent_coef=0.0, device="cpu",
+                        learning_rate=s.generator_learning_rate, gamma=setup.mdp.gamma, ent_coef=0.0,
+                        device=setup.device,
                         policy_kwargs={"action_features": action_features(setup.mdp),
                                        "optimizer_class": th.optim.Adam})
         generator.policy.set_theta(setup.theta)
         net_class, trainer_class = (BasicRewardNet, GAIL) if kind == "gail" else (BasicShapedRewardNet, AIRL)
-        reward_net = net_class(venv.observation_space, venv.action_space)
+        reward_net = net_class(venv.observation_space, venv.action_space)  # the trainer moves it to PPO's device
         trainer = trainer_class(demonstrations=setup.demonstrations, demo_batch_size=s.n_per_start * s.demo_length,
                                 venv=venv, gen_algo=generator, reward_net=reward_net,
                                 n_disc_updates_per_round=s.disc_updates, custom_logger=_folder_logger(folder),
@@ -263,6 +273,7 @@ def run_mce_irl(setup: CarSetup, variant: str, seed_sequence: np.random.SeedSequ
     with th.no_grad():  # a linear reward on the features, started at zero (no draw from torch's generator counts)
         for parameter in reward_net.parameters():
             parameter.zero_()
+    reward_net.to(setup.device)  # MCEIRL computes on its reward net's device
     trainer = MCEIRL(None, env, reward_net, np.random.default_rng(seed_sequence), discount=1.0, log_interval=None,
                      optimizer_kwargs={"lr": s.mce_learning_rate}, custom_logger=silent_logger())
     if setup.init_demonstrations and s.pretrain_iterations:

@@ -89,8 +89,10 @@ def _call_recipe(recipe, trainer: str, curriculum: str, plugin: bool, setup, spe
                           f"{error}", traceback.format_exc()) from error
 
 
-#: Settings added after runs were saved, with their defaults (left out of the fingerprint at the default).
-_ADDED_LATER = {"disc_updates": 2, "match_starts": False}
+#: Settings added after runs were saved, with their defaults (left out of the fingerprint at the default). The
+#: device among them: every run saved before it was computed on the CPU, and a GPU's numbers may differ in the last
+#: bits, so CPU runs keep their fingerprint and GPU runs are another sweep's.
+_ADDED_LATER = {"disc_updates": 2, "match_starts": False, "device": "cpu"}
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,10 @@ class CarTrainersExperiment:
         generator_learning_rate: PPO's Adam step size.
         mce_iterations: MCE-IRL reward steps per teaching step; mce_learning_rate: its Adam step size.
         pretrain_iterations: MCE-IRL reward steps on the pre-training starts before teaching.
+        device: ``"cpu"`` or ``"cuda"`` (resolve ``"auto"`` with
+            :func:`~curteach_teaching.sweeps.devices.sweep_device` first): where every network of a run (policies,
+            reward nets, PPO) trains; a run takes the GPU its worker is given
+            (:func:`~curteach_teaching.sweeps.devices.run_device`).
     """
 
     trainers: tuple = ("bc", "dagger", "gail", "airl", "mce-irl")
@@ -133,6 +139,7 @@ class CarTrainersExperiment:
     pretrain_iterations: int = 20
     disc_updates: int = 2
     match_starts: bool = False
+    device: str = "cpu"
 
     def __post_init__(self):
         trainers = _names("trainers", self.trainers, None)
@@ -156,6 +163,8 @@ class CarTrainersExperiment:
             check_positive(name, getattr(self, name))
         if not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"gamma must be in [0, 1]; got {self.gamma}")
+        if self.device not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda' (resolve 'auto' first); got {self.device!r}")
 
     @staticmethod
     def trainer_recipes(trainers) -> dict:
@@ -209,27 +218,38 @@ class CarTrainersExperiment:
         data["experiment"] = "car-trainers"
         return data
 
-    def setup(self, seed_sequence: np.random.SeedSequence):
+    def setup(self, seed_sequence: np.random.SeedSequence, device: str | None = None):
         """The run's :class:`~curteach_teaching.experiments.car.recipes.CarSetup` (car-bc's road, expert,
-        pool and pre-trained learner for the same seed sequence)."""
+        pool and pre-trained learner for the same seed sequence) on ``device`` (``"cpu"``, ``"cuda:0"``, ...;
+        default this process's for :attr:`device`, :func:`~curteach_teaching.sweeps.devices.run_device`)."""
         from curteach_teaching.experiments.car.bc import CarBCExperiment, pretraining_starts
         from curteach_teaching.experiments.car.recipes import CarSetup
 
+        if device is None:
+            from curteach_teaching.sweeps.devices import run_device
+
+            device = run_device(self.device)
         bc = CarBCExperiment(init_types=self.init_types, steps=1, learning_rate=self.learning_rate,
                              pretrain_sweeps=self.pretrain_sweeps, n_per_start=self.n_per_start,
-                             demo_length=self.demo_length, gamma=self.gamma)
-        mdp, expert, pool, learner, _ = bc.build(seed_sequence)
+                             demo_length=self.demo_length, gamma=self.gamma, device=self.device)
+        mdp, expert, pool, learner, _ = bc.build(seed_sequence, device)
         init_starts = pretraining_starts(pool.start_states, mdp.task_of_state, self.init_types)
         return CarSetup(mdp=mdp, expert=expert, demonstrations=pool.all_trajectories(),
                         init_demonstrations=[t for k in init_starts for t in pool.trajectories(int(k))],
-                        theta=learner.theta, settings=self)
+                        theta=learner.theta, settings=self, device=device)
 
     def run_cell(self, cell: str, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
         """Run ``index`` of ``cell`` (see the module docstring)."""
         if cell not in self.cells:
             raise ValueError(f"unknown cell {cell!r}; cells: {', '.join(self.cells)}")
         trainer, curriculum = split_cell(cell)
-        setup = self.setup(seed_sequence)
+        from curteach_teaching.sweeps.devices import run_device
+
+        try:
+            device = run_device(self.device)  # "cuda" -> this worker's GPU
+        except ValueError as error:
+            raise ValueError(f"run {index} of {cell} {error}") from None
+        setup = self.setup(seed_sequence, device)
         trainer_seed = seed_sequence.spawn(1)[0]
         from threadpoolctl import threadpool_limits  # in the teaching extra
 
