@@ -160,11 +160,14 @@ def test_a_flag_no_cell_reads_does_not_change_the_sweep(cartpole_root, tmp_path,
     for path in (out / "runs").glob("*/run_*.json"):
         path.write_text(json.dumps({**json.loads(path.read_text()), "fingerprint": fingerprint({**legacy,
                                                                                                 "keep": 0.5})}))
-    assert main([*args, "--keep", "0.7"]) == 0
+    # the command adds a cell: the folder is upgraded as the sweep it records, then only the new cell computes
+    assert main([*args, "--keep", "0.7", "--curricula", "Agn,Cur-L,Cur"]) == 0
     printed = capsys.readouterr().out
     assert f"upgraded {out}: settings no cell reads are left out of them (keep) (2 run files re-keyed)" in printed
-    assert "2 runs (0 computed, 2 reused)" in printed
-    assert json.loads((out / "sweep.json").read_text()) == record
+    assert f"upgraded {out}: each cell has its own settings now" in printed
+    assert "3 runs (1 computed, 2 reused)" in printed
+    upgraded = json.loads((out / "sweep.json").read_text())
+    assert upgraded["settings"] == record["settings"] and list(upgraded["cells"]) == ["Agn", "Cur", "Cur-L"]
 
 
 def test_cells_can_be_added_dropped_and_reordered(cartpole_root, tmp_path, monkeypatch, capsys):
