@@ -148,7 +148,7 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     out = output_folder(args, "results/dataset-bc")
     with named_as_options(args):  # --target must be ..., --bad-field must be ...
         report = DatasetBCReport(experiment, pool, success=holdout is None and success_defined(pool),
-                                 target=args.target, title=f"dataset-bc: {', '.join(sources)}",
+                                 target=args.target, title=figure_title(pool.group_names),
                                  bad_field=args.bad_field, metric=args.metric)
     session = sweep_session(args, out)
     with session:
@@ -164,6 +164,13 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
                     announce()
                     raise
         return run_sweep_command(args, experiment, report, out, session=session)
+
+
+def figure_title(groups) -> str:
+    """The figures' title: the pool's datasets by name (not by path), the first three and a count of the rest."""
+    groups = list(groups)
+    named = ", ".join(groups[:3]) + (f" and {len(groups) - 3} more" if len(groups) > 3 else "")
+    return f"dataset-bc: {named}"
 
 
 def held_out_fraction(args: argparse.Namespace, pool) -> float | None:

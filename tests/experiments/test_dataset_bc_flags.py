@@ -173,3 +173,11 @@ def test_a_damaged_ensemble_cache_is_said_and_fitted_again(cartpole_root, tmp_pa
     assert (out / "summary.csv").read_bytes() == summary
     report = json.loads((out / "report.json").read_text())
     assert report["final"]["Cur"]["n"] == 1
+
+
+def test_the_figures_name_the_datasets_not_their_paths():
+    from curteach_teaching.commands.dataset_bc import figure_title
+
+    assert figure_title(["cartpole/scripted-v0"]) == "dataset-bc: cartpole/scripted-v0"
+    # a ladder of ten datasets given by path made a title wider than the figure
+    assert figure_title([f"task-{i}" for i in range(10)]) == "dataset-bc: task-0, task-1, task-2 and 7 more"

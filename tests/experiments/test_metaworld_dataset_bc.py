@@ -59,9 +59,14 @@ def test_dataset_bc_on_two_metaworld_tasks_reports_success_per_task(two_tasks, t
                        "--no-sampled") == 0
     printed = capsys.readouterr().out
     assert "Agn after 10 batches (n=2)" in printed and "success" in printed
+    assert "bad episodes" not in printed  # a clean dataset's noisy field, all false: nothing to say about it
     _check_success_per_task(out, [d.name for d in two_tasks], 10, 10)
-    settings = json.loads((out / "report.json").read_text())["settings"]
-    assert settings["task_difficulty"] == "level"  # several datasets: the ladder's rank by default
+    report = json.loads((out / "report.json").read_text())
+    # several datasets: the ladder's rank by default
+    assert {own["task"] for own in report["cell_settings"].values()} == {None, "level"}
+    # each task's final success is compared in pairs too, and drawn a panel each
+    assert {f"success:{d.name}" for d in two_tasks} <= set(report["paired"]["statistics"]["Cur"]["scalars"])
+    assert "success_by_dataset.png" in report["files"] and (out / "success_by_dataset.png").is_file()
 
 
 @pytest.mark.slow

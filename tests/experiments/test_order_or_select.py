@@ -53,7 +53,7 @@ def test_select_and_weight_by_the_ensemble_drop_the_noisy_episodes(mixed_root, t
     assert summary[0].startswith("curriculum,use,task,batches,mean") and summary[1].startswith("Agn,all,,0,")
     assert any(line.startswith("Cur-T+weight,weight,ensemble,") for line in summary)
     report = json.loads((out / "report.json").read_text())
-    assert report["settings"]["use"] == "select" and "selection.csv" in report["files"]
+    assert report["cell_settings"]["Cur-T+select"]["use"] == "select" and "selection.csv" in report["files"]
     # the same command again: every run and the ensemble come from the folder
     assert main(args) == 0
     again = capsys.readouterr().out

@@ -117,6 +117,7 @@ class DatasetBCReport(Report):
         self.target = target
         self.bad = bad_episodes(self.pool, bad_field)  # checked here, before any run (the training part)
         self.bad_field = bad_field or DEFAULT_BAD_FIELD
+        self.bad_field_given = bad_field is not None
         cells = [experiment.cell_spec(cell) for cell in experiment.cells]
         self.use_columns = any(c.use not in (None, "order") for c in cells) or len({c.task for c in cells} - {None}) > 1
 
@@ -127,7 +128,9 @@ class DatasetBCReport(Report):
         pool = self.pool
         if not write_selection_csv(sweep, pool, out_dir / "selection.csv"):
             return []
-        if self.bad is not None:
+        if self.bad is not None and (self.bad.any() or self.bad_field_given):
+            # a pool with no bad episode (a clean dataset's "noisy" field, all false) has nothing to say, unless
+            # the field was asked for
             report["selection_quality"] = {"field": self.bad_field, **selection_quality(sweep, pool, self.bad)}
         return ["selection.csv"]
 
@@ -188,6 +191,13 @@ class DatasetBCReport(Report):
         if self.success and all("success" in r.curves for results in cells.values() for r in results):
             scalars["success"] = {cell: np.array([r.curves["success"][length - 1] for r in results])
                                   for cell, results in cells.items()}
+            # several datasets (tasks): each one's final success too, so that a curriculum's gain on one task is not
+            # averaged away
+            runs = [r for results in cells.values() for r in results]
+            for name in [name for name in runs[0].curves if name.startswith("success:")]:
+                if all(name in r.curves for r in runs):
+                    scalars[name] = {cell: np.array([r.curves[name][length - 1] for r in results])
+                                     for cell, results in cells.items()}
         metric = "success" if "success" in scalars else "return"
         for k in range(1, length - 1):
             scalars[f"{metric}@{int(steps[k])}"] = {cell: np.array([r.curves[metric][k] for r in results])
@@ -267,7 +277,25 @@ class DatasetBCReport(Report):
                                 [r[key.replace("mean", "sem")] for r in mine], mine[0]["n"])
             plot_curves_against_batches(curves, out_dir / file, title=self.title, ylabel=ylabel)
             names.append(file)
+        if not self.held_out and rows and any(key.startswith("success_mean:") for key in rows[0]):
+            names.append(self._group_figure(sweep, rows, out_dir / "success_by_dataset.png"))
         return names
+
+    def _group_figure(self, sweep, rows: list, path: Path) -> str:
+        """``success_by_dataset.png``: the greedy success rate on each dataset of the pool (each task), a panel
+        each, in the pool's order."""
+        from curteach_teaching.experiments.dataset_bc.group_figure import plot_groups_against_batches
+
+        panels = {}
+        for group in self.pool.group_names:
+            key = f"success_mean:{group}"
+            panels[group] = {}
+            for cell in sweep.cells:
+                mine = [r for r in rows if r["curriculum"] == cell]
+                panels[group][cell] = ([r["batches"] for r in mine], [r[key] for r in mine],
+                                       [r[f"success_sem:{group}"] for r in mine], mine[0]["n"])
+        plot_groups_against_batches(panels, path, title=self.title, ylabel="Success rate (greedy)")
+        return path.name
 
     def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
         """The final return (and success) per curriculum, the paired statistics and any diverged run."""
