@@ -75,10 +75,11 @@ def _policy_factory(kind: str, observation_space, action_space):
 
 
 def rank_scores(pool, score: str, *, teacher=None, policy: str = "auto", cache: Path | None = None,
-                progress: bool = False) -> np.ndarray:
+                progress: bool = False, obs_keys=None) -> np.ndarray:
     """``(N,)`` float64 difficulty of every episode of ``pool``, larger = less preferred: the ensemble ``teacher``'s
-    held-out negative log-likelihood per step (``score == "ensemble"``, cached in ``cache``), else dataset-bc's task
-    difficulty (``length``, minus the ``return``, a field, ``module:attr``). The one place ``rank`` scores."""
+    held-out negative log-likelihood per step (``score == "ensemble"``, cached in ``cache`` under the policy and the
+    observation keys the pool was read with, ``obs_keys``), else dataset-bc's task difficulty (``length``, minus
+    the ``return``, a field, ``module:attr``). The one place ``rank`` scores."""
     if score != "ensemble":
         from curteach_teaching.datasets.task_scores import task_difficulty
 
@@ -89,7 +90,9 @@ def rank_scores(pool, score: str, *, teacher=None, policy: str = "auto", cache: 
     trajectories = codec.trajectories(pool.trajectories, pool.groups)
     factory = _policy_factory(policy, codec.observation_space, pool.action_space)
     return teacher.scores(trajectories, factory, codec.observation_space, pool.action_space, cache=cache,
-                          label=f"rank|{policy}", progress=progress,
+                          # the cache's key covers the actions, not the observations: other keys are other scores
+                          label=f"rank|{policy}" + ("" if obs_keys is None else "|obs=" + ",".join(obs_keys)),
+                          progress=progress,
                           say=lambda line: print(line, flush=True)).difficulty  # a damaged cache: one line
 
 
@@ -196,7 +199,7 @@ def run_rank(args: argparse.Namespace) -> int:
                                       batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed)
         _policy_factory(args.policy, pool.observation_space, pool.action_space)  # a misfit policy fails now
     difficulty = rank_scores(pool, args.score, teacher=teacher, policy=args.policy, cache=out / "teachers",
-                             progress=progress_wanted(args))
+                             progress=progress_wanted(args), obs_keys=obs_keys)
     ranking = rank_episodes(difficulty, 1.0 if args.keep is None else args.keep)
     out.mkdir(parents=True, exist_ok=True)  # checked before the scoring, created after it
     order = None if groups is None else group_order(groups, args.group_field)
