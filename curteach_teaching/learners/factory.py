@@ -5,8 +5,9 @@
 
 * BabyAI's encoded observations (what :meth:`~curteach_teaching.learners.babyai.BabyAIFiLMPolicy.accepts`):
   :class:`~curteach_teaching.learners.babyai.BabyAIFiLMPolicy`;
-* an image (a ``uint8`` ``Box`` of shape ``(H, W, C)`` or ``(C, H, W)`` with sides >= 36): SB3's
-  ``ActorCriticCnnPolicy`` (Nature CNN);
+* an image (a ``uint8`` ``Box`` of shape ``(C, H, W)`` with sides >= 36): SB3's ``ActorCriticCnnPolicy`` (Nature
+  CNN), which reads channels first (``dataset-bc``'s observation codec turns ``(H, W, C)`` frames so first:
+  :mod:`~curteach_teaching.experiments.dataset_bc.channels_first`);
 * a ``Dict``: SB3's ``MultiInputActorCriticPolicy``;
 * anything else (vectors, ``Discrete``, ``MultiDiscrete``): SB3's ``ActorCriticPolicy``, an MLP of two layers of
   64 units (imitation's ``BC`` trains only its action head; the value head stays unused).

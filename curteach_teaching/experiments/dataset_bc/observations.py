@@ -6,8 +6,9 @@ same way for both, and names the policy's observation space. :func:`codec_for` p
 ``Dict`` with a ``Text`` ``mission`` beside an ``image`` and a ``direction`` is BabyAI's
 (:mod:`curteach_teaching.learners.babyai_vocab`); a flat ``Box`` whose groups' environments are all
 ``MetaWorldTask-v0`` with at least two tasks gets the one-hot over those tasks
-(:mod:`~curteach_teaching.experiments.dataset_bc.task_one_hot`, Meta-World's MT convention); every other space is
-used as it is.
+(:mod:`~curteach_teaching.experiments.dataset_bc.task_one_hot`, Meta-World's MT convention); images stored
+channels-last (``(H, W, C)``, alone or in a ``Dict``: camera frames of robot datasets) are turned channels-first for
+SB3's CNNs (:mod:`~curteach_teaching.experiments.dataset_bc.channels_first`); every other space is used as it is.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import gymnasium as gym
 __all__ = ["CODECS", "Codec", "codec_for"]
 
 #: the codecs by name
-CODECS = ("identity", "babyai", "task-one-hot")
+CODECS = ("identity", "babyai", "task-one-hot", "channels-first")
 
 
 def _is_babyai(space: gym.spaces.Space) -> bool:
@@ -38,12 +39,14 @@ class Codec:
         observation_space: the space the policy is built for.
         tasks: ``task-one-hot``: the tasks, in the one-hot's order (sorted names).
         group_tasks: ``task-one-hot``: each pool group's task.
+        image_keys: ``channels-first``: the channels-last images (``("",)``: the observation itself).
     """
 
     name: str
     observation_space: gym.spaces.Space
     tasks: tuple = ()
     group_tasks: Mapping = field(default_factory=dict)
+    image_keys: tuple = ()
 
     def trajectories(self, trajectories: Sequence[Any], groups: Sequence[str] | None = None) -> list:
         """The pool's imitation trajectories with the policy's observations (the same objects for ``identity``);
@@ -56,6 +59,10 @@ class Codec:
             if groups is None:
                 raise ValueError("the task-one-hot codec needs each trajectory's group (pool.groups)")
             return one_hot_trajectories(trajectories, groups, self.group_tasks, self.tasks)
+        if self.name == "channels-first":
+            from curteach_teaching.experiments.dataset_bc.channels_first import channels_first_trajectories
+
+            return channels_first_trajectories(trajectories, self.image_keys)
         import dataclasses
 
         from imitation.data.types import DictObs
@@ -77,6 +84,10 @@ class Codec:
             from curteach_teaching.experiments.dataset_bc.task_one_hot import TaskOneHot
 
             return TaskOneHot(env, self.tasks)
+        if self.name == "channels-first":
+            from curteach_teaching.experiments.dataset_bc.channels_first import ChannelsFirst
+
+            return ChannelsFirst(env, self.image_keys)
         from curteach_teaching.datasets.sources.babyai_bot import quiet_reset
         from curteach_teaching.learners.babyai_vocab import MissionTokens
 
@@ -107,4 +118,9 @@ def codec_for(space: gym.spaces.Space, env_specs: Mapping | None = None) -> Code
     if texts:
         raise ValueError("dataset-bc reads Text observations only as a BabyAI mission beside an image and a "
                          f"direction; got {space}")
+    from curteach_teaching.experiments.dataset_bc.channels_first import channels_first_space, channels_last_keys
+
+    keys = channels_last_keys(space)
+    if keys is not None:
+        return Codec("channels-first", channels_first_space(space, keys), image_keys=keys)
     return Codec("identity", space)
