@@ -12,7 +12,11 @@ times, on one torch thread:
 * ``bare``: the same policy's own layers (features, actor MLP, action head), the cross-entropy or Gaussian negative
   log-likelihood, ``backward`` and Adam's step, on batches drawn by ``torch.randint`` from tensors made once;
 * ``bare, BC's loss``: the same loop with imitation's own BC loss calculator (SB3's ``evaluate_actions``: the
-  distribution, its entropy, the value head; the L2 norm), which splits the gap into BC's loss and the library's.
+  distribution, its entropy, the value head; the L2 norm), which splits the gap into BC's loss and the library's;
+* ``bare, the same arithmetic``: the same loop with the arithmetic of the library's step, written out (torch's
+  ``Categorical``: the log-sum-exp of the logits, the action's logit gathered, their difference, the mean; torch's
+  ``Normal`` summed over the action's dimensions, as SB3 sums it), which is what exact numbers cost beyond the
+  cross-entropy's fused kernels.
 
 It prints steps per wall second and per CPU second of each and their ratios (issue 40's goal: at least 0.9), best of
 ``--repeats``, interleaved; on a shared machine the CPU-second ratio is the steadier one. Asserts nothing.
@@ -95,10 +99,11 @@ def library(discrete: bool, seconds: float) -> tuple[float, float]:
     return steps / (time.perf_counter() - began), steps / (time.process_time() - cpu)
 
 
-def bare(discrete: bool, seconds: float, bc_loss: bool = False) -> tuple[float, float]:
+def bare(discrete: bool, seconds: float, bc_loss: bool = False, same_ops: bool = False) -> tuple[float, float]:
     """Steps per wall second and per CPU second of a bare loop of the same network and optimizer, data in
     tensors; with ``bc_loss`` its loss is imitation's own BC loss calculator (SB3's distribution, entropy, value
-    head, L2 norm) instead of the cross-entropy or Gaussian negative log-likelihood."""
+    head, L2 norm), with ``same_ops`` the library's arithmetic (see the module docstring), instead of the
+    cross-entropy or Gaussian negative log-likelihood."""
     import numpy as np
     import torch as th
     import torch.nn.functional as F
@@ -123,7 +128,15 @@ def bare(discrete: bool, seconds: float, bc_loss: bool = False) -> tuple[float, 
             return
         latent = policy.mlp_extractor.forward_actor(policy.extract_features(obs[index]))
         out = policy.action_net(latent)
-        if discrete:
+        if same_ops and discrete:
+            lse = out.logsumexp(dim=-1, keepdim=True)
+            loss = 0.0 - (out.gather(-1, acts[index].unsqueeze(-1)) - lse).squeeze(-1).mean()
+        elif same_ops:
+            scale = th.ones_like(out) * policy.log_std.exp()
+            log_prob = (-((acts[index] - out) ** 2) / (2 * scale**2) - scale.log()
+                        - math.log(math.sqrt(2 * math.pi))).sum(dim=1)
+            loss = 0.0 - log_prob.mean()
+        elif discrete:
             loss = F.cross_entropy(out, acts[index].long())
         else:
             z = (acts[index] - out) * (-policy.log_std).exp()
@@ -154,23 +167,28 @@ def main() -> None:
     out: dict = {"torch": th.__version__, "threads": th.get_num_threads(), "batch": BATCH, "goal": GOAL,
                  "load_avg": [round(x, 2) for x in os.getloadavg()]}
     for name, discrete in (("discrete", True), ("continuous", False)):
-        libs, raws, bcs = [], [], []
+        libs, raws, bcs, sames = [], [], [], []
         for _ in range(args.repeats):  # interleaved, so that a change in the machine's load touches all alike
             libs.append(library(discrete, args.seconds))
             raws.append(bare(discrete, args.seconds))
             bcs.append(bare(discrete, args.seconds, bc_loss=True))
+            sames.append(bare(discrete, args.seconds, same_ops=True))
         bc_cpu = max(c for _, c in bcs)
+        same_cpu = max(c for _, c in sames)
         lib, raw = max(w for w, _ in libs), max(w for w, _ in raws)
         lib_cpu, raw_cpu = max(c for _, c in libs), max(c for _, c in raws)
         out[name] = {"library_steps_per_s": lib, "bare_steps_per_s": raw, "ratio": lib / raw,
                      "library_steps_per_cpu_s": lib_cpu, "bare_steps_per_cpu_s": raw_cpu,
                      "cpu_ratio": lib_cpu / raw_cpu, "bare_bc_loss_steps_per_cpu_s": bc_cpu,
-                     "bc_loss_cpu_ratio": bc_cpu / raw_cpu, "adapter_cpu_ratio": lib_cpu / bc_cpu}
+                     "bc_loss_cpu_ratio": bc_cpu / raw_cpu, "adapter_cpu_ratio": lib_cpu / bc_cpu,
+                     "bare_same_ops_steps_per_cpu_s": same_cpu, "same_ops_cpu_ratio": same_cpu / raw_cpu,
+                     "library_same_ops_cpu_ratio": lib_cpu / same_cpu}
         if not args.json:
             print(f"{name:10s} library {lib:8,.0f} steps/s, bare {raw:8,.0f} steps/s: ratio {lib / raw:.2f}; per CPU "
                   f"second {lib_cpu:,.0f} and {raw_cpu:,.0f}: ratio {lib_cpu / raw_cpu:.2f} (goal >= {GOAL}); the "
                   f"bare loop with imitation's BC loss {bc_cpu:,.0f} per CPU second ({bc_cpu / raw_cpu:.2f} of bare; "
-                  f"the library {lib_cpu / bc_cpu:.2f} of it)", flush=True)
+                  f"the library {lib_cpu / bc_cpu:.2f} of it); with the library's arithmetic {same_cpu:,.0f} "
+                  f"({same_cpu / raw_cpu:.2f} of bare; the library {lib_cpu / same_cpu:.2f} of it)", flush=True)
     out["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     if args.json:
         print(json.dumps(out))

@@ -18,6 +18,11 @@ state is saved with the curriculum's (:meth:`~curteach_teaching.curriculum.core.
 ``state_dict()`` / ``load_state_dict()``, unless it says ``save_with_curriculum = False`` (a callback that saves the
 curriculum itself). A callback sees the run; it must not change the curriculum's generator or selection. An
 exception it raises stops training there (e.g. a divergence check).
+
+A callback whose ``on_batch`` reads only some of :attr:`BatchInfo.metrics` says which in ``reads_metrics`` (a set of
+names; ``None``, the default, means any): a step trainer may leave out the metrics no callback reads and no gradient
+needs (BC's ``prob_true_act``, and its entropy and L2 norm at weight 0), which saves their arithmetic at every
+step (:func:`metrics_read`).
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from curteach_teaching.curriculum.selection import EpochRecord, EpochSelection
 from curteach_teaching.curriculum.step_metrics import StepMetrics
 
 __all__ = ["CALLBACK_METHODS", "AtEpochEnd", "BatchInfo", "CurriculumCallback", "EpochPlan", "EveryNSteps",
-           "as_callback", "check_callbacks", "saved_callbacks"]
+           "as_callback", "check_callbacks", "metrics_read", "saved_callbacks"]
 
 #: The methods a curriculum calls on its callbacks (each optional).
 CALLBACK_METHODS = ("on_epoch_start", "on_batch", "on_step", "on_epoch_end")
@@ -114,11 +119,13 @@ class CurriculumCallback:
         every: ``on_step(s)`` runs after global step ``s`` when ``s % every == 0`` (``None``: never).
         at_start: also ``on_step(0)`` before a run's first optimizer step.
         save_with_curriculum: save :meth:`state_dict` with the curriculum's state (when the callback has one).
+        reads_metrics: the names of :attr:`BatchInfo.metrics` that :meth:`on_batch` reads (``None``: any of them).
     """
 
     every: int | None = None
     at_start: bool = False
     save_with_curriculum: bool = True
+    reads_metrics: frozenset | None = None
 
     def on_epoch_start(self, plan: EpochPlan) -> None:
         """Called with each epoch's plan before its first step."""
@@ -209,6 +216,22 @@ def check_callbacks(callbacks: Sequence[Any]) -> list:
     if isinstance(callbacks, (str, bytes)) or not isinstance(callbacks, Sequence):
         raise ValueError(f"callbacks must be a sequence of callbacks; got {callbacks!r}")
     return [as_callback(callback) for callback in callbacks]
+
+
+def metrics_read(callbacks: Sequence[Any]) -> frozenset | None:
+    """The names of the step metrics that ``callbacks`` may read: the union of the ``reads_metrics`` of those with an
+    ``on_batch`` (a :class:`CurriculumCallback` that keeps the no-op one reads none); ``None`` (any metric) as soon as
+    one with an ``on_batch`` does not say."""
+    names: set = set()
+    for callback in callbacks:
+        on_batch = getattr(callback, "on_batch", None)
+        if on_batch is None or getattr(type(callback), "on_batch", None) is CurriculumCallback.on_batch:
+            continue
+        reads = getattr(callback, "reads_metrics", None)
+        if reads is None:
+            return None
+        names.update(reads)
+    return frozenset(names)
 
 
 def saved_callbacks(callbacks: Sequence[Any]) -> list[bool]:

@@ -35,7 +35,7 @@ import numpy as np
 
 from curteach_envs._util import check_int
 from curteach_teaching.curriculum.batches import Batcher
-from curteach_teaching.curriculum.callbacks import BatchInfo, EpochPlan, as_callback, check_callbacks
+from curteach_teaching.curriculum.callbacks import BatchInfo, EpochPlan, as_callback, check_callbacks, metrics_read
 from curteach_teaching.curriculum.index import DemonstrationIndex
 from curteach_teaching.curriculum.selection import (
     CurriculumSelection,
@@ -64,10 +64,10 @@ class StepTrainer(Protocol):
         """A context the callbacks run in after a step, which restores what they may change in the trainer (e.g. the
         policy's training mode, which an evaluation leaves in evaluation mode)."""
 
-    # Optional: ``step_metrics() -> {name: float}``, the training metrics of the step just taken (e.g. its loss),
-    # called right after each step; the curriculum puts them in the step's ``BatchInfo.metrics``.
-    # Optional: ``set_transition_weights(weights (T,) or None)``, the loss weight of every transition for the steps
-    # to come (``use="weight"`` needs it; ``None``: unweighted).
+    # Optional: ``step_metrics() -> {name: float}``, the step's training metrics, called after each step, put in its
+    # ``BatchInfo.metrics``; ``set_read_metrics(names or None)``, the metrics the callbacks may read
+    # (``callbacks.metrics_read``; ``None``: any), told before each pass; ``set_transition_weights(weights (T,) or
+    # None)``, each transition's loss weight for the steps to come (``use="weight"`` needs it; ``None``: unweighted).
 
 
 class Curriculum:
@@ -268,6 +268,8 @@ class Curriculum:
         if not batches:
             return 0, 0
         self._pending, self._done = batches, 0
+        if callable(getattr(self.step_trainer, "set_read_metrics", None)):
+            self.step_trainer.set_read_metrics(metrics_read(self.callbacks))
         try:
             self.step_trainer.train_batches([batch.transitions for batch in batches], self._after_step)
             done = self._done

@@ -9,6 +9,11 @@ Per batch of demonstrations ``j`` of lengths ``L_j``::
 
 (late steps, where few demonstrations are still active, weigh as much as early ones), where imitation's own loss is
 the mean of ``-log pi(a | s)`` over the batch's state-action pairs.
+
+Each computes only what its loss needs and someone reads (``read``: the metrics the curriculum's callbacks may read,
+:func:`~curteach_teaching.curriculum.callbacks.metrics_read`): BC's metrics that are logged only
+(:data:`LOGGED_ONLY`) are left out otherwise, and the loss, its gradient and every metric computed are the same
+numbers either way (see :func:`_metrics`).
 """
 
 from __future__ import annotations
@@ -20,31 +25,73 @@ from imitation.algorithms.bc import BCTrainingMetrics
 from imitation.data import types
 from imitation.util import util
 
-from curteach_teaching.learners.actions import log_prob_and_entropy
+from curteach_teaching.learners.actor_scores import actor_log_prob
 
-__all__ = ["BCLoss", "MetricsRecorder", "StepMeanLoss", "WeightedLoss"]
+__all__ = ["LOGGED_ONLY", "BCLoss", "MetricsRecorder", "StepMeanLoss", "WeightedLoss"]
 
 
 def _as_tensors(obs: Any, acts: Any) -> tuple[Any, Any]:
     """BC's observations and actions as torch tensors, as BC's own loss calculator takes them."""
+    import torch as th
+
+    if isinstance(obs, th.Tensor) and isinstance(acts, th.Tensor):  # the step's batches: as they are
+        return obs, acts
     return types.map_maybe_dict(util.safe_to_tensor, types.maybe_unwrap_dictobs(obs)), util.safe_to_tensor(acts)
 
 
-def _metrics(policy: Any, log_prob: Any, neglogp: Any, entropy: Any, ent_weight: float,
-             l2_weight: float) -> BCTrainingMetrics:
+#: BC's metrics that a step need not compute when no one reads them: ``prob_true_act`` always, the entropy and the
+#: L2 norm (with their terms) when their weight is 0 (they are then logged only, not part of the loss), and BC's own
+#: loss's ``neglogp`` when it is the whole loss (the loss is then ``neglogp + 0.0``)
+LOGGED_ONLY = ("neglogp", "entropy", "ent_loss", "prob_true_act", "l2_norm", "l2_loss")
+
+
+def _reads(read: frozenset | None, *names: str) -> bool:
+    """Whether a metric of ``names`` is read (``read`` ``None``: every metric is)."""
+    return read is None or any(name in read for name in names)
+
+
+def _with_entropy(ent_weight: float, read: frozenset | None) -> bool:
+    """Whether the step computes the entropy: in the loss, or read."""
+    return ent_weight != 0 or _reads(read, "entropy", "ent_loss")
+
+
+def _metrics(policy: Any, log_prob: Any, neglogp: Any, entropy: Any, ent_weight: float, l2_weight: float,
+             read: frozenset | None = None, *, mean_log_prob: Any = None) -> BCTrainingMetrics:
     """BC's metrics around a ``neglogp`` and ``entropy`` computed another way than BC's plain means: the probability
-    of the true actions from ``log_prob`` ``(B,)``, and BC's entropy and L2 terms with their weights."""
+    of the true actions from ``log_prob`` ``(B,)``, and BC's entropy and L2 terms with their weights. BC's own loss
+    gives ``mean_log_prob`` (``log_prob.mean()``) and no ``neglogp``: ``neglogp = -mean_log_prob``, computed only
+    where it is read or added to another term (a loss of ``neglogp`` alone is ``0.0 - mean_log_prob``, which is
+    ``-mean_log_prob + 0.0`` to the bit, with the same gradient).
+
+    The metrics no one reads (``read``: the names read, ``None``: all) and no gradient needs are left ``None``
+    (:data:`LOGGED_ONLY`; the entropy is then not computed either): ``prob_true_act``, and the entropy and the L2
+    norm with their terms at weight 0. The loss is BC's ``neglogp + ent_loss + l2_loss`` all the same, to the bit:
+    a term of weight 0 is ``+-0`` (of a finite entropy or norm), which changes nothing but the sign of a zero loss,
+    and the last term, ``0 * norm``, makes that ``+0``; so the loss adds ``0.0`` in place of an L2 term left out (its
+    gradient is the same: an addition passes it through). Only an entropy or a norm that overflowed to infinity
+    (``0 * inf`` is NaN) would make BC's loss NaN where, left out, it is the log-likelihood's."""
     import torch as th
 
-    with th.no_grad():  # logged only
-        prob_true_act = th.exp(log_prob).mean()
+    prob_true_act = None
+    if _reads(read, "prob_true_act"):
+        with th.no_grad():  # logged only
+            prob_true_act = th.exp(log_prob).mean()
+    l2_norm = None
     if l2_weight != 0:  # BC's expression, as it enters the loss
         l2_norm = sum(th.sum(th.square(w)) for w in policy.parameters()) / 2
-    else:
+    elif _reads(read, "l2_norm", "l2_loss"):
         with th.no_grad():  # logged only (BC logs it even at weight 0): one foreach norm, not 2 kernels per parameter
             l2_norm = th.nn.utils.get_total_norm(list(policy.parameters())).square() / 2
-    ent_loss = -ent_weight * (entropy if entropy is not None else th.zeros(1, device=log_prob.device))
-    l2_loss = l2_weight * l2_norm
+    ent_loss = None
+    if _with_entropy(ent_weight, read):
+        ent_loss = -ent_weight * (entropy if entropy is not None else th.zeros(1, device=log_prob.device))
+    l2_loss = None if l2_norm is None else l2_weight * l2_norm
+    if neglogp is None and ent_loss is None and l2_loss is None and not _reads(read, "neglogp"):
+        return BCTrainingMetrics(neglogp=None, entropy=None, ent_loss=None, prob_true_act=prob_true_act, l2_norm=None,
+                                 l2_loss=None, loss=0.0 - mean_log_prob)
+    if neglogp is None:
+        neglogp = -mean_log_prob
+    loss = neglogp if ent_loss is None else neglogp + ent_loss
     return BCTrainingMetrics(
         neglogp=neglogp,
         entropy=entropy,
@@ -52,7 +99,7 @@ def _metrics(policy: Any, log_prob: Any, neglogp: Any, entropy: Any, ent_weight:
         prob_true_act=prob_true_act,
         l2_norm=l2_norm,
         l2_loss=l2_loss,
-        loss=neglogp + ent_loss + l2_loss,
+        loss=loss + (l2_loss if l2_loss is not None else 0.0),
     )
 
 
@@ -71,35 +118,43 @@ class BCLoss:
     ``prob_true_act`` are computed without it. BC's own calculator backpropagates ``0 * term``, which adds zeros to
     the gradients: the losses, the steps and the parameters are the same (only the sign of a gradient that is
     exactly zero could differ, and SGD and Adam step the same on either). The logged ``l2_norm`` at ``l2_weight=0``
-    is torch's foreach norm, equal to BC's sum of squares up to rounding (it is not part of the loss then).
+    is torch's foreach norm, equal to BC's sum of squares up to rounding (it is not part of the loss then). The
+    log-probabilities come without a distribution object where the policy allows
+    (:func:`~curteach_teaching.learners.actor_scores.actor_log_prob`: the same bits), and the metrics no one reads
+    are not computed (``read``; see :func:`_metrics`).
 
     Args:
         ent_weight, l2_weight: as BC's.
+        read: the names of the metrics someone reads (``None``: all of them); the others of :data:`LOGGED_ONLY`
+            are left ``None`` where their weight is 0.
     """
 
-    def __init__(self, ent_weight: float = 0.0, l2_weight: float = 0.0):
+    def __init__(self, ent_weight: float = 0.0, l2_weight: float = 0.0, *, read: frozenset | None = None):
         self.ent_weight = float(ent_weight)
         self.l2_weight = float(l2_weight)
+        self.read = read
 
     @classmethod
-    def of(cls, calculator: Any) -> Any:
-        """The :class:`BCLoss` of imitation's own calculator (exactly that class); any other calculator, a user's,
-        as it is."""
+    def of(cls, calculator: Any, read: frozenset | None = None) -> Any:
+        """The :class:`BCLoss` of imitation's own calculator (exactly that class), computing the metrics ``read``;
+        any other calculator, a user's, as it is."""
         from imitation.algorithms.bc import BehaviorCloningLossCalculator
 
         if type(calculator) is BehaviorCloningLossCalculator:
-            return cls(calculator.ent_weight, calculator.l2_weight)
+            return cls(calculator.ent_weight, calculator.l2_weight, read=read)
         return calculator
 
     def __call__(self, policy: Any, obs: Any, acts: Any) -> BCTrainingMetrics:
         """BC's loss-calculator interface: ``(policy, obs (B, ...), acts (B, ...)) -> BCTrainingMetrics``."""
         tensor_obs, acts = _as_tensors(obs, acts)
-        log_prob, entropy = log_prob_and_entropy(policy, tensor_obs, acts)
-        neglogp = -log_prob.mean()
+        log_prob, entropy = actor_log_prob(policy, tensor_obs, acts,
+                                           entropy=_with_entropy(self.ent_weight, self.read))
+        mean_log_prob = log_prob.mean()
         if entropy is not None:
             with _weighted_term(self.ent_weight):
                 entropy = entropy.mean()
-        return _metrics(policy, log_prob, neglogp, entropy, self.ent_weight, self.l2_weight)
+        return _metrics(policy, log_prob, None, entropy, self.ent_weight, self.l2_weight, self.read,
+                        mean_log_prob=mean_log_prob)
 
 
 class StepMeanLoss:
@@ -118,6 +173,7 @@ class StepMeanLoss:
         ent_weight, l2_weight: as BC's ``BehaviorCloningLossCalculator``.
         steps_tensor: ``(B,)`` int64, the same steps as a tensor on the training device (optional: saves a copy to
             the device per batch).
+        read: the metrics someone reads, as :class:`BCLoss`'s.
 
     Attributes:
         calls: how many batches it has computed (:class:`~curteach_teaching.curriculum.adapters.bc.BCStepTrainer`
@@ -126,7 +182,7 @@ class StepMeanLoss:
     """
 
     def __init__(self, steps: np.ndarray, *, ent_weight: float = 0.0, l2_weight: float = 0.0,
-                 steps_tensor: Any = None):
+                 steps_tensor: Any = None, read: frozenset | None = None):
         steps = np.asarray(steps)
         if steps.ndim != 1 or steps.size == 0 or not np.issubdtype(steps.dtype, np.integer) or steps.min() < 0:
             raise ValueError(f"steps must be a non-empty 1-D array of integers >= 0; got {steps!r}")
@@ -134,6 +190,7 @@ class StepMeanLoss:
         self.n_steps = int(self.steps.max()) + 1
         self.ent_weight = float(ent_weight)
         self.l2_weight = float(l2_weight)
+        self.read = read
         self.calls = 0
         self._tensors: dict = {}
         if steps_tensor is not None:  # the same steps already on the training device: no copy per batch
@@ -175,13 +232,14 @@ class StepMeanLoss:
                 "calculator made for one batch was used on another"
             )
         self.calls += 1
-        log_prob, entropy = log_prob_and_entropy(policy, tensor_obs, acts)
+        log_prob, entropy = actor_log_prob(policy, tensor_obs, acts,
+                                           entropy=_with_entropy(self.ent_weight, self.read))
         log_prob = log_prob.reshape(-1)
         neglogp = self._step_mean_sum(-log_prob, log_prob.device)
         if entropy is not None:
             with _weighted_term(self.ent_weight):
                 entropy = self._step_mean_sum(entropy.reshape(-1), log_prob.device)
-        return _metrics(policy, log_prob, neglogp, entropy, self.ent_weight, self.l2_weight)
+        return _metrics(policy, log_prob, neglogp, entropy, self.ent_weight, self.l2_weight, self.read)
 
 
 class WeightedLoss:
@@ -199,15 +257,18 @@ class WeightedLoss:
         weights: one ``(b_k,)`` array per minibatch, in the order BC computes them (float32 arrays, or float32
             tensors already on the training device).
         ent_weight, l2_weight: as BC's ``BehaviorCloningLossCalculator``.
+        read: the metrics someone reads, as :class:`BCLoss`'s.
 
     Attributes:
         calls: minibatches computed so far (the step trainer checks that every array was used once).
     """
 
-    def __init__(self, weights: list, *, ent_weight: float = 0.0, l2_weight: float = 0.0):
+    def __init__(self, weights: list, *, ent_weight: float = 0.0, l2_weight: float = 0.0,
+                 read: frozenset | None = None):
         self.weights = [w if hasattr(w, "device") else np.asarray(w, dtype=np.float32) for w in weights]
         self.ent_weight = float(ent_weight)
         self.l2_weight = float(l2_weight)
+        self.read = read
         self.calls = 0
 
     def __call__(self, policy: Any, obs: Any, acts: Any) -> BCTrainingMetrics:
@@ -225,14 +286,15 @@ class WeightedLoss:
         if len(acts) != len(weights):
             raise ValueError(f"WeightedLoss got a minibatch of {len(acts)} transitions for {len(weights)} weights")
         self.calls += 1
-        log_prob, entropy = log_prob_and_entropy(policy, tensor_obs, acts)
+        log_prob, entropy = actor_log_prob(policy, tensor_obs, acts,
+                                           entropy=_with_entropy(self.ent_weight, self.read))
         log_prob = log_prob.reshape(-1)
         w = th.as_tensor(weights, device=log_prob.device, dtype=log_prob.dtype)
         neglogp = -(w * log_prob).mean()
         if entropy is not None:
             with _weighted_term(self.ent_weight):
                 entropy = (w * entropy.reshape(-1)).mean()
-        return _metrics(policy, log_prob, neglogp, entropy, self.ent_weight, self.l2_weight)
+        return _metrics(policy, log_prob, neglogp, entropy, self.ent_weight, self.l2_weight, self.read)
 
 
 class MetricsRecorder:

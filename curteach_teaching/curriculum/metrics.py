@@ -27,6 +27,11 @@ class MetricMean(CurriculumCallback):
         self.name = name
         self._values: list = []  # floats, or 0-d tensors not read yet
 
+    @property
+    def reads_metrics(self) -> frozenset:
+        """The one metric it reads."""
+        return frozenset((self.name,))
+
     def on_batch(self, batch: BatchInfo) -> None:
         """Keep the step's value of the metric, if it has one (a device tensor is kept unread)."""
         metrics = batch.metrics

@@ -4,7 +4,8 @@ read from the training device only when someone reads them.
 A step trainer may report a metric as a 0-d torch tensor on its device (BC's loss, say) instead of a float: turning
 it into a float waits for the device (a synchronisation), which on a GPU costs more than the step itself. A
 :class:`StepMetrics` keeps such tensors as they are; reading any value (``metrics["loss"]``, ``dict(metrics)``)
-turns all of them into floats at once, one synchronisation for the step. A watcher that only accumulates a metric
+turns all of them into floats at once, one synchronisation for the step (on the CPU, where nothing waits, only the
+value read). A watcher that only accumulates a metric
 (:class:`~curteach_teaching.curriculum.metrics.MetricMean`) takes the tensor itself (:meth:`StepMetrics.tensor`) and
 reads many steps' values at once. On the CPU nothing waits, and the floats are the same either way.
 """
@@ -59,14 +60,19 @@ class StepMetrics(MutableMapping):
         self._order[name] = None
         if is_tensor(value):
             self._floats.pop(name, None)
-            self._tensors[name] = value.detach()
+            self._tensors[name] = value.detach() if value.requires_grad else value
         else:
             self._tensors.pop(name, None)
             self._floats[name] = value
 
     def __getitem__(self, name: str) -> Any:
         if name in self._tensors:
-            self._read()
+            value = self._tensors[name]
+            if value.device.type == "cpu":  # nothing waits: read this one only (float(value), as floats_of gives)
+                self._floats[name] = float(value)
+                del self._tensors[name]
+            else:
+                self._read()
         return self._floats[name]
 
     def __delitem__(self, name: str) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from stable_baselines3.common import distributions, policies
 
-__all__ = ["LOG_STD_MAX", "LOG_STD_MIN", "BoundedActorCriticCnnPolicy", "BoundedActorCriticPolicy",
+__all__ = ["BOUNDED_HEAD", "LOG_STD_MAX", "LOG_STD_MIN", "BoundedActorCriticCnnPolicy", "BoundedActorCriticPolicy",
            "BoundedMultiInputActorCriticPolicy"]
 
 #: the bounds of the Gaussian's log standard deviation (see the module docstring)
@@ -27,12 +27,20 @@ LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0
 class _BoundedLogStd:
     """Overrides SB3's distribution head: a diagonal Gaussian takes ``log_std`` clamped to the bounds."""
 
+    def distribution_log_std(self) -> Any:
+        """``(D,)`` the log standard deviation the Gaussian takes: ``log_std`` clamped to the bounds."""
+        return self.log_std.clamp(LOG_STD_MIN, LOG_STD_MAX)
+
     def _get_action_dist_from_latent(self, latent_pi: Any) -> distributions.Distribution:
         if isinstance(self.action_dist, distributions.DiagGaussianDistribution) and not isinstance(
                 self.action_dist, distributions.SquashedDiagGaussianDistribution):
             mean_actions = self.action_net(latent_pi)
-            return self.action_dist.proba_distribution(mean_actions, self.log_std.clamp(LOG_STD_MIN, LOG_STD_MAX))
+            return self.action_dist.proba_distribution(mean_actions, self.distribution_log_std())
         return super()._get_action_dist_from_latent(latent_pi)
+
+
+#: the distribution head of the bounded policies (the training step's log-probability recognises it)
+BOUNDED_HEAD = _BoundedLogStd._get_action_dist_from_latent
 
 
 class BoundedActorCriticPolicy(_BoundedLogStd, policies.ActorCriticPolicy):

@@ -104,16 +104,29 @@ class LogitsPolicy(ActorCriticPolicy):
         Raises:
             ValueError: actions outside ``[0, A)`` or not one per observation.
         """
+        log_prob, entropy = self.score_actions(obs, actions)
+        return th.zeros((log_prob.shape[0], 1), dtype=log_prob.dtype, device=log_prob.device), log_prob, entropy
+
+    def score_actions(self, obs: Any, actions: Any, *, entropy: bool = True,
+                      check_range: bool = True) -> tuple[th.Tensor, th.Tensor | None]:
+        """``(log pi(a | s) (B,), entropy (B,) or None)``: :meth:`evaluate_actions`'s, without the values; the
+        training step skips the entropy where no one needs it, and the range check (which reads the actions from
+        the device) where the actions were checked before.
+
+        Raises:
+            ValueError: actions not one per observation, or (``check_range``) outside ``[0, A)``.
+        """
         log_policy = self.log_policy(obs)
         actions = th.as_tensor(actions, device=log_policy.device).reshape(-1).long()
         if actions.shape[0] != log_policy.shape[0]:
             raise ValueError(f"need one action per observation; got {actions.shape[0]} for {log_policy.shape[0]}")
         n_actions = log_policy.shape[1]
-        if actions.numel() and (int(actions.min()) < 0 or int(actions.max()) >= n_actions):
+        if check_range and actions.numel() and (int(actions.min()) < 0 or int(actions.max()) >= n_actions):
             raise ValueError(f"actions must lie in [0, {n_actions - 1}]")
         log_prob = log_policy.gather(1, actions[:, None])[:, 0]
-        entropy = -(log_policy.exp() * log_policy).sum(dim=1)
-        return th.zeros((log_prob.shape[0], 1), dtype=log_prob.dtype, device=log_prob.device), log_prob, entropy
+        if not entropy:
+            return log_prob, None
+        return log_prob, -(log_policy.exp() * log_policy).sum(dim=1)
 
     def _predict(self, observation: th.Tensor, deterministic: bool = False) -> th.Tensor:
         return self.get_distribution(observation).get_actions(deterministic=deterministic)

@@ -13,7 +13,7 @@ from imitation.data.types import Trajectory
 from stable_baselines3.common.policies import ActorCriticPolicy
 
 from curteach_teaching.curriculum.adapters.bc import CurriculumBC
-from curteach_teaching.curriculum.callbacks import BatchInfo
+from curteach_teaching.curriculum.callbacks import BatchInfo, CurriculumCallback, EveryNSteps, metrics_read
 from curteach_teaching.curriculum.ensemble import EnsembleTeacher
 from curteach_teaching.curriculum.index import DemonstrationIndex
 from curteach_teaching.curriculum.metrics import MetricMean
@@ -59,15 +59,23 @@ def no_validation():
 @pytest.mark.parametrize("space", [DISCRETE, BOX], ids=["discrete", "box"])
 @pytest.mark.parametrize("weights", [{}, {"ent_weight": 0.0}, {"ent_weight": 0.01, "l2_weight": 0.001}],
                          ids=["bc-defaults", "no-entropy", "entropy-and-l2"])
-def test_the_step_is_bc_train_to_the_bit_on_the_cpu(space, weights):
+@pytest.mark.parametrize("sizes", [(4, 2), (4, 4), (3, 3)], ids=["minibatches", "power-of-two", "three"])
+@pytest.mark.parametrize("read", [False, True], ids=["unread", "all-read"])
+def test_the_step_is_bc_train_to_the_bit_on_the_cpu(space, weights, sizes, read):
     """Each planned batch stepped by CurriculumBC gives the same parameters, byte for byte, as imitation's own
-    BC.train on the same batch (minibatches of 2 in batches of 4, the smaller last batch on its own mean), with
-    BC's entropy and L2 terms at weight 0 (no autograd through them here) or not."""
+    BC.train on the same batch (minibatches of 2 in batches of 4, or whole batches of 4 or 3; the smaller last batch
+    on its own mean), with BC's entropy and L2 terms at weight 0 (no autograd through them here) or not, and BC's
+    logged-only metrics computed (a callback reads every metric) or not (no callback reads them)."""
     pool = demos(space)
-    ours, theirs = (trainer(space, batch_size=4, minibatch_size=2, **weights) for _ in range(2))
-    plans = []
+    batch_size, minibatch_size = sizes
+    ours, theirs = (trainer(space, batch_size=batch_size, minibatch_size=minibatch_size, **weights)
+                    for _ in range(2))
+    plans, seen = [], []
+    callbacks = [type("Plans", (), {"on_epoch_start": plans.append})()]
+    if read:
+        callbacks.append(type("Reads", (), {"on_batch": lambda self, batch: seen.append(dict(batch.metrics))})())
     curriculum = CurriculumBC(ours, pool, variant="Agn", rng=np.random.default_rng(1), log=False,
-                              callbacks=[type("Plans", (), {"on_epoch_start": plans.append})()])
+                              callbacks=callbacks)
     curriculum.train(2)
     from imitation.data import rollout
 
@@ -78,11 +86,14 @@ def test_the_step_is_bc_train_to_the_bit_on_the_cpu(space, weights):
             for batch in plan.batches:
                 index = batch.transitions
                 size = index.size
-                theirs.batch_size, theirs.minibatch_size = size, (2 if size == 4 else size)
+                theirs.batch_size, theirs.minibatch_size = size, (minibatch_size if size == batch_size else size)
                 pieces = [index[i : i + theirs.minibatch_size] for i in range(0, size, theirs.minibatch_size)]
                 theirs.set_demonstrations([{"obs": flat.obs[p], "acts": flat.acts[p]} for p in pieces])
                 theirs.train(n_epochs=1, progress_bar=False, log_interval=10**9)
     assert sum(len(p.batches) for p in plans) == curriculum.step > 2
+    assert len(seen) == (curriculum.step if read else 0)
+    assert all(set(metrics) == {"neglogp", "entropy", "ent_loss", "prob_true_act", "l2_norm", "l2_loss", "loss"}
+               for metrics in seen)
     for a, b in zip(ours.policy.state_dict().values(), theirs.policy.state_dict().values(), strict=True):
         assert a.numpy().tobytes() == b.numpy().tobytes()
 
@@ -126,8 +137,9 @@ def test_step_metrics_stay_tensors_until_read():
     metrics["steps"] = 4
     assert list(metrics) == ["loss", "entropy", "steps"] and "loss" in metrics and len(metrics) == 3
     assert th.is_tensor(metrics.tensor("loss")) and metrics.tensor("steps") == 4
-    assert metrics["loss"] == 0.5 and metrics["entropy"] == float(th.ones(1) / 3)  # exactly float(tensor)
-    assert not th.is_tensor(metrics.tensor("loss"))  # read once, all of them
+    assert metrics["loss"] == 0.5
+    assert not th.is_tensor(metrics.tensor("loss")) and th.is_tensor(metrics.tensor("entropy"))  # on the CPU: one
+    assert metrics["entropy"] == float(th.ones(1) / 3)  # exactly float(tensor)
     assert dict(metrics) == {"loss": 0.5, "entropy": float(th.ones(1) / 3), "steps": 4} and metrics == dict(metrics)
     del metrics["steps"]
     assert "steps" not in metrics
@@ -146,3 +158,47 @@ def test_metric_mean_reads_device_values_at_close_only():
     assert mean.state_dict() == {"values": [float(v) for v in values]}
     assert mean.close() == pytest.approx(np.mean([float(v) for v in values]), rel=1e-15)
     assert np.isnan(mean.close())
+
+
+def test_metrics_read_by_the_callbacks():
+    """What the callbacks may read: only those with an on_batch count; one that does not say means any metric."""
+
+    class Silent(CurriculumCallback):
+        def on_batch(self, batch):
+            pass
+
+    class Loss(Silent):
+        reads_metrics = frozenset(("loss",))
+
+    assert metrics_read([]) == frozenset()
+    assert metrics_read([CurriculumCallback(), EveryNSteps(3, print), MetricMean("neglogp"), Loss()]) == {
+        "neglogp", "loss"}
+    assert metrics_read([Loss(), Silent()]) is None
+    assert metrics_read([Loss(), type("Plain", (), {"on_batch": lambda self, batch: None})()]) is None
+
+
+@pytest.mark.parametrize("space", [DISCRETE, BOX], ids=["discrete", "box"])
+@pytest.mark.parametrize("weights", [{"ent_weight": 0.0}, {}], ids=["no-entropy", "bc-defaults"])
+def test_metrics_no_one_reads_are_left_out_and_nothing_else_changes(space, weights):
+    """A run whose callbacks read only the loss computes none of BC's logged-only metrics (the entropy only where its
+    weight puts it in the loss), and its step losses (as bits) and parameters are those of a run whose callbacks
+    read every metric."""
+    class Watch(CurriculumCallback):
+        def __init__(self, reads):
+            self.reads_metrics, self.seen = reads, []
+
+        def on_batch(self, batch):
+            self.seen.append((set(batch.metrics), np.float64(batch.metrics["loss"]).tobytes()))
+
+    runs = []
+    for reads in (None, frozenset(("loss",))):
+        bc, watch = trainer(space, batch_size=4, **weights), Watch(reads)
+        CurriculumBC(bc, demos(space), variant="Agn", rng=np.random.default_rng(1), log=False,
+                     callbacks=[watch]).train(2)
+        runs.append((watch.seen, [p.detach().numpy().tobytes() for p in bc.policy.parameters()]))
+    (every, every_params), (loss_only, loss_only_params) = runs
+    assert [bits for _, bits in every] == [bits for _, bits in loss_only] and every_params == loss_only_params
+    assert all(names == {"neglogp", "entropy", "ent_loss", "prob_true_act", "l2_norm", "l2_loss", "loss"}
+               for names, _ in every)
+    expected = {"loss"} if weights else {"neglogp", "entropy", "ent_loss", "loss"}
+    assert all(names == expected for names, _ in loss_only)

@@ -13,8 +13,11 @@ and the step's metrics stay there until someone reads them
 (:class:`~curteach_teaching.curriculum.step_metrics.StepMetrics`): no copy between host and device and no
 synchronisation per step. ``BC.train`` itself is not called per step: it would convert and copy every batch and log
 (read) its metrics at every call. BC's own logger therefore records nothing per step; the curriculum's metrics and
-its :class:`~curteach_teaching.curriculum.selection_logger.SelectionLogger` are the record. On the CPU the numbers
-are those of ``BC.train`` to the bit (the same tensors, the same operations in the same order).
+its :class:`~curteach_teaching.curriculum.selection_logger.SelectionLogger` are the record. The log-probabilities
+come without a distribution object (:func:`~curteach_teaching.learners.actor_scores.actor_log_prob`), and BC's
+metrics that are logged only (``prob_true_act``, the entropy and the L2 norm at weight 0) are computed only when a
+callback may read them (:meth:`BCStepTrainer.set_read_metrics`). On the CPU the numbers are those of ``BC.train`` to
+the bit (the same tensors, the same arithmetic).
 
 Batches (``batch_unit``). imitation's own loader drops a last incomplete batch and refuses data smaller than one
 batch; here the batches are a fixed list of transition indices planned by the curriculum.
@@ -98,6 +101,14 @@ class BCStepTrainer(PolicyStepTrainer):
         self._recorder: MetricsRecorder | None = None
         self._weights: np.ndarray | None = None
         self._pool: ResidentPool | None = None
+        self._read: frozenset | None = None
+
+    def set_read_metrics(self, names: frozenset | None) -> None:
+        """The names of the step metrics someone reads in the steps to come (``None``: any; the default): BC's
+        metrics that are logged only (:data:`~curteach_teaching.curriculum.loss.LOGGED_ONLY`: ``prob_true_act``,
+        the entropy and the L2 norm at weight 0) are computed only when read. The loss and the steps are the
+        same either way."""
+        self._read = None if names is None else frozenset(names)
 
     def set_transition_weights(self, weights: np.ndarray | None) -> None:
         """The loss weight of every transition ``(T,)`` for the steps to come (:class:`WeightedLoss`), or ``None``
@@ -130,6 +141,7 @@ class BCStepTrainer(PolicyStepTrainer):
         pool = self._resident()
         trainer = self.trainer
         base = trainer.loss_calculator
+        bc_loss = BCLoss.of(base, self._read)  # BC's loss (or the user's calculator) for the unweighted steps
         with warnings.catch_warnings():
             # with Dict observations BC's loss calculator unwraps the plain dict of a batch again, warning at every
             # step about its own double unwrapping (harmless)
@@ -140,10 +152,11 @@ class BCStepTrainer(PolicyStepTrainer):
                     loss = None
                     if self.loss == "original":
                         loss = StepMeanLoss(self.index.time_step[group], ent_weight=base.ent_weight,
-                                            l2_weight=base.l2_weight, steps_tensor=pool.steps(index))
+                                            l2_weight=base.l2_weight, steps_tensor=pool.steps(index),
+                                            read=self._read)
                     else:
                         loss = self._weighted(pool, [index])
-                    self._step(pool, [index], group.size, after_step, loss)
+                    self._step(pool, [index], group.size, after_step, loss if loss is not None else bc_loss)
                     if loss is not None and loss.calls != 1:
                         raise RuntimeError(f"the loss of a batch was computed {loss.calls} times instead of once")
                 return
@@ -153,9 +166,9 @@ class BCStepTrainer(PolicyStepTrainer):
                 # a full batch: minibatches of BC's minibatch_size, one step; the original's smaller last batch: a
                 # step on the mean loss of its transitions
                 pieces = ([index[i : i + minibatch] for i in range(0, batch_size, minibatch)]
-                          if group.size == batch_size else [index])
+                          if group.size == batch_size and minibatch < batch_size else [index])
                 weighted = self._weighted(pool, pieces)
-                self._step(pool, pieces, group.size, after_step, weighted)
+                self._step(pool, pieces, group.size, after_step, weighted if weighted is not None else bc_loss)
                 if weighted is not None and weighted.calls != len(pieces):
                     raise RuntimeError(f"BC computed {weighted.calls} weighted minibatches of {len(pieces)}")
 
@@ -164,34 +177,39 @@ class BCStepTrainer(PolicyStepTrainer):
             return None
         base = self.trainer.loss_calculator
         return WeightedLoss([pool.weights(p) for p in pieces], ent_weight=getattr(base, "ent_weight", 0.0),
-                            l2_weight=getattr(base, "l2_weight", 0.0))
+                            l2_weight=getattr(base, "l2_weight", 0.0), read=self._read)
 
     def _step(self, pool: ResidentPool, pieces: list, batch_size: int, after_step: Callable[[], None],
-              loss: Any = None) -> None:
+              loss: Any) -> None:
         """One optimizer step of BC on the minibatches ``pieces`` (device index tensors) of a batch of
-        ``batch_size`` transitions, as imitation's ``BC.train`` takes it: each minibatch's ``loss * b_k /
-        batch_size`` backpropagated, then the optimizer's step and ``zero_grad``, then ``after_step()``. Nothing
-        here waits for the device (the metrics stay there: :meth:`step_metrics`)."""
+        ``batch_size`` transitions with the loss calculator ``loss``, as imitation's ``BC.train`` takes it: each
+        minibatch's ``loss * b_k / batch_size`` backpropagated, then the optimizer's step and ``zero_grad``, then
+        ``after_step()``. Nothing here waits for the device (the metrics stay there: :meth:`step_metrics`)."""
         import torch as th
 
         trainer = self.trainer
         policy = trainer.policy
-        self._recorder = MetricsRecorder(loss if loss is not None else BCLoss.of(trainer.loss_calculator), batch_size)
-        distribution = th.distributions.Distribution
-        validate = distribution._validate_args
+        self._recorder = MetricsRecorder(loss, batch_size)
+        off_cpu = pool.device.type != "cpu"
         try:
-            if pool.device.type != "cpu":
+            if off_cpu:
                 # torch's distributions check their parameters' values at every step, which reads them from the
                 # device (a synchronisation); the values are the same without the check (a NaN is then a NaN loss)
-                distribution.set_default_validate_args(False)
+                validate = th.distributions.Distribution._validate_args
+                th.distributions.Distribution.set_default_validate_args(False)
             try:
                 for index in pieces:
                     obs, acts = pool.batch(index)
                     metrics = self._recorder(policy, obs, acts)
-                    # BC.train's renormalisation, the same expression (the same float arithmetic)
-                    (metrics.loss * len(index) / batch_size).backward()
+                    size = len(index)
+                    if size == batch_size and batch_size & (batch_size - 1) == 0:
+                        # x * b / b: its gradient is 1.0 * (1 / b) * b, exactly 1.0 for b a power of two
+                        metrics.loss.backward()
+                    else:  # BC.train's renormalisation, the same expression (the same float arithmetic)
+                        (metrics.loss * size / batch_size).backward()
             finally:
-                distribution.set_default_validate_args(validate)
+                if off_cpu:
+                    th.distributions.Distribution.set_default_validate_args(validate)
             trainer.optimizer.step()
             trainer.optimizer.zero_grad()
             after_step()

@@ -202,6 +202,8 @@ class HeldOutEvaluations:
     def __init__(self, data: Any, policy: Any):
         from imitation.data.rollout import flatten_trajectories
 
+        from curteach_teaching.curriculum.metrics import MetricMean
+
         transitions = flatten_trajectories(list(data.held_out))
         self.obs, self.acts = transitions.obs, transitions.acts
         lengths = [len(t.acts) for t in data.held_out]
@@ -211,7 +213,7 @@ class HeldOutEvaluations:
         self.second = "mse" if isinstance(data.action_space, gym.spaces.Box) else "accuracy"
         self.curves: dict[str, list[float]] = {}
         self.batches: list[int] = []
-        self.losses: list[float] = []
+        self.loss = MetricMean("loss")  # the step losses stay on the training device until a point reads them
 
     @property
     def step_curves(self) -> tuple:
@@ -220,15 +222,13 @@ class HeldOutEvaluations:
 
     def loss_of(self, batch: Any) -> None:
         """Keep a training step's loss for the next point's ``train:loss``."""
-        if "loss" in batch.metrics:
-            self.losses.append(float(batch.metrics["loss"]))
+        self.loss.on_batch(batch)
 
     def __call__(self, step: int) -> None:
         """Score the policy on the held-out steps after ``step`` optimizer steps (one point of every curve)."""
         point = held_out_metrics(self.policy, self.obs, self.acts, self.step_groups, self.action_space,
                                  per_group=len(self.groups) > 1)
-        point["train:loss"] = float(np.mean(self.losses)) if self.losses else float("nan")
-        self.losses = []
+        point["train:loss"] = self.loss.close()
         self.batches.append(int(step))
         for name, value in point.items():
             self.curves.setdefault(name, []).append(value)

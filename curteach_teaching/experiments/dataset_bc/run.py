@@ -64,6 +64,8 @@ class _Evaluations:
     """The evaluation points of one run (a curriculum callback every ``eval_every`` steps)."""
 
     def __init__(self, experiment: Any, pool: Any, codec: Any, policy: Any, sample_seed: int):
+        from curteach_teaching.curriculum.metrics import MetricMean
+
         self.experiment, self.pool, self.codec, self.policy = experiment, pool, codec, policy
         self.groups = group_order(pool)
         groups = np.asarray(pool.groups)
@@ -73,11 +75,11 @@ class _Evaluations:
         self.continuous = isinstance(pool.action_space, gym.spaces.Box)
         self.curves: dict[str, list[float]] = {}
         self.batches: list[int] = []
-        self.losses: list[float] = []
+        self.loss = MetricMean("loss")  # the step losses stay on the training device until a point reads them
 
     def loss_of(self, batch: Any) -> None:
-        if "loss" in batch.metrics:
-            self.losses.append(float(batch.metrics["loss"]))
+        """Keep a training step's loss for the next point's ``train:loss``."""
+        self.loss.on_batch(batch)
 
     def __call__(self, step: int) -> None:
         from curteach_teaching.rollouts import evaluate_policy
@@ -100,8 +102,7 @@ class _Evaluations:
                 point["length"] = float(np.concatenate([r.lengths for r in outcomes]).mean())
             elif self.continuous:
                 point["sampled_return"] = float(np.concatenate([r.returns for r in outcomes]).mean())
-        point["train:loss"] = float(np.mean(self.losses)) if self.losses else float("nan")
-        self.losses = []
+        point["train:loss"] = self.loss.close()
         self.record(step, point)
 
     def record(self, step: int, point: dict) -> None:
@@ -150,15 +151,7 @@ def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: n
     else:
         evaluations = _Evaluations(experiment, pool, codec, policy, sample_seed)
 
-    class _Watch(CurriculumCallback):
-        diverged_at: int | None = None
-
-        def on_batch(self, batch: Any) -> None:
-            evaluations.loss_of(batch)
-            loss = batch.metrics.get("loss")
-            if loss is not None and not np.isfinite(loss):
-                self.diverged_at = batch.step
-                raise _Diverged()
+    watch = _Watch(evaluations, experiment.eval_every)
 
     selection: list = []
 
@@ -172,7 +165,6 @@ def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: n
             else:
                 selection.append({"selected": np.sort(chosen.selected).astype(np.int64).tolist()})
 
-    watch = _Watch()
     curriculum = CurriculumBC(trainer, trajectories, variant=variant, teacher=teacher,
                               pacing=LinearPacing(experiment.pacing_a, experiment.pacing_b),
                               rng=np.random.default_rng(batch_seed), steps_per_epoch=steps_per_epoch, log=False,
@@ -195,6 +187,56 @@ def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: n
     names = getattr(evaluations, "step_curves", ("return",))
     return RunResult(index=index, seed=0, cell=cell, curves=curves, records={"batches": {n: steps for n in names}},
                      extras=extras)
+
+
+class _Watch:
+    """The run's step watcher: keeps each step's loss for the evaluations and stops the run at the first step whose
+    loss is not finite (``diverged_at``). On the CPU it reads every step's loss (nothing waits). Off it, reading the
+    loss would wait for the device at every step: the first non-finite step is kept there and read at every
+    evaluation point and at each epoch's last step, before anything is recorded there, so the run stops with the
+    same record (the step that diverged, the evaluations before it, the epochs finished before it).
+
+    Args:
+        evaluations: the run's evaluation points (``loss_of(batch)``).
+        eval_every: their period in steps.
+        every_step: read the loss at every step (``None``: where the loss is on the CPU).
+    """
+
+    reads_metrics = frozenset(("loss",))
+
+    def __init__(self, evaluations: Any, eval_every: int, every_step: bool | None = None):
+        self.evaluations = evaluations
+        self.eval_every = int(eval_every)
+        self.every_step = every_step
+        self.diverged_at: int | None = None
+        self._first_bad: Any = None  # read at points: the first non-finite step (-1: none), on the loss's device
+        self._epoch_end: int | None = None
+
+    def on_epoch_start(self, plan: Any) -> None:
+        self._epoch_end = plan.batches[-1].step if plan.batches else None
+
+    def on_batch(self, batch: Any) -> None:
+        self.evaluations.loss_of(batch)
+        if "loss" not in batch.metrics:
+            return
+        loss = batch.metrics.tensor("loss")
+        every_step = self.every_step
+        if every_step is None:
+            every_step = not hasattr(loss, "device") or loss.device.type == "cpu"
+        if every_step:
+            if not np.isfinite(float(loss)):
+                self._stop(batch.step)
+            return
+        import torch as th
+
+        first = self._first_bad if self._first_bad is not None else th.full((), -1, device=loss.device)
+        self._first_bad = th.where(th.isfinite(loss).all() | (first >= 0), first, batch.step)
+        if (batch.step % self.eval_every == 0 or batch.step == self._epoch_end) and int(self._first_bad) >= 0:
+            self._stop(int(self._first_bad))
+
+    def _stop(self, step: int) -> None:
+        self.diverged_at = step
+        raise _Diverged()
 
 
 class _Diverged(Exception):

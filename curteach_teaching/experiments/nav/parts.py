@@ -107,6 +107,8 @@ class FeatureTracker(CurriculumCallback):
         seen: demonstrations trained on so far (each counted in the batch with its first transition).
     """
 
+    reads_metrics = frozenset()  # only the batch's demonstrations
+
     def __init__(self, features: np.ndarray, names: tuple = (), window: int = FEATURE_WINDOW):
         self.features = np.asarray(features)
         self.names = tuple(names)

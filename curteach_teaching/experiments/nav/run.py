@@ -71,6 +71,7 @@ class NavRun(CurriculumCallback):
     """
 
     save_with_curriculum = False  # its state holds the curriculum's; the checkpoint saves both (state_dict)
+    reads_metrics = frozenset(("loss",))  # its MetricMean's
 
     def __init__(
         self,
