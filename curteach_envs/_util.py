@@ -1,5 +1,5 @@
-"""Library-wide helpers (private): integer argument checks, counts in words, atomic file writes and forward-pass
-pieces.
+"""Library-wide helpers (private): integer argument checks, counts in words, atomic file writes, forward-pass
+pieces and the spawned process pool of the dataset generators.
 
 Used by the environments, the dataset files and the teaching layer's result files. This is the one private module
 that other modules (in both packages) may import from.
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -117,3 +118,26 @@ def row_pieces(begin: int, end: int, rows: int | None) -> list[tuple[int, int]]:
     k = 1 if rows is None else max(1, n // rows)
     bounds = [begin + i * n // k for i in range(k + 1)]
     return list(zip(bounds[:-1], bounds[1:]))
+
+
+def _ignore_sigint() -> None:
+    """A pool worker leaves Ctrl-C to the driver, which says what was kept and stops the pool."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextmanager
+def spawned_pool(processes: int) -> Iterator[Any]:
+    """A ``multiprocessing`` pool of ``processes`` spawned workers (spawn, not fork: a forked child would inherit the
+    driver's torch and MuJoCo state and open files) that ignore Ctrl-C: the driver handles it. The pool is closed
+    when the block ends normally and terminated however it ends (an interrupt included), then joined."""
+    import multiprocessing
+
+    pool = multiprocessing.get_context("spawn").Pool(processes, initializer=_ignore_sigint)
+    try:
+        yield pool
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()

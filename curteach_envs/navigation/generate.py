@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_envs._util import atomic_write, check_int
+from curteach_envs._util import atomic_write, check_int, spawned_pool
 from curteach_envs.navigation.dataset import (
     COLUMNS,
     FORMAT,
@@ -125,11 +125,6 @@ def _run_indexed_chunk(item: tuple) -> tuple:
     index, job = item
     return index, _run_chunk(job)
 
-
-def _ignore_sigint() -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _chunk_path(chunk_dir: Path, kind: str, job: tuple) -> Path:
@@ -267,21 +262,13 @@ def generate_dataset(
             for i in todo:
                 keep(i, _run_chunk(all_jobs[i]))
         else:
-            import multiprocessing
-
             # Heavy chunks first (TSP with 4 goals) for a balanced finish; results are placed by index, so the
             # dataset does not depend on the scheduling.
             order = sorted(todo, key=lambda i: -all_jobs[i][1][1])
-            context = multiprocessing.get_context("spawn")
             # workers ignore Ctrl-C: the driver stops them (terminate) and keeps the chunks it has
-            pool = context.Pool(min(workers, len(todo)), initializer=_ignore_sigint)
-            try:
+            with spawned_pool(min(workers, len(todo))) as pool:
                 for i, chunk in pool.imap_unordered(_run_indexed_chunk, [(i, all_jobs[i]) for i in order]):
                     keep(i, chunk)
-                pool.close()
-            finally:
-                pool.terminate()
-                pool.join()
     finally:
         bar.close()
     splits = {}

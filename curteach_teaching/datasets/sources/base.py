@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from curteach_envs._util import spawned_pool
+
 __all__ = ["DatasetSource", "check_out_folder"]
 
 
@@ -62,24 +64,15 @@ def check_out_folder(out: str | os.PathLike, what: str = "--out") -> Path:
     return out
 
 
-def _ignore_sigint() -> None:
-    """A pool worker leaves Ctrl-C to the driver, which says what was kept and stops the pool."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def run_in_chunks(run_chunk: Callable[[tuple], tuple[int, list]], chunks: list[tuple], n_items: int,
                   workers: int, bar: Any) -> list:
     """``(n_items,)`` results of ``run_chunk`` over ``chunks``, in the chunks' order whatever the workers.
 
     Each chunk is a picklable tuple whose first element is the index of its first item; ``run_chunk(chunk)`` returns
-    ``(start, results)``. With one worker (or one chunk) they run here; otherwise in a spawned process pool (spawn,
-    not fork: a forked child would inherit the driver's torch and MuJoCo state and open files) whose workers ignore
-    Ctrl-C. ``bar`` (a tqdm bar) advances by each chunk's items and is closed at the end.
+    ``(start, results)``. With one worker (or one chunk) they run here; otherwise in a spawned process pool whose
+    workers ignore Ctrl-C (:func:`curteach_envs._util.spawned_pool`). ``bar`` (a tqdm bar) advances by each chunk's
+    items and is closed at the end.
     """
-    import multiprocessing
-
     results: list = [None] * n_items
 
     def keep(start: int, items: list) -> None:
@@ -91,14 +84,9 @@ def run_in_chunks(run_chunk: Callable[[tuple], tuple[int, list]], chunks: list[t
             for chunk in chunks:
                 keep(*run_chunk(chunk))
         else:
-            pool = multiprocessing.get_context("spawn").Pool(min(workers, len(chunks)), initializer=_ignore_sigint)
-            try:
+            with spawned_pool(min(workers, len(chunks))) as pool:
                 for start, items in pool.imap_unordered(run_chunk, chunks):
                     keep(start, items)
-                pool.close()
-            finally:
-                pool.terminate()
-                pool.join()
     finally:
         bar.close()
     return results
