@@ -54,7 +54,7 @@ from curteach_teaching.experiments.dataset_bc.cells import CellSpec, parse_cell
 from curteach_teaching.names import AGN, CUR, PAPER_CURRICULA
 from curteach_teaching.sweeps.results import RunResult
 
-__all__ = ["BUDGETS", "CURRICULA", "DatasetBCExperiment", "FITTERS"]
+__all__ = ["BUDGETS", "CURRICULA", "DatasetBCExperiment", "FITTERS", "NOT_SETTINGS"]
 
 CURRICULA = PAPER_CURRICULA
 #: ``"equal"``: the same optimizer steps in every epoch of every curriculum; ``"per-epoch"``: one pass per epoch
@@ -62,6 +62,8 @@ BUDGETS = ("equal", "per-epoch")
 #: the fitted task scores of :data:`~curteach_teaching.datasets.task_scores.TASK_SCORES` this experiment fits
 #: (:meth:`DatasetBCExperiment.fit`)
 FITTERS = ("ensemble",)
+#: the fields that are not settings: where a run shows its progress, the prepared data and the runner's device
+NOT_SETTINGS = ("progress", "data", "device")
 #: settings added after the first sweeps; left out of :meth:`DatasetBCExperiment.settings` at their defaults, so that
 #: the folders of those sweeps still resume
 _LATER_SETTINGS = ("use", "keep", "temperature", "ensemble_size", "ensemble_batches", "teacher_seed", "holdout",
@@ -261,17 +263,24 @@ class DatasetBCExperiment:
         # upgraded by experiments.dataset_bc.migrate)
         if not self.digest:
             raise ValueError("the settings name the data by its digest: prepare(pool) the experiment first")
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("progress", "data", "device")}
-        defaults = {f.name: f.default for f in fields(self)}
-        for name in _LATER_SETTINGS:
-            if data[name] == defaults[name]:
-                data.pop(name)
+        data = self.setting_fields()
         for name in _CELL_SETTINGS:
             if not (name == "teacher_seed" and self.holdout is not None):  # the held-out split's seed: every run's
                 data.pop(name, None)
         if "obs_keys" in data:
             data["obs_keys"] = list(self.obs_keys)
         data["experiment"] = "dataset-bc"
+        return data
+
+    def setting_fields(self) -> dict:
+        """``{name: value}`` of every field that is a setting (not :data:`NOT_SETTINGS`), those added after the first
+        sweeps (:data:`_LATER_SETTINGS`) left out at their defaults: what both :meth:`settings` and the whole-sweep
+        settings of earlier versions (:mod:`~curteach_teaching.experiments.dataset_bc.migrate`) start from."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in NOT_SETTINGS}
+        defaults = {f.name: f.default for f in fields(self)}
+        for name in _LATER_SETTINGS:
+            if data[name] == defaults[name]:
+                data.pop(name)
         return data
 
     def cell_settings(self, cell: str) -> dict:

@@ -169,16 +169,7 @@ def legacy_unused(experiment) -> tuple[str, ...]:
 def legacy_settings(experiment) -> dict:
     """The settings of ``experiment`` as the last version recorded them, one dict for the whole sweep (its cells in
     ``curricula``), as JSON reads them back."""
-    from dataclasses import fields
-
-    from curteach_teaching.experiments.dataset_bc.experiment import _LATER_SETTINGS
-
-    data = {f.name: getattr(experiment, f.name) for f in fields(experiment)
-            if f.name not in ("progress", "data", "device")}
-    defaults = {f.name: f.default for f in fields(experiment)}
-    for name in _LATER_SETTINGS:
-        if data[name] == defaults[name]:
-            data.pop(name)
+    data = experiment.setting_fields()
     for name in legacy_unused(experiment):
         data.pop(name, None)
     data["curricula"] = list(experiment.curricula)
@@ -191,9 +182,9 @@ def _recorded_experiment(settings: dict):
     recorded by none at their defaults), or ``None`` when they describe none."""
     from dataclasses import fields
 
-    from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment
+    from curteach_teaching.experiments.dataset_bc.experiment import NOT_SETTINGS, DatasetBCExperiment
 
-    names = {f.name for f in fields(DatasetBCExperiment)} - {"progress", "data", "device"}
+    names = {f.name for f in fields(DatasetBCExperiment)} - set(NOT_SETTINGS)
     given = {name: value for name, value in settings.items() if name in names}
     for name in ("curricula", "obs_keys"):
         if isinstance(given.get(name), list):

@@ -49,6 +49,16 @@ def _stack(results: list, curve: str, steps: str = "return") -> tuple[np.ndarray
     return stack_runs(results, curve, steps)
 
 
+def _curve(rows: list, cell: str, key: str) -> tuple:
+    """``(batches (K,), mean (K,), sem (K,), n)`` of one summary column for one cell, as the figures take it:
+    ``key`` is a mean column (``mean``, ``success_mean``, ``success_mean:<dataset>``), its SEM the same name with
+    ``sem`` (the dataset's name, after the colon, left as it is)."""
+    base, colon, group = key.partition(":")
+    sem = base.replace("mean", "sem") + colon + group
+    mine = [r for r in rows if r["curriculum"] == cell]
+    return [r["batches"] for r in mine], [r[key] for r in mine], [r[sem] for r in mine], mine[0]["n"]
+
+
 def _check_metric(metric: str, held_out: bool, action_space) -> None:
     """ValueError (one line) for a metric this report cannot give."""
     import gymnasium as gym
@@ -270,11 +280,7 @@ class DatasetBCReport(Report):
         for key, file, ylabel in panels:
             if not rows or key not in rows[0]:
                 continue
-            curves = {}
-            for cell in sweep.cells:
-                mine = [r for r in rows if r["curriculum"] == cell]
-                curves[cell] = ([r["batches"] for r in mine], [r[key] for r in mine],
-                                [r[key.replace("mean", "sem")] for r in mine], mine[0]["n"])
+            curves = {cell: _curve(rows, cell, key) for cell in sweep.cells}
             plot_curves_against_batches(curves, out_dir / file, title=self.title, ylabel=ylabel)
             names.append(file)
         if not self.held_out and rows and any(key.startswith("success_mean:") for key in rows[0]):
@@ -286,14 +292,8 @@ class DatasetBCReport(Report):
         each, in the pool's order."""
         from curteach_teaching.experiments.dataset_bc.group_figure import plot_groups_against_batches
 
-        panels = {}
-        for group in self.pool.group_names:
-            key = f"success_mean:{group}"
-            panels[group] = {}
-            for cell in sweep.cells:
-                mine = [r for r in rows if r["curriculum"] == cell]
-                panels[group][cell] = ([r["batches"] for r in mine], [r[key] for r in mine],
-                                       [r[f"success_sem:{group}"] for r in mine], mine[0]["n"])
+        panels = {group: {cell: _curve(rows, cell, f"success_mean:{group}") for cell in sweep.cells}
+                  for group in self.pool.group_names}
         plot_groups_against_batches(panels, path, title=self.title, ylabel="Success rate (greedy)")
         return path.name
 
