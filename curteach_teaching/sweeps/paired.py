@@ -408,12 +408,24 @@ def _difference_text(difference: PairedDifference, more: str = "") -> str:
             f"{difference.pairs}, ties {difference.ties}{'; ' + more if more else ''})")
 
 
+def _brief_text(difference: PairedDifference) -> str:
+    """A difference in a few characters: ``+0.12 [0.03, 0.2] p=0.031`` (the full figures are in the JSON)."""
+    if difference.mean is None:
+        return "n/a"
+    interval = "" if difference.low is None else f" [{_number(difference.low)}, {_number(difference.high)}]"
+    p = "" if difference.p_value is None else f" p={_number(difference.p_value)}"
+    return f"{_number(difference.mean, signed=True)}{interval}{p}"
+
+
 def summary_lines(results: Mapping[str, PairedStatistics]) -> list[str]:
-    """One printed line per cell, for example
+    """The printed lines: one per cell, for example
     ``Cur - Agn: final +0.42 [0.1, 0.71] (p=0.0312, better in 9/10, ties 0); IQM 3.12 vs 2.7;
     steps to target -280 [-450, -120] (p=0.0625, floor 2/2^5=0.0625, better in 5/5, ties 0; both reach 5/5: Cur
-    5/5, Agn 5/5)`` (one line; three significant digits; intervals at the results' confidence; scalars appended as
-    ``; name …``). A p-value whose ``m`` non-zero pairs cannot take it below 0.05 names its floor ``2/2^m``;
+    5/5, Agn 5/5)`` (three significant digits; intervals at the results' confidence; scalars appended as
+    ``; name …``), each followed by one indented line per group of scalars named ``group:member`` (e.g. a
+    success rate per dataset), in brief: ``  success: reach +0 [0, 0] p=1; push +0.12 [0.03, 0.2]
+    p=0.031`` (ten of them in full made a line of about 2,000 characters). A p-value whose ``m`` non-zero pairs
+    cannot take it below 0.05 names its floor ``2/2^m``;
     :func:`~curteach_teaching.sweeps.sample_size.sample_size_note` says what that means for the whole comparison.
     """
     lines = []
@@ -425,7 +437,14 @@ def summary_lines(results: Mapping[str, PairedStatistics]) -> list[str]:
             reach = (f"both reach {target.difference.pairs}/{target.runs}: {cell} {target.reached}/{target.runs}, "
                      f"{result.baseline} {target.baseline_reached}/{target.runs}")
             parts.append(f"steps to target {_difference_text(target.difference, reach)}")
-        parts += [f"{name} {_difference_text(difference)}" for name, difference in result.scalars.items()]
+        groups: dict[str, list[str]] = {}
+        for name, difference in result.scalars.items():
+            group, colon, member = name.partition(":")
+            if colon:
+                groups.setdefault(group, []).append(f"{member} {_brief_text(difference)}")
+            else:
+                parts.append(f"{name} {_difference_text(difference)}")
         lines.append("; ".join(parts))
+        lines += [f"  {group}: {'; '.join(members)}" for group, members in groups.items()]
     return lines
 

@@ -286,3 +286,14 @@ def test_bad_input_raises_one_line(call, message):
     with pytest.raises(ValueError, match=message) as caught:
         call()
     assert "\n" not in str(caught.value)
+
+
+def test_grouped_scalars_get_one_brief_line_per_group_after_their_cell():
+    final = {"Agn": np.zeros(4), "Cur": np.ones(4)}
+    scalars = {"length": {"Agn": [10, 10, 10, 10], "Cur": [8, 9, 12, 7]},
+               "success:reach": {"Agn": np.ones(4), "Cur": np.ones(4)},
+               "success:push": {"Agn": np.zeros(4), "Cur": np.ones(4)}}
+    lines = summary_lines(paired_comparison(final, scalars=scalars, n_resamples=FAST))
+    assert len(lines) == 2 and "length -1 [" in lines[0] and "reach" not in lines[0]
+    # every pair of push differs by +1 in the same direction: the exact signed-rank p of 4 pairs is 2/2^4
+    assert lines[1].startswith("  success: reach +0") and lines[1].endswith("; push +1 [1, 1] p=0.125")
