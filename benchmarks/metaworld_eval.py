@@ -16,8 +16,9 @@ two layers of 256 units, ``curteach_teaching.learners.factory``), on one torch t
    forward, the Gaussian negative log-likelihood, Adam, batches drawn by ``torch.randint`` from tensors made once).
    The timing helpers are ``benchmarks/gpu.py``'s (run here on the CPU), per wall second and per CPU second of this
    process (the steadier figure on a shared machine). Issue 41's goal: Agn at least 0.9 of the bare loop, Cur at
-   least 0.8. Cur's figure includes its learner-difficulty pass at every epoch's start, so it depends on the steps per
-   epoch (``--demos``: the ladder's pool has 625 steps per epoch at batches of 256).
+   least 0.8. Cur's figure includes its learner-difficulty pass at every epoch's start: one no-grad forward pass over
+   the pool, timed alone and printed with the bound it sets on Cur/Agn (the pass and an epoch's steps both grow with
+   the pool, so the bound is the same at any ``--demos``).
 
 Prints the figures (and, with ``--json``, one JSON object); asserts nothing.
 
@@ -161,7 +162,26 @@ def bc_figures(args, trajectories, ranks, observation_space, action_space) -> di
         out[f"steps_per{suffix}_s"] = best
         out[f"agn_ratio{suffix}"] = best["Agn"] / best["bare"]
         out[f"cur_ratio{suffix}"] = best["Cur"] / best["bare"]
+    out.update(difficulty_pass_bound(build("cpu", 0), obs.numpy(), acts.numpy(), steps_per_epoch,
+                                     out["steps_per_cpu_s"]["Agn"], args.repeats))
     return out
+
+
+def difficulty_pass_bound(policy, obs, acts, steps_per_epoch: int, agn_steps_per_cpu_s: float, repeats: int) -> dict:
+    """Cur's learner-difficulty pass (one no-grad forward over the whole pool, at every epoch's start) in CPU seconds
+    (the fastest of ``repeats`` + 1), in Agn's steps, and the ratio Cur/Agn that it leaves when all else is equal:
+    ``steps_per_epoch / (steps_per_epoch + pass steps)``. Both the pass and an epoch's steps grow with the pool, so
+    the bound does not depend on the pool's size, only on a forward row's cost against a training row's."""
+    from curteach_teaching.learners.actions import step_log_probs
+
+    times = []
+    for _ in range(repeats + 1):
+        start = time.process_time()
+        step_log_probs(policy, obs, acts)
+        times.append(time.process_time() - start)
+    pass_steps = min(times) * agn_steps_per_cpu_s
+    return {"pass_cpu_s": min(times), "pass_in_agn_steps": pass_steps,
+            "cur_over_agn_bound": steps_per_epoch / (steps_per_epoch + pass_steps)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -205,6 +225,10 @@ def main(argv: list[str] | None = None) -> int:
               f"epoch) per {unit}: Agn {rate['Agn']:,.0f} steps, Cur {rate['Cur']:,.0f}, bare loop "
               f"{rate['bare']:,.0f}: Agn/bare {bc[f'agn_ratio{suffix}']:.2f} (goal >= {GOALS['agn_ratio']}), "
               f"Cur/bare {bc[f'cur_ratio{suffix}']:.2f} (goal >= {GOALS['cur_ratio']})", flush=True)
+    print(f"Cur's learner-difficulty pass over the pool: {bc['pass_cpu_s'] * 1e3:.0f} ms of CPU = "
+          f"{bc['pass_in_agn_steps']:.1f} of Agn's steps per epoch of {bc['steps_per_epoch']}, so Cur/Agn <= "
+          f"{bc['cur_over_agn_bound']:.2f} (measured Cur/Agn per CPU s: "
+          f"{bc['steps_per_cpu_s']['Cur'] / bc['steps_per_cpu_s']['Agn']:.2f})", flush=True)
     out["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     if args.json:
         print(json.dumps(out))
