@@ -228,7 +228,7 @@ class SweepSession:
         self.on_saved = on_saved
         self.data: dict = {}
         self._lock = None
-        self._fingerprint: tuple | None = None  # (experiment, settings, fingerprint)
+        self._fingerprint: tuple | None = None  # (experiment, settings, fingerprints, cells' own settings)
 
     @property
     def claimed(self) -> bool:
@@ -253,12 +253,17 @@ class SweepSession:
     def fingerprint(self, experiment) -> tuple[dict, dict]:
         """``(settings, {cell: fingerprint of its run files})`` of ``experiment``, computed once per session (a
         session runs one experiment: ``ValueError`` for another); see :func:`cell_fingerprints`."""
+        settings, fingerprints, _ = self._settings(experiment)
+        return settings, fingerprints
+
+    def _settings(self, experiment) -> tuple[dict, dict, dict | None]:
+        """``(settings, fingerprints, each cell's own settings or None)``, computed once per session."""
         if self._fingerprint is None:
             settings = experiment.settings()
-            self._fingerprint = (experiment, settings, cell_fingerprints(experiment, settings))
+            self._fingerprint = (experiment, settings, *_fingerprints_and_cells(experiment, settings))
         elif self._fingerprint[0] is not experiment:
             raise ValueError("a sweep session runs one experiment; start another session for another")
-        return self._fingerprint[1], self._fingerprint[2]
+        return self._fingerprint[1:]
 
     def run(self, experiment) -> SweepResult:
         """Run (or resume) the sweep of ``experiment`` (see :func:`run_sweep`, which this is); outside ``with
@@ -273,11 +278,18 @@ class SweepSession:
 def cell_fingerprints(experiment, settings: dict) -> dict:
     """``{cell: the fingerprint of its run files}``: the settings' for every cell, or, for an experiment whose cells
     have their own settings (``cell_settings``), the hash of ``{"sweep": settings, "cell": cell_settings(cell)}``."""
+    return _fingerprints_and_cells(experiment, settings)[0]
+
+
+def _fingerprints_and_cells(experiment, settings: dict) -> tuple[dict, dict | None]:
+    """``(cell_fingerprints, {cell: cell_settings(cell)})``, the second ``None`` for an experiment without
+    ``cell_settings`` (each cell's settings computed once, for both)."""
     own = getattr(experiment, "cell_settings", None)
     if own is None:
         shared = fingerprint(settings)
-        return {cell: shared for cell in experiment.cells}
-    return {cell: fingerprint({"sweep": settings, "cell": own(cell)}) for cell in experiment.cells}
+        return {cell: shared for cell in experiment.cells}, None
+    cells = {cell: own(cell) for cell in experiment.cells}
+    return {cell: fingerprint({"sweep": settings, "cell": cells[cell]}) for cell in experiment.cells}, cells
 
 
 def _run_sweep(session: SweepSession, experiment, cells: tuple) -> SweepResult:
@@ -287,11 +299,10 @@ def _run_sweep(session: SweepSession, experiment, cells: tuple) -> SweepResult:
         raise ValueError(f"{out_dir} holds no finished run of these settings yet")
     if runs_dir.is_dir():
         _check_layout(runs_dir)
-    settings, fingerprints = session.fingerprint(experiment)
-    own = getattr(experiment, "cell_settings", None)
+    settings, fingerprints, own = session._settings(experiment)
     check_folder(out_dir, settings, fingerprints if own is not None else fingerprints[cells[0]], seed,
                  overwrite=session.overwrite, write=compute,
-                 cells=None if own is None else {cell: own(cell) for cell in cells})
+                 cells=None if own is None else {cell: own[cell] for cell in cells})
 
     sweep = SweepResult(cells={cell: [None] * runs for cell in cells}, seed=seed)
     todo = []
