@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from curteach_teaching.commands.learner_options import add_learner_arguments
 from curteach_teaching.commands.sweep_options import (
     add_sweep_arguments,
     check_sweep_flags,
@@ -88,15 +89,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--max-batches", type=int, default=None, help="optimizer steps per run (default 1000)")
     parser.add_argument("--epochs", type=int, default=None,
                         help="pacing schedule length (default: as many epochs as --max-batches fills)")
-    parser.add_argument("--batch-size", type=int, default=64, help="transitions per step (default 64)")
-    parser.add_argument("--learning-rate", type=float, default=1e-3, help="Adam's rate (default 0.001)")
     parser.add_argument("--eval-every", type=int, default=None, help="evaluate every K steps (default 250)")
     parser.add_argument("--eval-episodes", type=int, default=None,
                         help="held-out episodes per dataset per evaluation (default 20)")
     parser.add_argument("--no-sampled", action="store_true", help="evaluate greedy actions only")
-    parser.add_argument("--policy", default="auto",
-                        help="auto, babyai-film, mlp, mlp-256 (two layers of 256), cnn, multi-input or module:attr "
-                        "(default auto)")
+    add_learner_arguments(parser, whose="the learner's policy and the ensemble teacher's")
     parser.add_argument("--target", type=float, default=None,
                         help="the value of --metric whose reaching is timed in the paired statistics, in its units "
                         "(default: Agn's start plus 90%% of its improvement)")

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from curteach_teaching.commands.learner_options import add_learner_arguments
+
 #: what each source's kept subset becomes
 OUTPUTS = {"robomimic": "a filter key mask/NAME added to the file", "lerobot": "DIR/episodes.json",
            "minari": "a Minari dataset under DIR/datasets"}
@@ -54,11 +56,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--ensemble-size", type=int, default=5, help="--score ensemble: BC policies (default 5)")
     parser.add_argument("--ensemble-batches", type=int, default=500,
                         help="--score ensemble: optimizer steps per policy (default 500)")
-    parser.add_argument("--batch-size", type=int, default=64, help="transitions per step (default 64)")
-    parser.add_argument("--learning-rate", type=float, default=1e-3, help="Adam's rate (default 0.001)")
-    parser.add_argument("--policy", default="auto",
-                        help="the ensemble's policy: any kind dataset-bc's --policy takes (auto: a Gaussian MLP for "
-                        "continuous actions; default auto)")
+    add_learner_arguments(parser, whose="the ensemble's policy, as dataset-bc's")
     parser.add_argument("--seed", type=int, default=0, help="the ensemble's seed (default 0)")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default results/rank)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")

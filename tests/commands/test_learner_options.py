@@ -1,0 +1,29 @@
+"""The learner flags shared by dataset-bc and rank (curteach_teaching.commands.learner_options)."""
+
+import argparse
+
+from curteach_teaching.cli import build_parser
+from curteach_teaching.commands import learner_options
+from curteach_teaching.learners.factory import POLICY_KINDS
+
+
+def test_the_written_out_policy_kinds_are_the_factorys():
+    assert learner_options._POLICY_KINDS == POLICY_KINDS
+
+
+def _subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[name]
+
+
+def test_dataset_bc_and_rank_take_the_learner_flags_alike():
+    parser = build_parser()
+    for command in ("dataset-bc", "rank"):
+        sub = _subcommand(parser, command)
+        flags = {a.dest: a for a in sub._actions}
+        assert (flags["policy"].default, flags["batch_size"].default, flags["learning_rate"].default) == \
+            ("auto", 64, 1e-3)
+        assert all(kind in flags["policy"].help for kind in POLICY_KINDS)
+    args = parser.parse_args(["rank", "--dataset", "d", "--policy", "mlp-256", "--batch-size", "256",
+                              "--learning-rate", "0.0003"])
+    assert (args.policy, args.batch_size, args.learning_rate) == ("mlp-256", 256, 3e-4)
