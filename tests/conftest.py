@@ -11,6 +11,7 @@ This file is also loaded when the environment tests run without the teaching sta
 it imports ``curteach_teaching`` only inside fixtures.
 """
 
+import contextlib
 import functools
 import json
 import sys
@@ -87,6 +88,26 @@ def fake_distribution(tmp_path, monkeypatch):
     yield install
     for name in [m for m in sys.modules for package in installed if m == package or m.startswith(package + ".")]:
         sys.modules.pop(name, None)
+
+
+@contextlib.contextmanager
+def _distribution_checks(on: bool):
+    import torch as th
+
+    before = th.distributions.Distribution._validate_args
+    th.distributions.Distribution.set_default_validate_args(on)
+    try:
+        yield
+    finally:
+        th.distributions.Distribution.set_default_validate_args(before)
+
+
+@pytest.fixture
+def distribution_checks():
+    """``with distribution_checks(on):``: torch's distributions check their parameters' values (``on``) or not, as
+    ``set_default_validate_args`` says, restored afterwards (a ``meta`` tensor has no values to check; the lean
+    scores must match torch's with the checks and without)."""
+    return _distribution_checks
 
 
 # Robot datasets written by the tests in the published layouts (robomimic's HDF5, LeRobot's v3.0 and v2.1 folders),

@@ -1,7 +1,6 @@
 """The cheap step of CurriculumBC: BC.train's arithmetic to the bit on the CPU, every tensor on the run's device, the
 metrics read from the device only when asked."""
 
-import contextlib
 import warnings
 
 import gymnasium as gym
@@ -43,17 +42,6 @@ def trainer(action_space, device="cpu", seed=0, **options):
         policy = ActorCriticPolicy(OBS, action_space, lambda _: 0.0, net_arch=[8])
     return BC(observation_space=OBS, action_space=action_space, policy=policy, rng=np.random.default_rng(seed),
               device=device, custom_logger=silent_logger(), **options)
-
-
-@contextlib.contextmanager
-def no_validation():
-    """torch's distributions check their parameters' values, which a ``meta`` tensor has none of."""
-    before = th.distributions.Distribution._validate_args
-    th.distributions.Distribution.set_default_validate_args(False)
-    try:
-        yield
-    finally:
-        th.distributions.Distribution.set_default_validate_args(before)
 
 
 @pytest.mark.parametrize("space", [DISCRETE, BOX], ids=["discrete", "box"])
@@ -100,7 +88,7 @@ def test_the_step_is_bc_train_to_the_bit_on_the_cpu(space, weights, sizes, read)
 
 @pytest.mark.parametrize("space", [DISCRETE, BOX], ids=["discrete", "box"])
 @pytest.mark.parametrize("kind", ["weighted", "original"])
-def test_every_tensor_of_a_step_is_on_the_runs_device(space, kind):
+def test_every_tensor_of_a_step_is_on_the_runs_device(space, kind, distribution_checks):
     """On the ``meta`` device (no data: any tensor made elsewhere and mixed in fails the step): the policy, its
     optimizer's state, the resident pool, its weights and the step's metrics are all there."""
     bc = trainer(space, device="meta", batch_size=4)
@@ -108,7 +96,7 @@ def test_every_tensor_of_a_step_is_on_the_runs_device(space, kind):
                else dict(variant="Agn", batch_unit="demonstrations", demos_per_batch=2, loss="original"))
     losses = []
     watch = type("Watch", (), {"on_batch": lambda self, b: losses.append(b.metrics.tensor("loss"))})()
-    with no_validation():
+    with distribution_checks(False):
         curriculum = CurriculumBC(bc, demos(space), rng=np.random.default_rng(1), log=False, callbacks=[watch],
                                   **options)
         curriculum.train(1)
@@ -122,8 +110,8 @@ def test_every_tensor_of_a_step_is_on_the_runs_device(space, kind):
     assert {t.device.type for t in tensors} == {"meta"}
 
 
-def test_an_ensemble_member_trains_on_the_device_it_is_given():
-    with no_validation():
+def test_an_ensemble_member_trains_on_the_device_it_is_given(distribution_checks):
+    with distribution_checks(False):
         member = EnsembleTeacher(size=2, batches=3, batch_size=4).fit_member(
             0, demos(DISCRETE), np.ones(6, dtype=bool),
             lambda seed: ActorCriticPolicy(OBS, DISCRETE, lambda _: 0.0, net_arch=[8]), OBS, DISCRETE, device="meta")

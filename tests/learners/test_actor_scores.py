@@ -1,7 +1,6 @@
 """The training step's log-probability without a distribution object: SB3's ``evaluate_actions`` to the bit (values,
 entropies and gradients), torch's argument checks still in effect, and SB3's own distribution for anything else."""
 
-import contextlib
 
 import gymnasium as gym
 import numpy as np
@@ -56,20 +55,10 @@ def same_bits(a, b):
                                                                == b.view(-1).numpy().view(np.uint8)).all())
 
 
-@contextlib.contextmanager
-def validation(on):
-    before = th.distributions.Distribution._validate_args
-    th.distributions.Distribution.set_default_validate_args(on)
-    try:
-        yield
-    finally:
-        th.distributions.Distribution.set_default_validate_args(before)
-
-
 @pytest.mark.parametrize("validate", [True, False], ids=["checks", "no-checks"])
 @pytest.mark.parametrize("cls", [ActorCriticPolicy, gaussian.BoundedActorCriticPolicy], ids=["sb3", "bounded"])
 @pytest.mark.parametrize("kind", list(SPACES))
-def test_the_same_bits_as_evaluate_actions(kind, cls, validate):
+def test_the_same_bits_as_evaluate_actions(kind, cls, validate, distribution_checks):
     """Log-probabilities, entropies and the gradients of a loss of both, byte for byte, against SB3's own
     ``evaluate_actions`` (a distribution object), for every distribution of the seam."""
     obs, acts = batch(kind)
@@ -77,7 +66,7 @@ def test_the_same_bits_as_evaluate_actions(kind, cls, validate):
     asked = []
     build = ours.action_dist.proba_distribution
     ours.action_dist.proba_distribution = lambda *a, **k: asked.append(a) or build(*a, **k)
-    with validation(validate):
+    with distribution_checks(validate):
         log_prob, entropy = actor_log_prob(ours, obs, acts)
         _, their_log_prob, their_entropy = theirs.evaluate_actions(obs, acts)
     assert not asked  # no distribution object
@@ -90,7 +79,7 @@ def test_the_same_bits_as_evaluate_actions(kind, cls, validate):
             assert ours_grad[name] is None, name
         else:
             assert same_bits(ours_grad[name], grad), name
-    with validation(validate):
+    with distribution_checks(validate):
         log_prob, entropy = actor_log_prob(ours, obs, acts, entropy=False)  # a shorter path for some kinds
         _, their_log_prob, _ = theirs.evaluate_actions(obs, acts)
     assert entropy is None and same_bits(log_prob.detach(), their_log_prob.detach())
@@ -99,12 +88,12 @@ def test_the_same_bits_as_evaluate_actions(kind, cls, validate):
     assert all(same_bits(ours_grad[n], g) for n, g in theirs_grad.items() if g is not None)
 
 
-def test_the_checks_raise_torchs_error():
+def test_the_checks_raise_torchs_error(distribution_checks):
     """With torch's checks on, a batch that fails them raises torch's own error (a NaN parameter, an action outside
     the logits, a Bernoulli action that is not 0 or 1), as SB3's distribution does."""
     obs, acts = batch("categorical")
     policy = policy_for("categorical")
-    with validation(True):
+    with distribution_checks(True):
         with pytest.raises(ValueError, match="Expected value argument"):
             actor_log_prob(policy, obs, th.where(acts == 0, 4, acts))
         with pytest.raises(ValueError, match="Expected value argument"):
@@ -119,14 +108,14 @@ def test_the_checks_raise_torchs_error():
         obs, acts = batch("gaussian")
         with pytest.raises(ValueError, match="Expected value argument"):
             actor_log_prob(policy_for("gaussian"), obs, th.where(acts > 1, float("nan"), acts))
-    with validation(False):  # without the checks a NaN parameter is a NaN log-probability, as torch's
+    with distribution_checks(False):  # without the checks a NaN parameter is a NaN log-probability, as torch's
         obs, acts = batch("categorical")
         with th.no_grad():
             policy.action_net.bias[1] = float("nan")
         assert bool(th.isnan(actor_log_prob(policy, obs, acts)[0]).all())
 
 
-def test_a_non_finite_batch_that_passes_the_checks_gets_the_same_numbers():
+def test_a_non_finite_batch_that_passes_the_checks_gets_the_same_numbers(distribution_checks):
     """A log-probability of -inf (a logit of -inf) fails no check of torch's but is not finite: SB3's distribution
     scores the batch again, the same numbers."""
     obs, acts = batch("categorical")
@@ -134,7 +123,7 @@ def test_a_non_finite_batch_that_passes_the_checks_gets_the_same_numbers():
     for policy in (ours, theirs):
         with th.no_grad():
             policy.action_net.bias[0] = -float("inf")
-    with validation(True):
+    with distribution_checks(True):
         log_prob, entropy = actor_log_prob(ours, obs, acts)
         _, their_log_prob, their_entropy = theirs.evaluate_actions(obs, acts)
     assert bool(th.isinf(log_prob).any())
@@ -142,7 +131,7 @@ def test_a_non_finite_batch_that_passes_the_checks_gets_the_same_numbers():
     assert same_bits(entropy.detach(), their_entropy.detach())
 
 
-def test_other_policies_and_actions_go_through_their_distribution():
+def test_other_policies_and_actions_go_through_their_distribution(distribution_checks):
     """A policy that builds its own distribution, and actions of another dtype or shape than the
     distribution scores, are scored by the policy's own distribution: the same numbers as ``evaluate_actions``, and
     its errors."""
@@ -161,21 +150,21 @@ def test_other_policies_and_actions_go_through_their_distribution():
     assert same_bits(log_prob.detach(), their_log_prob.detach()) and same_bits(entropy.detach(), their_entropy.detach())
     policy = policy_for("categorical")
     float_acts = acts.float()  # torch's Categorical scores whole floats as their integers
-    with validation(True):
+    with distribution_checks(True):
         assert same_bits(actor_log_prob(policy, obs, float_acts)[0].detach(),
                          policy.evaluate_actions(obs, float_acts)[1].detach())
         with pytest.raises(ValueError):
             actor_log_prob(policy, obs, acts[:, None].expand(-1, 2))
 
 
-def test_a_batch_scored_again_runs_the_network_once():
+def test_a_batch_scored_again_runs_the_network_once(distribution_checks):
     """Scoring a batch again through SB3's distribution reuses the outputs: the network runs once (a layer that
     draws, such as dropout, draws once, as on SB3's own path)."""
     obs, acts = batch("gaussian")
     policy = policy_for("gaussian")
     calls = []
     policy.action_net.register_forward_hook(lambda *_: calls.append(1))
-    with validation(True):
+    with distribution_checks(True):
         log_prob, _ = actor_log_prob(policy, obs, th.where(acts > 1, float("inf"), acts))
     assert len(calls) == 1 and bool(th.isinf(log_prob).any())
 
