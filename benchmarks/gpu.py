@@ -25,7 +25,8 @@ the CPU with ``--allow-cpu``, to try the script: ``--allow-cpu --quick`` takes a
 3. **Concurrent runs**: N navigation Agn runs of the same length (on the first 2,000 training demonstrations),
    each in its own worker of the library's process pool (spawned, one math thread each, as ``--workers`` runs
    them), N = 1, 4, 8 at once on the one GPU: the wall time of the N against one, and the speed-up
-   ``S_N = N * t_1 / t_N`` (N would be perfect).
+   ``S_N = N * t_1 / t_N`` (N would be perfect); once with each count of torch threads per worker in
+   ``--worker-threads`` (1 and 2: whether the library's one thread per worker is the faster).
 4. **Extrapolations** to one GPU (``--max-concurrent`` runs at a time, 8 by default), from the figures above::
 
        one run  = B / steps_per_s(curriculum) + evaluations + per-epoch evaluations
@@ -72,15 +73,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--dataset", type=Path, default=None, help="the shortest-path dataset (.npz)")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here (default $OUT/gpu.json)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads of this process (default 1)")
+    parser.add_argument("--worker-threads", default="1,2",
+                        help="torch threads per worker of the concurrent runs, each timed (default 1,2: the "
+                        "library's workers take 1)")
     args = parser.parse_args(argv)
     args.seconds = args.seconds if args.seconds is not None else (1.0 if args.quick else 6.0)
     concurrent = args.concurrent or ("1,2" if args.quick else "1,4,8")
     try:
         args.concurrent = sorted({int(n) for n in concurrent.split(",")})
+        args.worker_threads = sorted({int(n) for n in args.worker_threads.split(",")})
     except ValueError:
-        parser.error(f"--concurrent takes comma-separated integers; got {concurrent!r}")
-    if args.seconds <= 0 or args.threads < 1 or args.max_concurrent < 1 or min(args.concurrent) < 1:
-        parser.error("--seconds, --threads, --max-concurrent and --concurrent must be positive")
+        parser.error(f"--concurrent and --worker-threads take comma-separated integers; got {concurrent!r} and "
+                     f"{args.worker_threads!r}")
+    if (args.seconds <= 0 or args.threads < 1 or args.max_concurrent < 1 or min(args.concurrent) < 1
+            or min(args.worker_threads) < 1):
+        parser.error("--seconds, --threads, --max-concurrent, --concurrent and --worker-threads must be positive")
     return args
 
 
@@ -312,7 +319,8 @@ _WORKER: dict = {}
 
 def concurrent_task(task: tuple) -> dict:
     """In a pool worker: ``("prepare", trajectories, device)`` builds an Agn navigation learner on them once (as
-    ``curteach nav`` does); ``("train", steps)`` trains that many steps of it and says how long they took."""
+    ``curteach nav`` does); ``("train", steps, threads)`` trains that many steps of it on that many torch threads
+    and says how long they took."""
     if task[0] == "prepare":
         import numpy as np
         import torch
@@ -331,6 +339,9 @@ def concurrent_task(task: tuple) -> dict:
         _WORKER.update(curriculum=curriculum, clock=Clock(device), pending=[])
         return {"prepare_s": time.perf_counter() - began, "threads": torch.get_num_threads(),
                 "device": str(policy.device)}
+    import torch
+
+    torch.set_num_threads(task[2])
     curriculum, clock, pending = _WORKER["curriculum"], _WORKER["clock"], _WORKER["pending"]
 
     def run():
@@ -343,12 +354,14 @@ def concurrent_task(task: tuple) -> dict:
             done += curriculum.train_batches(take)[1]
 
     _, wall = clock(run)
-    return {"train_s": wall}
+    return {"train_s": wall, "threads": torch.get_num_threads()}
 
 
 def concurrency(args, trajectories, device: str, steps: int) -> dict:
     """The wall time of N concurrent runs of ``steps`` steps each, N in ``args.concurrent``, on (a part of) the
-    navigation demonstrations (the step's cost does not depend on the pool's size)."""
+    navigation demonstrations (the step's cost does not depend on the pool's size), with each count of torch threads
+    per worker in ``args.worker_threads``: the top-level figures are those of the first count (the library's
+    workers take one thread), ``by_threads`` holds every count's."""
     from curteach_teaching.sweeps.backends import enter_worker
     from curteach_teaching.sweeps.process_pool import WorkerPool
 
@@ -370,15 +383,21 @@ def concurrency(args, trajectories, device: str, steps: int) -> dict:
         out = {"steps_per_run": steps, "prepare_wall_s": prepare_wall, "demonstrations": len(trajectories),
                "worker_threads": sorted({p["threads"] for p in prepared}),
                "worker_devices": sorted({p["device"] for p in prepared})}
-        each([("train", max(1, steps // 10))] * most)  # every worker's first steps (kernels, caches)
-        walls = {}
-        for n in args.concurrent:
-            answers, wall = each([("train", steps)] * n)
-            walls[n] = wall
-            out[f"wall_{n}_s"] = wall
-            out[f"mean_run_train_{n}_s"] = sum(a["train_s"] for a in answers) / n
-        for n in args.concurrent:
-            out[f"speedup_{n}"] = n * walls[min(args.concurrent)] / walls[n] / min(args.concurrent)
+        each([("train", max(1, steps // 10), args.worker_threads[0])] * most)  # first steps (kernels, caches)
+        out["by_threads"] = {}
+        for threads in args.worker_threads:
+            walls, figures = {}, {}
+            for n in args.concurrent:
+                answers, wall = each([("train", steps, threads)] * n)
+                if {a["threads"] for a in answers} != {threads}:
+                    raise RuntimeError(f"a worker did not take {threads} threads: {answers}")
+                walls[n] = wall
+                figures[f"wall_{n}_s"] = wall
+                figures[f"mean_run_train_{n}_s"] = sum(a["train_s"] for a in answers) / n
+            for n in args.concurrent:
+                figures[f"speedup_{n}"] = n * walls[min(args.concurrent)] / walls[n] / min(args.concurrent)
+            out["by_threads"][threads] = figures
+        out.update(out["by_threads"][args.worker_threads[0]])
         return out
     finally:
         pool.close()
@@ -527,8 +546,10 @@ def print_table(figures: dict, rows: list, args: argparse.Namespace) -> None:
     print(f"nav: difficulty pass over {ev['demonstrations']:,} demonstrations {ev['difficulty_pass_s']:.3f} s; "
           f"evaluation validation {ev['val_s']:.3f} s, test {ev['test_s']:.3f} s")
     conc = figures["concurrency"]
-    walls = ", ".join(f"{n}: {conc[f'wall_{n}_s']:.1f} s (S={conc[f'speedup_{n}']:.2f})" for n in args.concurrent)
-    print(f"concurrent nav runs of {conc['steps_per_run']} steps, wall: {walls}")
+    for threads, figures_n in conc["by_threads"].items():
+        walls = ", ".join(f"{n}: {figures_n[f'wall_{n}_s']:.1f} s (S={figures_n[f'speedup_{n}']:.2f})"
+                          for n in args.concurrent)
+        print(f"concurrent nav runs of {conc['steps_per_run']} steps, {threads} thread(s) per worker, wall: {walls}")
     ex = figures["extrapolation"]
     print(f"extrapolated on one such device, {ex['concurrent_used']} runs at a time (S={ex['speedup_used']:.2f}): "
           f"Figs. 6-7 {ex['figs67_min']:.1f} min (goal {GOALS['figs67_min']:g}), BabyAI ladder "
