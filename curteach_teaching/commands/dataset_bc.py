@@ -97,6 +97,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--target", type=float, default=None,
                         help="the value of --metric whose reaching is timed in the paired statistics, in its units "
                         "(default: Agn's start plus 90%% of its improvement)")
+    parser.add_argument("--paired-against", default=None,
+                        help="comma-separated cells that every other cell is also compared with, run by run, as with "
+                        "Agn: a control the curricula must beat, e.g. a length-only selection (Cur-T@select/length); "
+                        "named as in --curricula or as the cell (report.json's paired_against; a report option: "
+                        "--report-only adds it to a finished sweep)")
     parser.add_argument("--scale", choices=("default", "small"), default="default",
                         help="'small': a quick check (200 steps, 5 evaluation episodes)")
     add_sweep_arguments(parser, default_runs=5, default_out="results/dataset-bc", device=True)
@@ -147,6 +152,7 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
         report = DatasetBCReport(experiment, pool, success=holdout is None and success_defined(pool),
                                  target=args.target, title=figure_title(pool.group_names),
                                  bad_field=args.bad_field, metric=args.metric)
+    report.more_baselines = further_baselines(args.paired_against, experiment)
     session = sweep_session(args, out)
     with session:
         for upgraded in upgrade_folder(out, args.seed):
@@ -161,6 +167,27 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
                     announce()
                     raise
         return run_sweep_command(args, experiment, report, out, session=session)
+
+
+def further_baselines(text: str | None, experiment) -> tuple:
+    """The cells of ``--paired-against`` (each named as in ``--curricula`` or as its cell), in order; ``ValueError``
+    for a name that is not a cell of the sweep, or for Agn, the baseline already."""
+    if text is None:
+        return ()
+    cells = experiment.curriculum_names()  # cell -> spec
+    by_name = {**{spec: cell for cell, spec in cells.items()}, **{cell: cell for cell in cells}}
+    out = []
+    for name in (n.strip() for n in text.split(",")):
+        if not name:
+            continue
+        if name not in by_name:
+            raise ValueError(f"--paired-against names {name!r}, which is not a cell of this sweep "
+                             f"({', '.join(cells)})")
+        if by_name[name] == "Agn":
+            raise ValueError("--paired-against names Agn, which every cell is compared with already")
+        if by_name[name] not in out:
+            out.append(by_name[name])
+    return tuple(out)
 
 
 def figure_title(groups) -> str:

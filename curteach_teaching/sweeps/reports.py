@@ -243,21 +243,25 @@ class Report:
     metric_name = "value"
     #: the curve or cell every other is compared with, pair by pair (:meth:`paired`)
     paired_baseline = "Agn"
+    #: further baselines, each compared with every other curve or cell in the same way (``report.json``'s
+    #: ``paired_against``; e.g. a control that the curricula must beat, beside the baseline they start from)
+    more_baselines: tuple = ()
     #: whether a larger value of the metric is better (for the paired statistics)
     higher_is_better = True
 
-    def paired(self, sweep) -> dict:
-        """``report.json``'s ``paired``: every teacher (one cell) or cell (several cells) against
-        :attr:`paired_baseline`, run by run (:func:`~curteach_teaching.sweeps.paired.paired_comparison`): the final
-        value's difference with its bootstrap interval, Wilcoxon's p-value, the share of better pairs, the IQMs, the
-        steps to reach :meth:`paired_target` and any :meth:`paired_scalars` (``{}`` without a baseline or with fewer
-        than 2 runs). In a sweep still computing, the runs saved in every cell are the pairs. ``note``: what the
-        numbers cannot show with so few pairs (:func:`~curteach_teaching.sweeps.paired.sample_size_note`), or None;
-        with one run per cell the entry is only that note.
+    def paired(self, sweep, baseline: str | None = None) -> dict:
+        """``report.json``'s ``paired``: every teacher (one cell) or cell (several cells) against ``baseline``
+        (default :attr:`paired_baseline`), run by run (:func:`~curteach_teaching.sweeps.paired.paired_comparison`):
+        the final value's difference with its bootstrap interval, Wilcoxon's p-value, the share of better pairs, the
+        IQMs, the steps to reach :meth:`paired_target` and any :meth:`paired_scalars` (``{}`` without the baseline or
+        with fewer than 2 runs). In a sweep still computing, the runs saved in every cell are the pairs. ``note``:
+        what the numbers cannot show with so few pairs (:func:`~curteach_teaching.sweeps.paired.sample_size_note`), or
+        None; with one run per cell the entry is only that note.
         """
         from curteach_teaching.sweeps.paired import paired_comparison, statistics_to_json, summary_lines
         from curteach_teaching.sweeps.sample_size import ALPHA, pairs_needed, sample_size_note
 
+        baseline = baseline or self.paired_baseline
         first = self.curve_names(sweep)[0]
         common = set.intersection(*({r.index for r in results} for results in sweep.cells.values()))
         cells = {cell: sorted((r for r in results if r.index in common), key=lambda r: r.index)
@@ -268,25 +272,25 @@ class Report:
                       if all(name in r.curves for r in results)}
         else:
             stacks = {cell: [r.curves[first] for r in results] for cell, results in cells.items()}
-        if self.paired_baseline not in stacks or len(stacks) < 2:
+        if baseline not in stacks or len(stacks) < 2:
             return {}
-        if len(stacks[self.paired_baseline]) == 1:  # the numbers are printed all the same: say what they cannot show
+        if len(stacks[baseline]) == 1:  # the numbers are printed all the same: say what they cannot show
             return {"note": f"note: one run each: a difference between these numbers is one draw, which no test can "
                             f"tell from chance; {pairs_needed()} paired runs are the fewest that can show one at "
                             f"{ALPHA:g}"}
-        if len(stacks[self.paired_baseline]) < 2:
+        if len(stacks[baseline]) < 2:
             return {}
         length = min(len(curve) for runs in stacks.values() for curve in runs)
         curves = {name: np.array([curve[:length] for curve in runs], dtype=np.float64) for name, runs in stacks.items()}
         if not all(np.isfinite(c).all() for c in curves.values()):
             return {"skipped": "a curve holds a non-finite value (a diverged run)"}
         final = {name: c[:, -1] for name, c in curves.items()}
-        target = self.paired_target(curves[self.paired_baseline])
+        target = self.paired_target(curves[baseline])
         # steps: the run's own count where it records one against the curve (batches of a learner), else the index
         recorded = sweep.all_results[0].records.get("batches", {}).get(first)
         steps = np.asarray(recorded[:length]) if recorded is not None and len(recorded) >= length else np.arange(length)
         scalars = self.paired_scalars(cells, steps) if len(cells) > 1 else None
-        stats = paired_comparison(final, baseline=self.paired_baseline, curves=curves, steps=steps,
+        stats = paired_comparison(final, baseline=baseline, curves=curves, steps=steps,
                                   target=target, scalars=scalars, higher_is_better=self.higher_is_better,
                                   scalar_higher_is_better=self.scalar_directions(scalars), rng=0)
         return {"target": target, "statistics": statistics_to_json(stats), "lines": summary_lines(stats),
@@ -370,6 +374,8 @@ class Report:
             "command": None if command is None else list(command),
             "runs": len(next(iter(sweep.cells.values()))),
             "paired": self.paired(sweep),
+            **({"paired_against": {baseline: self.paired(sweep, baseline) for baseline in self.more_baselines}}
+               if self.more_baselines else {}),
             **self.report_data(sweep, rows),
             "final": self.final(rows, sweep),
             "extras_mean": extras,
@@ -392,11 +398,14 @@ class Report:
         return report
 
     def print_paired(self, report: dict) -> None:
-        """The paired statistics' lines and their note (nothing without them)."""
-        paired = report.get("paired") or {}
-        if paired.get("lines"):
-            print(f"paired against {self.paired_baseline} (steps to {paired['target']:.3g}):")
-            for line in paired["lines"]:
-                print(f"  {line}")
-        if paired.get("note"):
-            print(paired["note"])
+        """The paired statistics' lines and their note, against the baseline and then each of
+        :attr:`more_baselines` (nothing without them)."""
+        entries = [(self.paired_baseline, report.get("paired") or {})]
+        entries += list((report.get("paired_against") or {}).items())
+        for baseline, paired in entries:
+            if paired.get("lines"):
+                print(f"paired against {baseline} (steps to {paired['target']:.3g}):")
+                for line in paired["lines"]:
+                    print(f"  {line}")
+            if paired.get("note"):
+                print(paired["note"])

@@ -374,3 +374,34 @@ def _lock_elsewhere(out_dir) -> None:
     done = subprocess.run([sys.executable, "-c", code, str(out_dir)], capture_output=True, text=True)
     if done.returncode:
         raise ValueError(done.stderr.strip())
+
+
+@dataclass(frozen=True)
+class ControlledExperiment:
+    """Three cells on the same draws, shifted by 0 (Agn), 1 (ctrl) and 3 (cur)."""
+
+    cells = ("Agn", "ctrl", "cur")
+
+    def settings(self):
+        return {}
+
+    def run_cell(self, cell, index, seed_sequence):
+        curve = np.random.default_rng(seed_sequence).normal(size=4) + {"Agn": 0.0, "ctrl": 1.0, "cur": 3.0}[cell]
+        return RunResult(index=index, seed=0, curves={"x": curve})
+
+
+def test_further_baselines_are_paired_with_every_other_cell(tmp_path, capsys):
+    sweep = run_sweep(ControlledExperiment(), tmp_path, 4, seed=2, workers=1, progress=False)
+    report = Report(ControlledExperiment())
+    report.more_baselines = ("ctrl",)
+    written = report.write(sweep, tmp_path, figures=False)
+    against = written["paired_against"]["ctrl"]["statistics"]
+    assert list(against) == ["Agn", "cur"] and list(written["paired"]["statistics"]) == ["ctrl", "cur"]
+    # shifted draws: every pair differs by the shift, so the mean is it and the 4 pairs' signed-rank p is 2/2^4
+    assert against["cur"]["final"]["mean_difference"] == pytest.approx(2.0)
+    assert against["Agn"]["final"]["mean_difference"] == pytest.approx(-1.0)
+    assert against["cur"]["final"]["wilcoxon_p"] == pytest.approx(0.125) and against["cur"]["final"]["better"] == 4
+    assert written["paired"]["statistics"]["cur"]["final"]["mean_difference"] == pytest.approx(3.0)
+    assert json.loads((tmp_path / "report.json").read_text())["paired_against"]["ctrl"]["lines"]
+    out = capsys.readouterr().out
+    assert out.index("paired against Agn") < out.index("paired against ctrl") < out.index("  cur - ctrl: final +2")
