@@ -69,9 +69,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--ensemble-batches", type=int, default=None,
                         help="optimizer steps per ensemble member (default: --max-batches)")
     parser.add_argument("--bad-field", default=None,
-                        help="a boolean episode metadata field (True or False in every episode) marking bad episodes; "
-                        "the report says how many of them each cell dropped or down-weighted (default: noisy, where "
-                        "every episode has it)")
+                        help="a boolean episode metadata field (True or False in every episode) marking bad episodes, "
+                        "or not:FIELD for those where it is False (not:success: the failed ones), or several, "
+                        "comma-separated; the report says how many of them each cell dropped or down-weighted "
+                        "(default: noisy, where every episode has it)")
     from curteach_teaching.datasets.task_scores import describe_task_scores
 
     parser.add_argument("--task-difficulty", default=None,

@@ -68,6 +68,10 @@ def test_the_bad_field_read_from_a_pool(make_pool_with_metadata):
         bad_episodes(pool, "n")
     noisy = make_pool_with_metadata([{"noisy": False}, {"noisy": True}, {"noisy": False}])
     assert bad_episodes(noisy, None).tolist() == [False, True, False]  # the default, where every episode has it
+    # not:FIELD: bad where the field is False (not:success, the failed episodes), checked as the field is
+    assert bad_episodes(pool, "not:bad").tolist() == [False, True, False]
+    with pytest.raises(ValueError, match=r"^bad_field must be a boolean .*; 'n' is 1 in episode 0 of the pool"):
+        bad_episodes(pool, "not:n")
     partly = make_pool_with_metadata([{"noisy": False}, {}, {"noisy": 1}])
     assert bad_episodes(partly, None) is None
     with pytest.raises(ValueError, match=r"'noisy' is not in that of episode 1 of the pool \(id 1 of g\)"):

@@ -219,7 +219,8 @@ def test_dataset_bc_on_a_robomimic_file_reports_held_out_likelihoods_with_paired
     path = write_robomimic(tmp_path / "demos.hdf5", episodes)
     out = tmp_path / "out"
     args = ["dataset-bc", "--dataset", str(path), "--obs-keys", "object,robot0_eef_pos",
-            "--curricula", "Agn,Cur-T@select/worse,Cur@select/ensemble", "--keep", "0.7", "--bad-field", "worse",
+            "--curricula", "Agn,Cur-T@select/worse,Cur@select/ensemble", "--keep", "0.7",
+            "--bad-field", "worse,not:better",
             "--holdout", "0.3", *SMALL, "--out", str(out)]
     assert main(args) == 0
     printed = capsys.readouterr().out
@@ -247,6 +248,11 @@ def test_dataset_bc_on_a_robomimic_file_reports_held_out_likelihoods_with_paired
     trained = {int(r["episode_id"]) for r in csv.DictReader(open(out / "selection.csv"))}
     assert trained == set(range(9)) - set(ids)
     assert report["selection_quality"]["field"] == "worse"
+    # a further field's table: the episodes not marked better, the same counts as the first's table takes
+    further = report["further_selection_quality"]
+    assert [q["field"] for q in further] == ["not:better"] and "bad episodes (not:better): " in printed
+    better = np.array([ep["quality"] == "better" for ep in episodes])[sorted(set(range(9)) - set(ids))]
+    assert further[0]["bad_share"] == pytest.approx(float((~better).mean()))
 
 
 def test_dataset_bc_on_a_lerobot_v3_folder_reports_per_task_likelihoods(tmp_path, capsys):

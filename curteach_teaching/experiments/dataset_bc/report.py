@@ -8,7 +8,8 @@ and, with several datasets, ``success_mean:<dataset>`` per dataset.
 When a cell selects or weights, or reads another task score than the sweep's, every row also says the cell's ``use``
 and ``task`` (Agn: ``all``). ``selection.csv`` records what every run trained on, and ``report.json``'s
 ``selection_quality`` how much of the bad data (a boolean metadata field, ``bad_field``) each cell kept
-(:mod:`~curteach_teaching.experiments.dataset_bc.selection_table`).
+(:mod:`~curteach_teaching.experiments.dataset_bc.selection_table`); ``further_selection_quality`` the same for
+each further field of a comma-separated ``bad_field`` (``noisy,not:success``).
 
 ``report.json``'s ``paired`` holds, for every curriculum against Agn (:mod:`curteach_teaching.sweeps.paired`), the
 per-pair difference of the final return (and success rate, and the success rate, or return, at every evaluation
@@ -89,7 +90,8 @@ class DatasetBCReport(Report):
         success: whether success is defined for the pool (and reported).
         target: the return to reach for steps-to-target, a finite number (``None``: 90 % of Agn's final mean).
         title: the figures' title prefix.
-        bad_field: the boolean metadata field that marks bad episodes, True or False in every episode (``None``:
+        bad_field: the boolean metadata field that marks bad episodes, True or False in every episode, or
+            ``not:FIELD`` (bad where it is False), or several, comma-separated, each with its table (``None``:
             ``noisy``, as the BabyAI bot's datasets have it, where every episode has it as a boolean; else no table).
         metric: the main metric: ``return`` with an environment; without one (``experiment.holdout``) ``nll``
             (``None``: the default of either), ``mse`` or ``accuracy``.
@@ -125,23 +127,30 @@ class DatasetBCReport(Report):
         self.pool = pool if split is None else pool.select(split.train)  # what the runs trained on
         self.success = success
         self.target = target
-        self.bad = bad_episodes(self.pool, bad_field)  # checked here, before any run (the training part)
-        self.bad_field = bad_field or DEFAULT_BAD_FIELD
+        # checked here, before any run (the training part); the first field's table is report.json's
+        # selection_quality, the others' its further_selection_quality
+        fields = [None] if bad_field is None else [f.strip() for f in str(bad_field).split(",") if f.strip()] or [""]
+        self.bad_fields = [(field or DEFAULT_BAD_FIELD, bad_episodes(self.pool, field)) for field in fields]
         self.bad_field_given = bad_field is not None
         cells = [experiment.cell_spec(cell) for cell in experiment.cells]
         self.use_columns = any(c.use not in (None, "order") for c in cells) or len({c.task for c in cells} - {None}) > 1
 
     def tables(self, sweep, rows: list, out_dir: Path, report: dict) -> list:
-        """``selection.csv`` (when the runs recorded their selections) and ``report["selection_quality"]``."""
+        """``selection.csv`` (when the runs recorded their selections), ``report["selection_quality"]`` (the first
+        bad field's) and ``report["further_selection_quality"]`` (a list, one per further field)."""
         from curteach_teaching.experiments.dataset_bc.selection_table import selection_quality, write_selection_csv
 
         pool = self.pool
         if not write_selection_csv(sweep, pool, out_dir / "selection.csv"):
             return []
-        if self.bad is not None and (self.bad.any() or self.bad_field_given):
-            # a pool with no bad episode (a clean dataset's "noisy" field, all false) has nothing to say, unless
-            # the field was asked for
-            report["selection_quality"] = {"field": self.bad_field, **selection_quality(sweep, pool, self.bad)}
+        tables = [{"field": field, **selection_quality(sweep, pool, bad)} for field, bad in self.bad_fields
+                  # a pool with no bad episode (a clean dataset's "noisy" field, all false) has nothing to say,
+                  # unless the field was asked for
+                  if bad is not None and (bad.any() or self.bad_field_given)]
+        if tables:
+            report["selection_quality"] = tables[0]
+        if tables[1:]:
+            report["further_selection_quality"] = tables[1:]
         return ["selection.csv"]
 
     def metrics(self, sweep) -> list[str]:
@@ -320,7 +329,12 @@ class DatasetBCReport(Report):
         for cell, runs in report.get("diverged_runs", {}).items():
             where = ", ".join(f"run {index} at batch {step}" for index, step in runs.items())
             print(f"warning: the training loss of {cell} stopped being finite (training stopped): {where}")
-        quality = report.get("selection_quality")
+        for quality in [report.get("selection_quality"), *report.get("further_selection_quality", [])]:
+            if quality:
+                self._print_quality(quality)
+
+    def _print_quality(self, quality: dict) -> None:
+        """The lines of one bad field's table (:meth:`tables`)."""
         if quality:
             print(f"bad episodes ({quality['field']}): {quality['bad_share']:.0%} of the pool")
             for cell, kept in quality["cells"].items():

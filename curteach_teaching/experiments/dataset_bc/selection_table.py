@@ -8,7 +8,8 @@
 weight (:func:`~curteach_teaching.curriculum.uses.preference_weights`, mean 1 over the pool's transitions).
 ``dataset`` is the episode's source dataset, since episode ids repeat across datasets.
 
-With a boolean metadata field marking bad episodes (``noisy`` in the BabyAI bot's datasets),
+With a boolean metadata field marking bad episodes (``noisy`` in the BabyAI bot's datasets; ``not:success``, the
+failed ones, where episodes record their success),
 :func:`selection_quality` says per cell how much of the bad data each use kept: the share of bad episodes among
 those dropped (select: in the last epoch; order: in the first, the most selective one) and, for weight, the share
 of the loss weight, per transition, that bad episodes carry against their share of transitions.
@@ -24,10 +25,12 @@ import numpy as np
 
 from curteach_envs._util import atomic_write
 
-__all__ = ["DEFAULT_BAD_FIELD", "bad_episodes", "epoch_weights", "selection_quality", "write_selection_csv"]
+__all__ = ["DEFAULT_BAD_FIELD", "NEGATION", "bad_episodes", "epoch_weights", "selection_quality", "write_selection_csv"]
 
 #: the field of bad episodes read when none is named (the BabyAI bot's datasets mark their noisy episodes with it)
 DEFAULT_BAD_FIELD = "noisy"
+#: the prefix of a field whose False marks a bad episode (``not:success``)
+NEGATION = "not:"
 
 
 def epoch_weights(entry: Any, n: int) -> np.ndarray:
@@ -68,7 +71,8 @@ def write_selection_csv(sweep: Any, pool: Any, path: Path) -> bool:
 
 
 def bad_episodes(pool: Any, field: str | None) -> np.ndarray | None:
-    """``(N,)`` bool from every episode's boolean metadata ``field``. ``field=None`` (no field named) reads
+    """``(N,)`` bool from every episode's boolean metadata ``field``, or its negation for ``not:FIELD`` (bad where
+    it is False: ``not:success`` marks the failed episodes). ``field=None`` (no field named) reads
     :data:`DEFAULT_BAD_FIELD` where it is True or False in every episode, else gives ``None`` (no selection-quality
     table).
 
@@ -82,6 +86,9 @@ def bad_episodes(pool: Any, field: str | None) -> np.ndarray | None:
         field = DEFAULT_BAD_FIELD
     if not isinstance(field, str) or not field:
         raise ValueError(f"bad_field must name a boolean metadata field; got {field!r}")
+    if field.startswith(NEGATION):
+        negated = bad_episodes(pool, field[len(NEGATION):])
+        return None if negated is None else ~negated
     values = []
     for i, meta in enumerate(pool.metadata):
         where = f"episode {i} of the pool (id {pool.episode_ids[i]} of {pool.groups[i]})"
