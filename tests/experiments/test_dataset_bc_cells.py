@@ -49,14 +49,16 @@ def test_the_dropped_episodes_line_names_its_epoch(capsys):
     final = {"batches": 10, "n": 2, "mean": 1.0}
     quality = {"field": "noisy", "bad_share": 0.5,
                "cells": {"Cur": {"dropped": 2.0, "dropped_bad_share": 1.0, "kept_bad_share": 0.0},
-                         "Cur+select": {"dropped": 1.0, "dropped_bad_share": 0.5, "kept_bad_share": 0.25}}}
+                         "Cur+select": {"dropped": 1.0, "dropped_bad_share": 0.5, "kept_bad_share": 0.25,
+                                        "kept_bad_transition_share": 0.4}}}
     report.print_summary(None, {"final": {"Agn": final, "Cur": final, "Cur+select": final},
                                 "selection_quality": quality}, None)
     printed = capsys.readouterr().out.splitlines()
     assert printed[3:] == [
         "bad episodes (noisy): 50% of the pool",
         "  Cur: 100% of the 2 episodes it drops in its first epoch are bad; 0% of those it keeps",
-        "  Cur+select: 50% of the 1 episodes it drops in its last epoch are bad; 25% of those it keeps"]
+        "  Cur+select: 50% of the 1 episodes it drops in its last epoch are bad; 25% of those it keeps (40% of their "
+        "transitions)"]
 
 
 def as_last_version(out, renamed=None, **cells_flags):

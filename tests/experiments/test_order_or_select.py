@@ -61,7 +61,8 @@ def test_select_and_weight_by_the_ensemble_drop_the_noisy_episodes(mixed_root, t
 
 
 def test_selection_quality_by_hand():
-    pool = type("Pool", (), {"lengths": np.array([1, 1, 2, 4]), "__len__": lambda self: 4})()
+    pool = type("Pool", (), {"lengths": np.array([1, 1, 2, 4]), "groups": ("a", "a", "b", "b"),
+                             "__len__": lambda self: 4})()
     bad = np.array([False, True, True, False])
     run = SimpleNamespace
     sweep = SimpleNamespace(cells={
@@ -72,10 +73,23 @@ def test_selection_quality_by_hand():
     })
     quality = selection_quality(sweep, pool, bad)
     assert quality["bad_share"] == 0.5 and "Agn" not in quality["cells"]
-    # select reads the last epoch: both runs drop 1 and 2, both bad
-    assert quality["cells"]["Cur-T+select"] == {"dropped": 2.0, "dropped_bad_share": 1.0, "kept_bad_share": 0.0}
-    # weight: bad transitions carry 0.5 * 1 + 0.25 * 2 = 1 of 1 + 0.5 + 0.5 + 6 = 8; they are 3 of 8 transitions
-    assert quality["cells"]["Cur-T+weight"] == {"bad_weight_share": 1 / 8, "bad_transition_share": 3 / 8}
+    # select reads the last epoch: both runs drop 1 and 2, both bad; the kept 0 and 3 hold no bad transition
+    select = quality["cells"]["Cur-T+select"]
+    assert select.pop("by_dataset") == {name: {"dropped": 1.0, "dropped_bad_share": 1.0, "kept_bad_share": 0.0,
+                                               "kept_bad_transition_share": 0.0} for name in ("a", "b")}
+    assert select == {"dropped": 2.0, "dropped_bad_share": 1.0, "kept_bad_share": 0.0,
+                      "kept_bad_transition_share": 0.0}
+    # weight: bad transitions carry 0.5 * 1 + 0.25 * 2 = 1 of 1 + 0.5 + 0.5 + 6 = 8; they are 3 of 8 transitions;
+    # within a: 0.5 of 1.5 and 1 of 2 transitions, within b: 0.5 of 6.5 and 2 of 6
+    weight = quality["cells"]["Cur-T+weight"]
+    assert weight.pop("by_dataset") == {"a": {"bad_weight_share": pytest.approx(1 / 3), "bad_transition_share": 0.5},
+                                        "b": {"bad_weight_share": pytest.approx(1 / 13),
+                                              "bad_transition_share": pytest.approx(1 / 3)}}
+    assert weight == {"bad_weight_share": 1 / 8, "bad_transition_share": 3 / 8}
+    # an order cell that keeps a long bad episode: its share of the kept transitions is not its share of the kept
+    order = {"Cur": [run(extras={"selection": [{"selected": [0, 2, 3]}], "use": "order"})]}
+    kept = selection_quality(SimpleNamespace(cells=order), pool, bad)["cells"]["Cur"]
+    assert (kept["kept_bad_share"], kept["kept_bad_transition_share"]) == (pytest.approx(1 / 3), pytest.approx(2 / 7))
 
 
 def test_cells_by_hand():

@@ -344,5 +344,8 @@ class DatasetBCReport(Report):
                 elif kept["dropped"] > 0:
                     # order drops most in its first epoch, and fewer after; select's last epoch is the one it ends on
                     epoch = "last" if self.experiment.cell_spec(cell).use == "select" else "first"
-                    print(f"  {cell}: {kept['dropped_bad_share']:.0%} of the {kept['dropped']:.0f} episodes it drops "
-                          f"in its {epoch} epoch are bad; {kept['kept_bad_share']:.0%} of those it keeps")
+                    text = (f"  {cell}: {kept['dropped_bad_share']:.0%} of the {kept['dropped']:.0f} episodes it "
+                            f"drops in its {epoch} epoch are bad; {kept['kept_bad_share']:.0%} of those it keeps")
+                    if "kept_bad_transition_share" in kept:  # not in the reports of the versions before it
+                        text += f" ({kept['kept_bad_transition_share']:.0%} of their transitions)"
+                    print(text)

@@ -109,10 +109,15 @@ def selection_quality(sweep: Any, pool: Any, bad: np.ndarray) -> dict:
 
     Returns:
         ``{"bad_share": share of bad episodes in the pool, "cells": {cell: {...}}}`` where a cell that dropped
-        episodes has ``dropped_bad_share`` (bad among the dropped) and ``kept_bad_share``, and a weighting cell has
-        ``bad_weight_share`` (the loss weight on bad transitions over all weight) beside ``bad_transition_share``.
+        episodes has ``dropped`` (episodes), ``dropped_bad_share`` (bad among the dropped), ``kept_bad_share`` and
+        ``kept_bad_transition_share`` (the bad episodes' share of the kept transitions: a few long bad episodes
+        weigh more than their count), and a weighting cell has ``bad_weight_share`` (the loss weight on bad
+        transitions over all weight) beside ``bad_transition_share``; with several datasets in the pool, each cell
+        also has ``by_dataset``, the same figures within each dataset. A share of nothing (no episode dropped) is NaN.
     """
     lengths = np.asarray(pool.lengths, dtype=np.float64)
+    groups = np.asarray(pool.groups, dtype=object)
+    names = list(dict.fromkeys(pool.groups))
     out: dict = {"bad_share": float(bad.mean()), "cells": {}}
     for cell, results in sweep.cells.items():
         rows = []
@@ -123,15 +128,38 @@ def selection_quality(sweep: Any, pool: Any, bad: np.ndarray) -> dict:
             use = result.extras.get("use")
             last = selection[-1] if use == "select" else selection[0]
             weights = epoch_weights(last, len(pool))
-            if last is not None and "weights" in last:
-                rows.append({"bad_weight_share": float((weights * lengths)[bad].sum() / (weights * lengths).sum()),
-                             "bad_transition_share": float(lengths[bad].sum() / lengths.sum())})
-            else:
-                kept = weights > 0
-                dropped = ~kept
-                rows.append({"dropped": int(dropped.sum()),
-                             "dropped_bad_share": float(bad[dropped].mean()) if dropped.any() else float("nan"),
-                             "kept_bad_share": float(bad[kept].mean())})
+            weighted = last is not None and "weights" in last
+            row = _quality(weights, bad, lengths, weighted)
+            if len(names) > 1:
+                row["by_dataset"] = {name: _quality(weights[mask], bad[mask], lengths[mask], weighted)
+                                     for name in names for mask in [groups == name]}
+            rows.append(row)
         if rows:
-            out["cells"][cell] = {key: float(np.mean([row[key] for row in rows])) for key in rows[0]}
+            out["cells"][cell] = _mean_rows(rows)
+    return out
+
+
+def _share(part: np.ndarray, whole: np.ndarray) -> float:
+    total = float(whole.sum())
+    return float(part.sum()) / total if total > 0 else float("nan")
+
+
+def _quality(weights: np.ndarray, bad: np.ndarray, lengths: np.ndarray, weighted: bool) -> dict:
+    """One run's figures for the episodes given (``(n,)`` each): see :func:`selection_quality`."""
+    if weighted:
+        return {"bad_weight_share": _share((weights * lengths)[bad], weights * lengths),
+                "bad_transition_share": _share(lengths[bad], lengths)}
+    kept = weights > 0
+    dropped = ~kept
+    return {"dropped": int(dropped.sum()), "dropped_bad_share": _share(bad[dropped], dropped[dropped]),
+            "kept_bad_share": _share(bad[kept], kept[kept]),
+            "kept_bad_transition_share": _share(lengths[kept & bad], lengths[kept])}
+
+
+def _mean_rows(rows: list) -> dict:
+    """The runs' mean of every figure, ``by_dataset`` dataset by dataset."""
+    out = {key: float(np.mean([row[key] for row in rows])) for key in rows[0] if key != "by_dataset"}
+    if "by_dataset" in rows[0]:
+        out["by_dataset"] = {name: _mean_rows([row["by_dataset"][name] for row in rows])
+                             for name in rows[0]["by_dataset"]}
     return out
