@@ -152,9 +152,10 @@ def plot_learning_curves(
     return _save(plt, fig, path)
 
 
-def _save(plt, fig, path) -> Path:
-    """Write ``fig`` to ``path`` (creating its folder) and close it."""
-    fig.tight_layout()
+def _save(plt, fig, path, rect: tuple | None = None) -> Path:
+    """Write ``fig`` to ``path`` (creating its folder) and close it; ``rect``: the part of the figure, as
+    ``(left, bottom, right, top)`` fractions, that the axes are laid out in (the rest kept for a figure legend)."""
+    fig.tight_layout(**({} if rect is None else {"rect": rect}))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=130)

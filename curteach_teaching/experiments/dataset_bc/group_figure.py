@@ -59,5 +59,8 @@ def plot_groups_against_batches(panels: dict, path: Path, *, title: str = "", yl
     band = f"line: mean; band: ±1 SEM over {runs}"
     fig.suptitle(f"{title}\n{band}" if title else band, fontsize=9)
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=7, loc="upper right", ncol=min(len(cells), 6))
-    return _save(plt, fig, path)
+    # below the panels, in a strip the layout leaves free: at the top it ran over a long title
+    legend_rows = math.ceil(len(cells) / 6)
+    fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=min(len(cells), 6), frameon=False)
+    strip = (0.08 + 0.17 * legend_rows) / fig.get_figheight()
+    return _save(plt, fig, path, rect=(0, strip, 1, 1))
