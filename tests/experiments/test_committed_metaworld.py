@@ -1,6 +1,7 @@
-"""The committed Meta-World ladder results agree with their page: the tables of docs/experiments/metaworld.md hold
-the summary's success rates and report.json's paired statistics, overall and per task, for the paired runs the
-page's heading names."""
+"""The committed Meta-World results agree with their page: the tables of docs/experiments/metaworld.md hold the
+summary's success rates and report.json's paired statistics, overall and per task, for the paired runs the page's
+headings name: the ladder's, and the mixed-quality variant's (against Agn and against the length-only control, and
+what each cell kept of the noisy and of the failed episodes)."""
 
 import csv
 import json
@@ -11,8 +12,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "docs" / "results" / "metaworld-ladder"
+MIXED = ROOT / "docs" / "results" / "metaworld-mixed"
 PAGE = ROOT / "docs" / "experiments" / "metaworld.md"
 CELLS = ["Agn", "Cur", "Cur-L", "Cur-T"]
+MIXED_CELLS = ["Agn", "Cur", "Cur-T+select", "Cur-T+weight", "Cur-T+select+length"]
+CONTROL = "Cur-T+select+length"
 #: "+0.015 [−0.010, +0.040], p 0.500, 2/3": the mean paired difference, its interval, the signed-rank p (n/a when
 #: every pair ties) and the pairs in which the curriculum is ahead
 DIFFERENCE = re.compile(r"([+−-][\d.]+) \[([+−-][\d.]+), ([+−-][\d.]+)\], p (n/a|[\d.]+), (\d+)/(\d+)")
@@ -43,7 +47,7 @@ def _table(section: str, first_column: str) -> list[list[str]]:
     for line in lines[start + 1:]:
         if line.startswith("| ") and not line.startswith("|---"):
             cells = [c.strip() for c in line.split("|")[1:-1]]
-            if cells[0] in ("curriculum", "task"):
+            if cells[0] in ("curriculum", "task", "cell", "dataset"):
                 break
             rows.append(cells)
     return rows
@@ -80,3 +84,63 @@ def test_the_ladder_tables_are_the_committed_numbers():
             assert cells[k] == f"{float(row[f'success_mean:{group}']):.2f} ± {float(row[f'success_sem:{group}']):.2f}"
         for k, name in enumerate(CELLS[1:], start=1 + len(CELLS)):
             _check_difference(cells[k], statistics[name]["scalars"][f"success:{group}"], runs)
+
+
+def _rate(row: dict, key: str = "") -> str:
+    return f"{float(row['success_mean' + key]):.2f} ± {float(row['success_sem' + key]):.2f}"
+
+
+def test_the_mixed_quality_tables_are_the_committed_numbers():
+    text = PAGE.read_text(encoding="utf-8")
+    heading = re.search(r"\*\*Results: the mixed-quality variant, 5 curricula × (\d+) paired runs\*\*", text)
+    assert heading, "the page's mixed-quality results heading"
+    runs = int(heading.group(1))
+    section = text[heading.end():].split("**Reading (mixed quality).**", 1)[0]
+    with open(MIXED / "summary.csv", newline="") as stream:
+        rows = {(row["curriculum"], int(row["batches"])): row for row in csv.DictReader(stream)}
+    report = json.loads((MIXED / "report.json").read_text())
+    assert report["runs"] == runs
+    assert all(len(list((MIXED / "runs" / c).glob("run_*.json"))) == runs for c in MIXED_CELLS)
+    against_agn = report["paired"]["statistics"]
+    against_control = report["paired_against"][CONTROL]["statistics"]
+    overall = _table(section, "curriculum")
+    assert [row[0] for row in overall] == MIXED_CELLS
+    for cells in overall:
+        name = cells[0]
+        for column, batches in ((1, 500), (2, 1000), (3, 3000)):
+            row = rows[(name, batches)]
+            assert cells[column] == f"{float(row['success_mean']):.3f} ± {float(row['success_sem']):.3f}"
+        for column, statistics, baseline in ((4, against_agn, "Agn"), (5, against_control, CONTROL)):
+            if name == baseline:
+                assert cells[column] == ""
+            else:
+                _check_difference(cells[column], statistics[name]["scalars"]["success"], runs)
+    tasks = _table(section, "task")
+    assert len(tasks) == 3
+    for cells in tasks:
+        group = f"metaworld-{cells[0]}-v0"
+        assert cells[1:6] == [_rate(rows[(name, 3000)], f":{group}") for name in MIXED_CELLS]
+        for column, name in ((6, "Cur-T+select"), (7, "Cur-T+weight")):
+            _check_difference(cells[column], against_control[name]["scalars"][f"success:{group}"], runs)
+    kept = _table(section, "cell")
+    tables = [report["selection_quality"], *report["further_selection_quality"]]
+    assert [t["field"] for t in tables] == ["noisy", "not:success"]
+    assert [row[0] for row in kept] == MIXED_CELLS[1:]
+    for cells in kept:
+        for k, table in enumerate(tables):
+            figures = table["cells"][cells[0]]
+            if "bad_weight_share" in figures:
+                assert cells[1 + 2 * k] == "(all kept)"
+                assert cells[2 + 2 * k] == (f"{figures['bad_weight_share']:.0%} of the loss weight "
+                                            f"({figures['bad_transition_share']:.0%} of the transitions)")
+            else:
+                assert cells[1 + 2 * k: 3 + 2 * k] == [f"{figures['kept_bad_share']:.0%}",
+                                                       f"{figures['kept_bad_transition_share']:.0%}"]
+    # within each task, the two selections: episodes dropped, and the noisy and the failed among those kept
+    per_dataset = _table(section, "dataset")
+    assert [row[:2] for row in per_dataset] == [[task, cell] for task in ("push", "pick-place", "peg-insert-side")
+                                                for cell in ("Cur-T+select", CONTROL)]
+    for task, cell, dropped, *shares in per_dataset:
+        tables_here = [t["cells"][cell]["by_dataset"][f"metaworld-{task}-v0"] for t in tables]
+        assert dropped == f"{tables_here[0]['dropped']:.0f}" == f"{tables_here[1]['dropped']:.0f}"
+        assert shares == [f"{f['kept_bad_share']:.0%} ({f['kept_bad_transition_share']:.0%})" for f in tables_here]
