@@ -72,6 +72,8 @@ def test_the_bad_field_read_from_a_pool(make_pool_with_metadata):
     assert bad_episodes(pool, "not:bad").tolist() == [False, True, False]
     with pytest.raises(ValueError, match=r"^bad_field must be a boolean .*; 'n' is 1 in episode 0 of the pool"):
         bad_episodes(pool, "not:n")
+    with pytest.raises(ValueError, match=r"^bad_field 'not:' names no field after 'not:'"):
+        bad_episodes(pool, "not:")
     partly = make_pool_with_metadata([{"noisy": False}, {}, {"noisy": 1}])
     assert bad_episodes(partly, None) is None
     with pytest.raises(ValueError, match=r"'noisy' is not in that of episode 1 of the pool \(id 1 of g\)"):

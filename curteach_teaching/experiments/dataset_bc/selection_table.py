@@ -87,6 +87,8 @@ def bad_episodes(pool: Any, field: str | None) -> np.ndarray | None:
     if not isinstance(field, str) or not field:
         raise ValueError(f"bad_field must name a boolean metadata field; got {field!r}")
     if field.startswith(NEGATION):
+        if not field[len(NEGATION):]:
+            raise ValueError(f"bad_field {field!r} names no field after {NEGATION!r} (e.g. not:success)")
         negated = bad_episodes(pool, field[len(NEGATION):])
         return None if negated is None else ~negated
     values = []
