@@ -396,11 +396,15 @@ def _number(value: float, signed: bool = False) -> str:
     return format(value, "+.3g" if signed else ".3g")
 
 
+def _interval_text(difference: PairedDifference) -> str | None:
+    """``[low, high]``, or None where the difference has no interval."""
+    return None if difference.low is None else f"[{_number(difference.low)}, {_number(difference.high)}]"
+
+
 def _difference_text(difference: PairedDifference, more: str = "") -> str:
     if difference.mean is None:
         return f"n/a ({more})" if more else "n/a"
-    interval = "[no interval]" if difference.low is None else \
-        f"[{_number(difference.low)}, {_number(difference.high)}]"
+    interval = _interval_text(difference) or "[no interval]"
     p = "p n/a" if difference.p_value is None else f"p={_number(difference.p_value)}"
     if below_floor(difference):  # the test's floor, so that p=0.0625 is not read as "nearly 0.05"
         p += f", floor 2/2^{difference.nonzero}={_number(difference.min_p_value)}"
@@ -412,9 +416,9 @@ def _brief_text(difference: PairedDifference) -> str:
     """A difference in a few characters: ``+0.12 [0.03, 0.2] p=0.031`` (the full figures are in the JSON)."""
     if difference.mean is None:
         return "n/a"
-    interval = "" if difference.low is None else f" [{_number(difference.low)}, {_number(difference.high)}]"
+    interval = _interval_text(difference)
     p = "" if difference.p_value is None else f" p={_number(difference.p_value)}"
-    return f"{_number(difference.mean, signed=True)}{interval}{p}"
+    return f"{_number(difference.mean, signed=True)}{'' if interval is None else ' ' + interval}{p}"
 
 
 def summary_lines(results: Mapping[str, PairedStatistics]) -> list[str]:

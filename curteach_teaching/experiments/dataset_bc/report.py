@@ -335,17 +335,16 @@ class DatasetBCReport(Report):
 
     def _print_quality(self, quality: dict) -> None:
         """The lines of one bad field's table (:meth:`tables`)."""
-        if quality:
-            print(f"bad episodes ({quality['field']}): {quality['bad_share']:.0%} of the pool")
-            for cell, kept in quality["cells"].items():
-                if "bad_weight_share" in kept:
-                    print(f"  {cell}: {kept['bad_weight_share']:.0%} of the loss weight on them "
-                          f"({kept['bad_transition_share']:.0%} of the transitions)")
-                elif kept["dropped"] > 0:
-                    # order drops most in its first epoch, and fewer after; select's last epoch is the one it ends on
-                    epoch = "last" if self.experiment.cell_spec(cell).use == "select" else "first"
-                    text = (f"  {cell}: {kept['dropped_bad_share']:.0%} of the {kept['dropped']:.0f} episodes it "
-                            f"drops in its {epoch} epoch are bad; {kept['kept_bad_share']:.0%} of those it keeps")
-                    if "kept_bad_transition_share" in kept:  # not in the reports of the versions before it
-                        text += f" ({kept['kept_bad_transition_share']:.0%} of their transitions)"
-                    print(text)
+        print(f"bad episodes ({quality['field']}): {quality['bad_share']:.0%} of the pool")
+        for cell, kept in quality["cells"].items():
+            if "bad_weight_share" in kept:
+                print(f"  {cell}: {kept['bad_weight_share']:.0%} of the loss weight on them "
+                      f"({kept['bad_transition_share']:.0%} of the transitions)")
+            elif kept["dropped"] > 0:
+                # order drops most in its first epoch, and fewer after; select's last epoch is the one it ends on
+                epoch = "last" if self.experiment.cell_spec(cell).use == "select" else "first"
+                text = (f"  {cell}: {kept['dropped_bad_share']:.0%} of the {kept['dropped']:.0f} episodes it "
+                        f"drops in its {epoch} epoch are bad; {kept['kept_bad_share']:.0%} of those it keeps")
+                if "kept_bad_transition_share" in kept:  # not in the reports of the versions before it
+                    text += f" ({kept['kept_bad_transition_share']:.0%} of their transitions)"
+                print(text)

@@ -142,8 +142,14 @@ def selection_quality(sweep: Any, pool: Any, bad: np.ndarray) -> dict:
 
 
 def _share(part: np.ndarray, whole: np.ndarray) -> float:
+    """``sum(part) / sum(whole)``, NaN for a whole of nothing."""
     total = float(whole.sum())
     return float(part.sum()) / total if total > 0 else float("nan")
+
+
+def _mean(flags: np.ndarray) -> float:
+    """The share of True among ``flags``, NaN for none."""
+    return float(flags.mean()) if flags.size else float("nan")
 
 
 def _quality(weights: np.ndarray, bad: np.ndarray, lengths: np.ndarray, weighted: bool) -> dict:
@@ -153,8 +159,7 @@ def _quality(weights: np.ndarray, bad: np.ndarray, lengths: np.ndarray, weighted
                 "bad_transition_share": _share(lengths[bad], lengths)}
     kept = weights > 0
     dropped = ~kept
-    return {"dropped": int(dropped.sum()), "dropped_bad_share": _share(bad[dropped], dropped[dropped]),
-            "kept_bad_share": _share(bad[kept], kept[kept]),
+    return {"dropped": int(dropped.sum()), "dropped_bad_share": _mean(bad[dropped]), "kept_bad_share": _mean(bad[kept]),
             "kept_bad_transition_share": _share(lengths[kept & bad], lengths[kept])}
 
 
