@@ -53,16 +53,29 @@ def _table(section: str, first_column: str) -> list[list[str]]:
     return rows
 
 
-def test_the_ladder_tables_are_the_committed_numbers():
+def _rate(row: dict, key: str = "") -> str:
+    return f"{float(row['success_mean' + key]):.2f} ± {float(row['success_sem' + key]):.2f}"
+
+
+def _committed(folder: Path, heading: str, reading: str, cells: list[str]) -> tuple[int, str, dict, dict]:
+    """``(runs, the page's section, summary rows by (curriculum, batches), report.json)`` of the results whose
+    heading matches ``heading`` (its paired runs the group) and whose section ends at ``reading``; the report and
+    every cell's run files hold that many runs."""
     text = PAGE.read_text(encoding="utf-8")
-    heading = re.search(r"\*\*Results: 4 curricula × (\d+) paired runs\*\*", text)
-    assert heading, "the page's results heading"
-    runs = int(heading.group(1))
-    section = text[heading.end():].split("**Reading.**", 1)[0]
-    with open(FOLDER / "summary.csv", newline="") as stream:
+    match = re.search(heading, text)
+    assert match, f"the page's heading {heading!r}"
+    runs = int(match.group(1))
+    section = text[match.end():].split(reading, 1)[0]
+    with open(folder / "summary.csv", newline="") as stream:
         rows = {(row["curriculum"], int(row["batches"])): row for row in csv.DictReader(stream)}
-    report = json.loads((FOLDER / "report.json").read_text())
-    assert report["runs"] == runs and all(len(list((FOLDER / "runs" / c).glob("run_*.json"))) == runs for c in CELLS)
+    report = json.loads((folder / "report.json").read_text())
+    assert report["runs"] == runs and all(len(list((folder / "runs" / c).glob("run_*.json"))) == runs for c in cells)
+    return runs, section, rows, report
+
+
+def test_the_ladder_tables_are_the_committed_numbers():
+    runs, section, rows, report = _committed(FOLDER, r"\*\*Results: 4 curricula × (\d+) paired runs\*\*",
+                                             "**Reading.**", CELLS)
     statistics = report["paired"]["statistics"]
     overall = _table(section, "curriculum")
     assert [row[0] for row in overall] == CELLS
@@ -81,26 +94,15 @@ def test_the_ladder_tables_are_the_committed_numbers():
         group = f"metaworld-{cells[0]}-v0"
         for k, name in enumerate(CELLS, start=1):
             row = rows[(name, 3000)]
-            assert cells[k] == f"{float(row[f'success_mean:{group}']):.2f} ± {float(row[f'success_sem:{group}']):.2f}"
+            assert cells[k] == _rate(row, f":{group}")
         for k, name in enumerate(CELLS[1:], start=1 + len(CELLS)):
             _check_difference(cells[k], statistics[name]["scalars"][f"success:{group}"], runs)
 
 
-def _rate(row: dict, key: str = "") -> str:
-    return f"{float(row['success_mean' + key]):.2f} ± {float(row['success_sem' + key]):.2f}"
-
-
 def test_the_mixed_quality_tables_are_the_committed_numbers():
-    text = PAGE.read_text(encoding="utf-8")
-    heading = re.search(r"\*\*Results: the mixed-quality variant, 5 curricula × (\d+) paired runs\*\*", text)
-    assert heading, "the page's mixed-quality results heading"
-    runs = int(heading.group(1))
-    section = text[heading.end():].split("**Reading (mixed quality).**", 1)[0]
-    with open(MIXED / "summary.csv", newline="") as stream:
-        rows = {(row["curriculum"], int(row["batches"])): row for row in csv.DictReader(stream)}
-    report = json.loads((MIXED / "report.json").read_text())
-    assert report["runs"] == runs
-    assert all(len(list((MIXED / "runs" / c).glob("run_*.json"))) == runs for c in MIXED_CELLS)
+    runs, section, rows, report = _committed(
+        MIXED, r"\*\*Results: the mixed-quality variant, 5 curricula × (\d+) paired runs\*\*",
+        "**Reading (mixed quality).**", MIXED_CELLS)
     against_agn = report["paired"]["statistics"]
     against_control = report["paired_against"][CONTROL]["statistics"]
     overall = _table(section, "curriculum")
