@@ -258,7 +258,8 @@ class Report:
         what the numbers cannot show with so few pairs (:func:`~curteach_teaching.sweeps.paired.sample_size_note`), or
         None; with one run per cell the entry is only that note.
         """
-        from curteach_teaching.sweeps.paired import paired_comparison, statistics_to_json, summary_lines
+        from curteach_teaching.sweeps.paired import paired_comparison, statistics_to_json
+        from curteach_teaching.sweeps.paired_text import summary_lines
         from curteach_teaching.sweeps.sample_size import ALPHA, pairs_needed, sample_size_note
 
         baseline = baseline or self.paired_baseline

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from curteach_teaching.sweeps.paired import paired_comparison, paired_difference, statistics_to_json, summary_lines
+from curteach_teaching.sweeps.paired import paired_comparison, paired_difference, statistics_to_json
+from curteach_teaching.sweeps.paired_text import summary_lines
 from curteach_teaching.sweeps.reports import Report
 from curteach_teaching.sweeps.results import RunResult
 from curteach_teaching.sweeps.sample_size import min_p_value, pairs_needed, sample_size_note

@@ -12,8 +12,8 @@ from curteach_teaching.sweeps.paired import (
     paired_difference,
     statistics_to_json,
     steps_to_target,
-    summary_lines,
 )
+from curteach_teaching.sweeps.paired_text import summary_lines
 
 # scipy must not warn on any path of the module (a degenerate case must be handled, not left to scipy).
 pytestmark = pytest.mark.filterwarnings("error")

@@ -54,7 +54,8 @@ class CarTrainersReport(Report):
     def paired(self, sweep) -> dict:
         """Per trainer, every curriculum against that trainer's Agn, run by run
         (:func:`~curteach_teaching.sweeps.paired.paired_comparison`; steps to 90 % of Agn's improvement)."""
-        from curteach_teaching.sweeps.paired import paired_comparison, statistics_to_json, summary_lines
+        from curteach_teaching.sweeps.paired import paired_comparison, statistics_to_json
+        from curteach_teaching.sweeps.paired_text import summary_lines
         from curteach_teaching.sweeps.reports import improvement_target
         from curteach_teaching.sweeps.sample_size import sample_size_note
 
