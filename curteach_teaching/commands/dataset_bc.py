@@ -77,8 +77,10 @@ def add_parser(subparsers) -> None:
 
     parser.add_argument("--task-difficulty", default=None,
                         help="the teacher's difficulty of a demonstration, larger = harder: "
-                        f"{describe_task_scores().replace('%', '%%')}; a metadata or info field, or module:attr "
-                        "(default: level for several datasets, else length)")
+                        f"{describe_task_scores().replace('%', '%%')}; a metadata or info field, not:FIELD (1 where a "
+                        "boolean field is false), module:attr, or a weighted sum of standardised scores, e.g. "
+                        "ensemble+100*not:success (the ensemble's ranking, failures last) (default: level for "
+                        "several datasets, else length)")
     parser.add_argument("--learner-difficulty", choices=("per-step", "sum"), default="per-step",
                         help="the learner's difficulty per step (default) or summed over the demonstration (the "
                         "paper's)")

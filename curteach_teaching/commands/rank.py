@@ -40,7 +40,9 @@ def add_parser(subparsers) -> None:
                         help="the difficulty of a demonstration, larger = dropped first: ensemble (BC policies on "
                         "bootstrap halves; a demonstration's held-out negative log-likelihood per step), length, "
                         "return (minus the return), a numeric or boolean metadata field (a robomimic filter key such "
-                        "as worse), or module:attr (default ensemble)")
+                        "as worse), not:FIELD (1 where a boolean field is false), a weighted sum of standardised "
+                        "scores (ensemble+100*not:success: the ensemble's ranking, failures last), or module:attr "
+                        "(default ensemble)")
     parser.add_argument("--keep", type=float, default=None,
                         help="the fraction of demonstrations to keep, in (0, 1]; without it only the scores are "
                         "written")
@@ -74,24 +76,32 @@ def _policy_factory(kind: str, observation_space, action_space):
 
 def rank_scores(pool, score: str, *, teacher=None, policy: str = "auto", cache: Path | None = None,
                 progress: bool = False, obs_keys=None) -> np.ndarray:
-    """``(N,)`` float64 difficulty of every episode of ``pool``, larger = less preferred: the ensemble ``teacher``'s
-    held-out negative log-likelihood per step (``score == "ensemble"``, cached in ``cache`` under the policy and the
-    observation keys the pool was read with, ``obs_keys``), else dataset-bc's task difficulty (``length``, minus
-    the ``return``, a field, ``module:attr``). The one place ``rank`` scores."""
-    if score != "ensemble":
-        from curteach_teaching.datasets.task_scores import task_difficulty
+    """``(N,)`` float64 difficulty of every episode of ``pool``, larger = less preferred: dataset-bc's task
+    difficulty (``length``, minus the ``return``, a field, ``not:FIELD``, ``module:attr``, a weighted sum), where
+    ``ensemble`` is the ensemble ``teacher``'s held-out negative log-likelihood per step (cached in ``cache`` under
+    the policy and the observation keys the pool was read with, ``obs_keys``). The one place ``rank`` scores."""
+    from curteach_teaching.datasets.task_scores import is_fitted, score_terms, task_difficulty
 
+    if not is_fitted(score):
         return np.asarray(task_difficulty(pool, score), dtype=np.float64)
+    for term in score_terms(score):  # a bad term of a sum is refused before the ensemble trains
+        if term != "ensemble":
+            if is_fitted(term):
+                raise ValueError(f"rank fits only the ensemble; {term!r} is another fitted score")
+            task_difficulty(pool, term)
+    if teacher is None:
+        raise ValueError(f"score {score!r} reads the ensemble: give teacher=EnsembleTeacher(...)")
     from curteach_teaching.experiments.dataset_bc.observations import codec_for
 
     codec = codec_for(pool.observation_space, pool.env_specs)
     trajectories = codec.trajectories(pool.trajectories, pool.groups)
     factory = _policy_factory(policy, codec.observation_space, pool.action_space)
-    return teacher.scores(trajectories, factory, codec.observation_space, pool.action_space, cache=cache,
-                          # the cache's key covers the actions, not the observations: other keys are other scores
-                          label=f"rank|{policy}" + ("" if obs_keys is None else "|obs=" + ",".join(obs_keys)),
-                          progress=progress,
-                          say=lambda line: print(line, flush=True)).difficulty  # a damaged cache: one line
+    difficulty = teacher.scores(trajectories, factory, codec.observation_space, pool.action_space, cache=cache,
+                                # the cache's key covers the actions, not the observations: other keys, other scores
+                                label=f"rank|{policy}" + ("" if obs_keys is None else "|obs=" + ",".join(obs_keys)),
+                                progress=progress,
+                                say=lambda line: print(line, flush=True)).difficulty  # a damaged cache: one line
+    return np.asarray(task_difficulty(pool, score, fitted={"ensemble": difficulty}), dtype=np.float64)
 
 
 def _names(pool, kind: str) -> list[str]:
@@ -169,7 +179,7 @@ def _write_kept(args, kind: str, pool, ranking, key: str, out: Path) -> str:
 def run_rank(args: argparse.Namespace) -> int:
     """Read, check, score, rank, and write the outputs (the kept share in the source's terms before rank.json)."""
     from curteach_teaching.commands.sweep_options import named_as_options, output_folder, progress_wanted
-    from curteach_teaching.datasets import read_pool, source_format
+    from curteach_teaching.datasets import is_fitted, read_pool, source_format
     from curteach_teaching.datasets.curation import (
         episode_groups,
         group_order,
@@ -189,7 +199,7 @@ def run_rank(args: argparse.Namespace) -> int:
     out = output_folder(args, "results/rank")
     _check_outputs(args, kind, pool, key, out)
     teacher = None
-    if args.score == "ensemble":
+    if is_fitted(args.score):  # the ensemble, alone or in a sum
         from curteach_teaching.curriculum.ensemble import EnsembleTeacher
 
         with named_as_options(args, {"size": "ensemble_size", "batches": "ensemble_batches"}):

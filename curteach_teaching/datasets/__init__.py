@@ -28,7 +28,7 @@ _EXPORTS = {
     "curteach_teaching.datasets.lerobot": ("read_lerobot",),
     "curteach_teaching.datasets.writing": ("DATA_FORMATS", "write_pool"),
     "curteach_teaching.datasets.task_scores": ("TASK_SCORES", "TaskScore", "describe_task_scores", "is_fitted",
-                                               "score_names", "task_difficulty"),
+                                               "score_names", "score_terms", "task_difficulty"),
     "curteach_teaching.datasets.navigation": ("navigation_dataset_id", "navigation_pool", "write_navigation_dataset"),
     "curteach_teaching.datasets.car": ("car_episode_pool",),
 }

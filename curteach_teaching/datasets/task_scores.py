@@ -10,7 +10,12 @@ paper's learner-centric curricula, Section 6). :data:`TASK_SCORES` is a
    ``ensemble`` (fitted: BC policies on bootstrap halves of the data; see below);
 3. an entry point of the group ``curteach.task_scores``;
 4. a per-episode field: a number in every episode's metadata (custom keys stored with the dataset, Minari's
-   ``total_steps``), else a number at the last step of every episode's infos (a ``success`` flag).
+   ``total_steps``), else a number at the last step of every episode's infos (a ``success`` flag);
+5. ``not:FIELD``: 1 where a 0/1 (or True/False) field is 0, else 0 (``not:success``: a failed demonstration is
+   the harder one, as ``--bad-field not:success`` marks it bad);
+
+and several of them weighted and summed, each standardised over the pool: ``ensemble+100*not:success``, the ensemble's
+ranking with every failed demonstration last (:mod:`~curteach_teaching.datasets.score_sums`).
 
 A **fitted** score (``TaskScore.fitted``, the ensemble teacher) is not a function of the pool alone: it needs
 training, which belongs to the experiment that uses it. Its values are computed once, by the experiment's prepare
@@ -26,9 +31,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from curteach_teaching.datasets.pool import EpisodePool
+from curteach_teaching.datasets.score_sums import combine, parse_sum
 from curteach_teaching.registry import Registry
 
-__all__ = ["TASK_SCORES", "TaskScore", "describe_task_scores", "is_fitted", "score_names", "task_difficulty"]
+__all__ = ["NEGATION", "TASK_SCORES", "TaskScore", "describe_task_scores", "is_fitted", "score_names", "score_terms",
+           "task_difficulty"]
+
+#: the prefix of a 0/1 field's negation (``not:success``: 1 for a failed demonstration)
+NEGATION = "not:"
 
 #: Task scores by name (built-ins below; ``module:attr`` and entry points of ``curteach.task_scores`` too).
 TASK_SCORES = Registry("task score", "curteach.task_scores")
@@ -147,8 +157,39 @@ def _field(pool: EpisodePool, name: str) -> np.ndarray | None:
     return None
 
 
+def _negated(pool: EpisodePool, spec: str) -> np.ndarray:
+    """``not:FIELD``: ``(N,)`` 1.0 where the 0/1 field is 0, else 0.0."""
+    name = spec[len(NEGATION):].strip()
+    if not name:
+        raise ValueError(f"task score {spec!r} names no field after {NEGATION!r} (e.g. not:success)")
+    values = _field(pool, name)
+    if values is None:
+        raise ValueError(f"task score {spec!r}: no episode has a field {name!r}; fields: "
+                         f"{', '.join(_fields(pool)) or 'none'}")
+    flags = (values == 0.0) | (values == 1.0)
+    if not flags.all():
+        i = int(np.flatnonzero(~flags)[0])
+        raise ValueError(f"task score {spec!r} needs a 0/1 (True/False) field; {name!r} is {values[i]:g} for episode "
+                         f"{int(pool.episode_ids[i])} of {pool.groups[i]!r}")
+    return 1.0 - values
+
+
+def score_terms(spec: str) -> tuple[str, ...]:
+    """The names ``spec`` reads: its terms' for a sum (``ensemble+100*not:success`` -> ``("ensemble",
+    "not:success")``), else ``(spec,)``.
+
+    Raises:
+        ValueError: a sum that does not parse (:func:`~curteach_teaching.datasets.score_sums.parse_sum`).
+    """
+    terms = parse_sum(spec.strip())
+    return (spec.strip(),) if terms is None else tuple(term.name for term in terms)
+
+
 def _registered(spec: str):
-    """``(name, object)`` of a ``module:attr``, built-in or entry-point score, else ``None`` (a field, or nothing)."""
+    """``(name, object)`` of a ``module:attr``, built-in or entry-point score, else ``None`` (a field, ``not:FIELD``
+    or nothing)."""
+    if spec.startswith(NEGATION):
+        return None
     if ":" in spec or spec in TASK_SCORES.names():
         return TASK_SCORES.load(spec)
     return None
@@ -158,7 +199,11 @@ def is_fitted(spec) -> bool:
     """Whether ``spec`` names a fitted score (its values come from the experiment's prepare step)."""
     if isinstance(spec, TaskScore):
         return spec.fitted
-    found = _registered(spec) if isinstance(spec, str) and spec else None
+    if not isinstance(spec, str) or not spec.strip():
+        return False
+    if parse_sum(spec.strip()) is not None:
+        return any(is_fitted(name) for name in score_terms(spec))
+    found = _registered(spec.strip())
     return found is not None and isinstance(found[1], TaskScore) and found[1].fitted
 
 
@@ -168,8 +213,9 @@ def task_difficulty(pool: EpisodePool, spec: str | Callable[[EpisodePool], np.nd
 
     Args:
         pool: ``N`` episodes.
-        spec: a name (see the module docstring: ``module:attr``, a built-in, an entry point or a field), a
-            :class:`TaskScore`, or a function called as ``f(pool)`` returning ``N`` numbers.
+        spec: a name (see the module docstring: ``module:attr``, a built-in, an entry point, a field, ``not:FIELD``)
+            or a weighted sum of names (``ensemble+100*not:success``), a :class:`TaskScore`, or a function called as
+            ``f(pool)`` returning ``N`` numbers.
         fitted: the values of fitted scores, ``name -> (N,)`` (the experiment's prepare step computes them).
 
     Returns:
@@ -184,12 +230,18 @@ def task_difficulty(pool: EpisodePool, spec: str | Callable[[EpisodePool], np.nd
         if not spec.strip():
             raise ValueError("a task score must be named; got an empty string")
         spec = spec.strip()
+        terms = parse_sum(spec)
+        if terms is not None:
+            values = {term.name: task_difficulty(pool, term.name, fitted=fitted) for term in terms}
+            return _checked(pool, spec, combine(terms, values))
+        if spec.startswith(NEGATION):
+            return _checked(pool, spec, _negated(pool, spec))
         found = _registered(spec)
         if found is None:
             values = _field(pool, spec)
             if values is None:
-                raise ValueError(f"no task score {spec!r}; available: {', '.join(score_names(pool))} (or module:attr "
-                                 "for your own function)")
+                raise ValueError(f"no task score {spec!r}; available: {', '.join(score_names(pool))} (or not:FIELD, "
+                                 "a weighted sum such as length+2*return, or module:attr for your own function)")
             return _checked(pool, spec, values)
         name, score = found
     elif callable(spec) or isinstance(spec, TaskScore):

@@ -185,6 +185,20 @@ def test_ensemble_path_box_and_discrete_actions(robot_files, tmp_path, episodes,
     # other observation keys are other scores: not the cached ones (the cache's key covers the actions only)
     assert main(["rank", "--dataset", str(path), "--obs-keys", "object", *tiny, "--out", str(out)]) == 0
     assert len(list((out / "teachers").glob("ensemble-*.npz"))) == 2
+    # a sum: the ensemble's ranking with every 'worse' demonstration last, from the cached ensemble, by hand
+    summed = ["--score", "ensemble+100*worse", *tiny[2:]]
+    assert main(["rank", "--dataset", str(path), "--obs-keys", KEYS, *summed, "--keep", "0.67", "--out", str(out)]) == 0
+    worse = np.array([ep["quality"] == "worse" for ep in episodes], dtype=float)
+    by_hand = (np.array(scores) - np.mean(scores)) / np.std(scores) + 100 * (worse - worse.mean()) / worse.std()
+    rows = list(csv.DictReader(open(out / "scores.csv")))
+    np.testing.assert_allclose([float(r["score"]) for r in rows], by_hand, rtol=1e-9)
+    assert [int(r["kept"]) for r in rows] == [int(not w) for w in worse]
+    assert len(list((out / "teachers").glob("ensemble-*.npz"))) == 2  # read from the cache
+    # a bad term is refused before the ensemble trains (other keys would be another fit)
+    assert "no episode has a field 'shiny'" in _one_line_error(
+        capsys, ["rank", "--dataset", str(path), "--obs-keys", "robot0_eef_pos", "--score", "ensemble+not:shiny",
+                 *tiny[2:], "--out", str(out)])
+    assert len(list((out / "teachers").glob("ensemble-*.npz"))) == 2
     assert "policy 'cnn' needs image observations" in _one_line_error(
         capsys, ["rank", "--dataset", str(path), "--obs-keys", KEYS, *tiny, "--policy", "cnn", "--out", str(out)])
 

@@ -17,6 +17,7 @@ from curteach_teaching.datasets import (
     is_fitted,
     read_pool,
     score_names,
+    score_terms,
     task_difficulty,
     write_pool,
 )
@@ -69,7 +70,8 @@ def test_fields_from_metadata_and_infos(pool):
 
 def test_an_unknown_name_lists_the_available_ones(pool):
     with pytest.raises(ValueError, match=r"^no task score 'hardness'; available: length, return, level, ensemble, "
-                                         r"difficulty, total_steps, success \(or module:attr for your own function\)$"):
+                                         r"difficulty, total_steps, success \(or not:FIELD, a weighted sum such as "
+                                         r"length\+2\*return, or module:attr for your own function\)$"):
         task_difficulty(pool, "hardness")
     with pytest.raises(ValueError, match="'name' is missing or not a number in the metadata of episode 0"):
         task_difficulty(pool, "name")
@@ -126,3 +128,66 @@ def test_the_help_lists_the_registry():
     text = describe_task_scores()
     assert text.startswith("length (actions per episode), return (minus the episode's return")
     assert "ensemble (fitted: " in text
+
+
+def _with_fields(pool, **fields):
+    metadata = [{**m, **{k: v[i] for k, v in fields.items()}} for i, m in enumerate(pool.metadata)]
+    return EpisodePool(trajectories=pool.trajectories, episode_ids=pool.episode_ids, seeds=pool.seeds,
+                       groups=pool.groups, metadata=metadata, infos=pool.infos,
+                       observation_space=pool.observation_space, action_space=pool.action_space)
+
+
+def test_not_a_field_is_one_where_it_is_false(pool):
+    flagged = _with_fields(pool, good=[True, False, True, np.bool_(True)], grade=[0.0, 1.0, 0.5, 1.0])
+    assert task_difficulty(flagged, "not:good").tolist() == [0.0, 1.0, 0.0, 0.0]
+    assert task_difficulty(flagged, "not:success").tolist() == [0.0] * 4  # an info field: every episode succeeded
+    assert not is_fitted("not:good")
+    with pytest.raises(ValueError, match=r"^task score 'not:grade' needs a 0/1 \(True/False\) field; 'grade' is 0.5 "
+                                         r"for episode 2 of 'test/scores-v0'$"):
+        task_difficulty(flagged, "not:grade")
+    with pytest.raises(ValueError, match=r"^task score 'not:' names no field after 'not:' \(e.g. not:success\)$"):
+        task_difficulty(flagged, "not:")
+    with pytest.raises(ValueError, match=r"^task score 'not:shiny': no episode has a field 'shiny'; fields: "):
+        task_difficulty(flagged, "not:shiny")
+
+
+def test_a_weighted_sum_by_hand(pool):
+    # difficulty 2, 1, 3, 4: mean 2.5, population std sqrt(1.25); not:good flags one episode of four, p = 1/4:
+    # the flagged one is (1 - p) / sqrt(p (1 - p)) = sqrt(3) standard deviations up, the others -1 / sqrt(3)
+    flagged = _with_fields(pool, difficulty=[2.0, 1.0, 3.0, 4.0], good=[True, False, True, True],
+                           same=[7.0] * 4)
+    z_difficulty = (np.array([2.0, 1.0, 3.0, 4.0]) - 2.5) / np.sqrt(1.25)
+    z_failed = np.array([-1, 3, -1, -1]) / np.sqrt(3.0)
+    np.testing.assert_allclose(task_difficulty(flagged, "difficulty+100*not:good"), z_difficulty + 100 * z_failed,
+                               rtol=1e-12)
+    # the easiest by difficulty is the flagged one; with the flag's weight it is the hardest
+    assert int(np.argmax(task_difficulty(flagged, "difficulty+100*not:good"))) == 1
+    np.testing.assert_allclose(task_difficulty(flagged, "2*difficulty"), 2 * z_difficulty, rtol=1e-12)
+    np.testing.assert_allclose(task_difficulty(flagged, " difficulty + -0.5 * not:good "),
+                               z_difficulty - 0.5 * z_failed, rtol=1e-12)
+    # a score equal for every episode adds nothing
+    np.testing.assert_allclose(task_difficulty(flagged, "difficulty+3*same"), z_difficulty, rtol=1e-12)
+
+
+def test_a_sum_with_the_fitted_ensemble(pool):
+    flagged = _with_fields(pool, good=[True, False, True, True])
+    assert is_fitted("length+ensemble") and not is_fitted("length+2*not:good")
+    assert score_terms("ensemble+100*not:good") == ("ensemble", "not:good") and score_terms("length") == ("length",)
+    with pytest.raises(ValueError, match="^task score 'ensemble' is fitted"):
+        task_difficulty(flagged, "ensemble+100*not:good")
+    ensemble = np.array([0.0, -3.0, 1.0, 2.0])  # mean 0, population std sqrt(3.5)
+    np.testing.assert_allclose(task_difficulty(flagged, "ensemble+100*not:good", fitted={"ensemble": ensemble}),
+                               ensemble / np.sqrt(3.5) + 100 * np.array([-1, 3, -1, -1]) / np.sqrt(3.0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("length+", r"each term of a sum is NAME or W\*NAME .*; got ''"),
+    ("0*length", "a weight must be a finite non-zero number; got 0.0"),
+    ("length+2*length", "names length twice; give each score once, weighted"),
+    ("2**length", r"each term of a sum is NAME or W\*NAME .*; got '2\*\*length'"),
+    ("x*length", r"each term of a sum is NAME or W\*NAME .*; got 'x\*length'"),
+    ("length+hardness", "^no task score 'hardness'; available: "),
+])
+def test_a_sum_that_does_not_parse_is_one_line(pool, spec, message):
+    with pytest.raises(ValueError, match=message):
+        task_difficulty(pool, spec)

@@ -96,3 +96,24 @@ class DatasetBCData:
         import dataclasses
 
         return dataclasses.replace(self, task_scores={**self.task_scores, **scores})
+
+    def sums(self, tasks) -> dict:
+        """``task -> (N,)`` the weighted sums among ``tasks`` (``ensemble+100*not:success``) not in
+        :attr:`task_scores` yet whose terms all are (a fitted term is there once fitted): combined from those terms'
+        values (:func:`~curteach_teaching.datasets.score_sums.combine`).
+
+        Raises:
+            ValueError: a sum that is not finite (weights so large that it overflows).
+        """
+        from curteach_teaching.datasets.score_sums import combine, parse_sum
+
+        out = {}
+        for task in tasks:
+            terms = parse_sum(task)
+            if task in self.task_scores or terms is None or any(t.name not in self.task_scores for t in terms):
+                continue
+            values = combine(terms, self.task_scores)
+            if not np.isfinite(values).all():
+                raise ValueError(f"task score {task!r} is not finite for every episode: its weights are too large")
+            out[task] = values
+        return out

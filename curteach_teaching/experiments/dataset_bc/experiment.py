@@ -49,7 +49,7 @@ from curteach_envs._util import check_int
 from curteach_teaching.curriculum.scaled import LEARNER_TERMS, SCALES
 from curteach_teaching.curriculum.selection import check_variant, variant_name
 from curteach_teaching.curriculum.uses import USES, Order, Select, Weight
-from curteach_teaching.datasets.task_scores import is_fitted, task_difficulty
+from curteach_teaching.datasets.task_scores import is_fitted, score_terms, task_difficulty
 from curteach_teaching.experiments.dataset_bc.cells import CellSpec, parse_cell
 from curteach_teaching.names import AGN, CUR, PAPER_CURRICULA
 from curteach_teaching.sweeps.results import RunResult
@@ -293,7 +293,7 @@ class DatasetBCExperiment:
             own["keep"] = self.keep
         elif spec.use == "weight":
             own["temperature"] = self.temperature
-        if spec.task == "ensemble":
+        if spec.task is not None and "ensemble" in score_terms(spec.task):
             own.update(ensemble_size=self.ensemble_size, ensemble_batches=self.ensemble_batches,
                        teacher_seed=self.teacher_seed)
         return own
@@ -340,15 +340,20 @@ class DatasetBCExperiment:
         # the sweep's task score is checked even when every cell names its own (or is Agn): a flag is checked
         # whether or not the cells use it; only the scores the cells read are kept
         for task in sorted({*read, self.task_difficulty}):
-            if is_fitted(task):
-                if task not in FITTERS:
-                    raise ValueError(f"task score {task!r} is fitted; dataset-bc fits only {', '.join(FITTERS)}")
-                if len(pool) < 2:
-                    raise ValueError("the ensemble teacher needs at least 2 episodes to split in halves")
+            if not is_fitted(task):
+                values = task_difficulty(pool, task)
+                if task in read:
+                    scores[task] = values
                 continue
-            values = task_difficulty(pool, task)
-            if task in read:
-                scores[task] = values
+            for term in score_terms(task):  # a sum with a fitted term: its other terms now, the sum after fit()
+                if not is_fitted(term):
+                    values = task_difficulty(pool, term)
+                    if task in read:
+                        scores[term] = values
+                elif term not in FITTERS:
+                    raise ValueError(f"task score {term!r} is fitted; dataset-bc fits only {', '.join(FITTERS)}")
+            if len(pool) < 2:
+                raise ValueError("the ensemble teacher needs at least 2 episodes to split in halves")
         codec = codec_for(pool.observation_space, pool.env_specs)
         make_policy(self.policy, codec.observation_space, pool.action_space, 0)
         trajectories = codec.trajectories(pool.trajectories, pool.groups)
@@ -364,7 +369,8 @@ class DatasetBCExperiment:
     def unfitted(self) -> list[str]:
         """The fitted task scores the cells read that :meth:`fit` has not computed yet."""
         done = {} if self.data is None else self.data.task_scores
-        return [task for task in self.tasks() if task in FITTERS and task not in done]
+        fitted = dict.fromkeys(term for task in self.tasks() for term in score_terms(task) if term in FITTERS)
+        return [term for term in fitted if term not in done]
 
     def fit(self, *, teacher_cache: str | None = None, progress: bool = False,
             say: Callable[[str], None] | None = None) -> DatasetBCExperiment:
@@ -404,7 +410,8 @@ class DatasetBCExperiment:
         if say is not None:
             how = "read from the cache" if cached else f"fitted in {time.perf_counter() - started:.0f} s"
             say(f"ensemble teacher ready ({how})")
-        return dataclasses.replace(self, data=data.with_scores({"ensemble": np.asarray(difficulty, dtype=np.float64)}))
+        data = data.with_scores({"ensemble": np.asarray(difficulty, dtype=np.float64)})
+        return dataclasses.replace(self, data=data.with_scores(data.sums(self.tasks())))
 
     def ensemble_teacher(self):
         """``(EnsembleTeacher, label)``: the ensemble of these settings, and what else keys its cached scores (the

@@ -24,13 +24,12 @@ from typing import Any
 import numpy as np
 
 from curteach_envs._util import atomic_write
+from curteach_teaching.datasets.task_scores import NEGATION  # a field's negation, as a task score reads it
 
-__all__ = ["DEFAULT_BAD_FIELD", "NEGATION", "bad_episodes", "epoch_weights", "selection_quality", "write_selection_csv"]
+__all__ = ["DEFAULT_BAD_FIELD", "bad_episodes", "epoch_weights", "selection_quality", "write_selection_csv"]
 
 #: the field of bad episodes read when none is named (the BabyAI bot's datasets mark their noisy episodes with it)
 DEFAULT_BAD_FIELD = "noisy"
-#: the prefix of a field whose False marks a bad episode (``not:success``)
-NEGATION = "not:"
 
 
 def epoch_weights(entry: Any, n: int) -> np.ndarray:
