@@ -15,7 +15,8 @@ FOLDER = ROOT / "docs" / "results" / "metaworld-ladder"
 MIXED = ROOT / "docs" / "results" / "metaworld-mixed"
 PAGE = ROOT / "docs" / "experiments" / "metaworld.md"
 CELLS = ["Agn", "Cur", "Cur-L", "Cur-T"]
-MIXED_CELLS = ["Agn", "Cur", "Cur-T+select", "Cur-T+weight", "Cur-T+select+length"]
+ABLATION = "Cur-T+select+ensemble+100.not.success"  # the ensemble's selection, failed episodes last
+MIXED_CELLS = ["Agn", "Cur", "Cur-T+select", "Cur-T+weight", "Cur-T+select+length", ABLATION]
 CONTROL = "Cur-T+select+length"
 #: "+0.015 [−0.010, +0.040], p 0.500, 2/3": the mean paired difference, its interval, the signed-rank p (n/a when
 #: every pair ties) and the pairs in which the curriculum is ahead
@@ -47,7 +48,7 @@ def _table(section: str, first_column: str) -> list[list[str]]:
     for line in lines[start + 1:]:
         if line.startswith("| ") and not line.startswith("|---"):
             cells = [c.strip() for c in line.split("|")[1:-1]]
-            if cells[0] in ("curriculum", "task", "cell", "dataset"):
+            if cells[0] in ("curriculum", "task", "cell", "dataset", "ablation against"):
                 break
             rows.append(cells)
     return rows
@@ -101,7 +102,7 @@ def test_the_ladder_tables_are_the_committed_numbers():
 
 def test_the_mixed_quality_tables_are_the_committed_numbers():
     runs, section, rows, report = _committed(
-        MIXED, r"\*\*Results: the mixed-quality variant, 5 curricula × (\d+) paired runs\*\*",
+        MIXED, r"\*\*Results: the mixed-quality variant, 6 curricula × (\d+) paired runs\*\*",
         "**Reading (mixed quality).**", MIXED_CELLS)
     against_agn = report["paired"]["statistics"]
     against_control = report["paired_against"][CONTROL]["statistics"]
@@ -121,9 +122,17 @@ def test_the_mixed_quality_tables_are_the_committed_numbers():
     assert len(tasks) == 3
     for cells in tasks:
         group = f"metaworld-{cells[0]}-v0"
-        assert cells[1:6] == [_rate(rows[(name, 3000)], f":{group}") for name in MIXED_CELLS]
-        for column, name in ((6, "Cur-T+select"), (7, "Cur-T+weight")):
+        assert cells[1:7] == [_rate(rows[(name, 3000)], f":{group}") for name in MIXED_CELLS]
+        for column, name in ((7, "Cur-T+select"), (8, "Cur-T+weight")):
             _check_difference(cells[column], against_control[name]["scalars"][f"success:{group}"], runs)
+    # the ablation against the ensemble's selection and against the control, overall and per task
+    ablation = _table(section, "ablation against")
+    assert [row[0] for row in ablation] == ["Cur-T+select", CONTROL]
+    for baseline, *columns in ablation:
+        scalars = report["paired_against"][baseline]["statistics"][ABLATION]["scalars"]
+        keys = ["success"] + [f"success:metaworld-{task}-v0" for task in ("push", "pick-place", "peg-insert-side")]
+        for text, key in zip(columns, keys, strict=True):
+            _check_difference(text, scalars[key], runs)
     kept = _table(section, "cell")
     tables = [report["selection_quality"], *report["further_selection_quality"]]
     assert [t["field"] for t in tables] == ["noisy", "not:success"]
@@ -141,7 +150,7 @@ def test_the_mixed_quality_tables_are_the_committed_numbers():
     # within each task, the two selections: episodes dropped, and the noisy and the failed among those kept
     per_dataset = _table(section, "dataset")
     assert [row[:2] for row in per_dataset] == [[task, cell] for task in ("push", "pick-place", "peg-insert-side")
-                                                for cell in ("Cur-T+select", CONTROL)]
+                                                for cell in ("Cur-T+select", CONTROL, ABLATION)]
     for task, cell, dropped, *shares in per_dataset:
         tables_here = [t["cells"][cell]["by_dataset"][f"metaworld-{task}-v0"] for t in tables]
         assert dropped == f"{tables_here[0]['dropped']:.0f}" == f"{tables_here[1]['dropped']:.0f}"

@@ -62,7 +62,9 @@ def test_the_pages_commands_parse_and_run_what_the_page_says():
     assert all(Path(d).parent == Path(ladder_data.out) for d in ladder.dataset.split(","))
     assert ladder.curricula.split(",") == ["Agn", "Cur", "Cur-L", "Cur-T"] and ladder.runs == 10
     assert [Path(d).parent == Path(mixed_data.out) for d in mixed.dataset.split(",")] == [True] * 3
-    assert mixed.curricula.split(",") == ["Agn", "Cur", "Cur-T@select", "Cur-T@weight", "Cur-T@select/length"]
+    assert mixed.curricula.split(",") == ["Agn", "Cur", "Cur-T@select", "Cur-T@weight", "Cur-T@select/length",
+                                          "Cur-T@select/ensemble+100*not:success"]
+    assert mixed.paired_against.split(",") == ["Cur-T@select/length", "Cur-T@select"]
     assert mixed.task_difficulty == "ensemble" and mixed.runs == 10
     for run in (ladder, mixed):
         assert run.policy == "mlp-256" and run.workers == 1 and run.seed == 0
