@@ -1,6 +1,7 @@
 """A cell that reads a weighted sum of task scores (``ensemble+100*flags:noisy``, a user's 0/1 flag of the noisy
-episodes: the ensemble's ranking with every noisy episode last): the ensemble is fitted once for every cell that reads it, the sum is combined from its values as the
-docstring's formula says, and the select run trained on exactly the episodes that formula ranks first."""
+episodes: the ensemble's ranking with every noisy episode last): the ensemble is fitted once for every cell that
+reads it, the sum is combined from its values as the docstring's formula says, and the select run trained on exactly
+the episodes that formula ranks first."""
 
 from __future__ import annotations
 
