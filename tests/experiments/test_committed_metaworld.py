@@ -13,6 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "docs" / "results" / "metaworld-ladder"
 MIXED = ROOT / "docs" / "results" / "metaworld-mixed"
+TWENTY = ROOT / "docs" / "results" / "metaworld-mixed-20"
 PAGE = ROOT / "docs" / "experiments" / "metaworld.md"
 CELLS = ["Agn", "Cur", "Cur-L", "Cur-T"]
 ABLATION = "Cur-T+select+ensemble+100.not.success"  # the ensemble's selection, failed episodes last
@@ -48,7 +49,7 @@ def _table(section: str, first_column: str) -> list[list[str]]:
     for line in lines[start + 1:]:
         if line.startswith("| ") and not line.startswith("|---"):
             cells = [c.strip() for c in line.split("|")[1:-1]]
-            if cells[0] in ("curriculum", "task", "cell", "dataset", "ablation against"):
+            if cells[0] in ("curriculum", "task", "cell", "dataset", "ablation against", "difference"):
                 break
             rows.append(cells)
     return rows
@@ -155,3 +156,29 @@ def test_the_mixed_quality_tables_are_the_committed_numbers():
         tables_here = [t["cells"][cell]["by_dataset"][f"metaworld-{task}-v0"] for t in tables]
         assert dropped == f"{tables_here[0]['dropped']:.0f}" == f"{tables_here[1]['dropped']:.0f}"
         assert shares == [f"{f['kept_bad_share']:.0%} ({f['kept_bad_transition_share']:.0%})" for f in tables_here]
+
+
+def test_the_twenty_pairs_of_the_three_selections_are_the_committed_numbers():
+    selections = ["Cur-T+select", CONTROL, ABLATION]
+    runs, section, rows, report = _committed(TWENTY, r"\*\*Results: the three selections, (\d+) paired runs\*\*",
+                                             "**Reading (20 pairs).**", selections)
+    assert runs == 20
+    groups = [f"metaworld-{task}-v0" for task in ("push", "pick-place", "peg-insert-side")]
+    rates = _table(section, "cell")
+    assert [row[0] for row in rates] == selections
+    for name, overall, *tasks in rates:
+        row = rows[(name, 3000)]
+        assert overall == f"{float(row['success_mean']):.3f} ± {float(row['success_sem']):.3f}"
+        assert tasks == [_rate(row, f":{group}") for group in groups]
+    differences = _table(section, "difference")
+    pairs = [(ABLATION, "Cur-T+select"), (ABLATION, CONTROL), ("Cur-T+select", CONTROL)]
+    assert [row[0] for row in differences] == [f"{a} − {b}" for a, b in pairs]
+    for (cell, baseline), (_, *columns) in zip(pairs, differences, strict=True):
+        scalars = report["paired_against"][baseline]["statistics"][cell]["scalars"]
+        for text, key in zip(columns, ["success"] + [f"success:{group}" for group in groups], strict=True):
+            _check_difference(text, scalars[key], runs)
+    # runs 0 to 9 are the ten-pair sweep's, byte for byte
+    for cell in selections:
+        for index in range(10):
+            name = f"run_{index:05d}.json"
+            assert (TWENTY / "runs" / cell / name).read_bytes() == (MIXED / "runs" / cell / name).read_bytes()
