@@ -201,8 +201,9 @@ def is_fitted(spec) -> bool:
         return spec.fitted
     if not isinstance(spec, str) or not spec.strip():
         return False
-    if parse_sum(spec.strip()) is not None:
-        return any(is_fitted(name) for name in score_terms(spec))
+    terms = parse_sum(spec.strip())
+    if terms is not None:
+        return any(is_fitted(term.name) for term in terms)
     found = _registered(spec.strip())
     return found is not None and isinstance(found[1], TaskScore) and found[1].fitted
 
