@@ -118,6 +118,7 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment
     from curteach_teaching.experiments.dataset_bc.migrate import upgrade_folder
     from curteach_teaching.experiments.dataset_bc.report import DatasetBCReport
+    from curteach_teaching.experiments.dataset_bc.upgrade_digest import upgrade_digest
     from curteach_teaching.sweeps.interrupts import announce, interruption_message
 
     check_sweep_flags(args)
@@ -158,8 +159,9 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     report.more_baselines = further_baselines(args.paired_against, experiment)
     session = sweep_session(args, out)
     with session:
-        for upgraded in upgrade_folder(out, args.seed):
-            print(upgraded)
+        for upgraded in [*upgrade_folder(out, args.seed), upgrade_digest(out, pool, experiment)]:
+            if upgraded:
+                print(upgraded)
         if experiment.unfitted() and not args.report_only:
             with interruption_message(lambda: "interrupted while fitting the ensemble teacher; nothing of it is "
                                       "saved (run the same command again)"):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -75,11 +76,11 @@ def _policy_factory(kind: str, observation_space, action_space):
 
 
 def rank_scores(pool, score: str, *, teacher=None, policy: str = "auto", cache: Path | None = None,
-                progress: bool = False, obs_keys=None) -> np.ndarray:
+                progress: bool = False) -> np.ndarray:
     """``(N,)`` float64 difficulty of every episode of ``pool``, larger = less preferred: dataset-bc's task
     difficulty (``length``, minus the ``return``, a field, ``not:FIELD``, ``module:attr``, a weighted sum), where
     ``ensemble`` is the ensemble ``teacher``'s held-out negative log-likelihood per step (cached in ``cache`` under
-    the policy and the observation keys the pool was read with, ``obs_keys``). The one place ``rank`` scores."""
+    the policy and the digest of the observations and actions it was fitted on). The one place ``rank`` scores."""
     from curteach_teaching.datasets.task_scores import is_fitted, score_terms, task_difficulty
 
     if not is_fitted(score):
@@ -96,11 +97,18 @@ def rank_scores(pool, score: str, *, teacher=None, policy: str = "auto", cache: 
     codec = codec_for(pool.observation_space, pool.env_specs)
     trajectories = codec.trajectories(pool.trajectories, pool.groups)
     factory = _policy_factory(policy, codec.observation_space, pool.action_space)
+    label = f"rank|{policy}"  # the cache key's data digest covers the observations read
+    cached = cache is not None and teacher.read_cache(teacher.cache_file(trajectories, cache, label),
+                                                      len(trajectories))[0] is not None
+    # said whether or not a bar is drawn: in a batch job's log the fit is otherwise minutes of silence
+    print(f"ensemble teacher: {teacher.size} BC policies x {teacher.batches} steps"
+          + ("" if cache is None else f" (cached in {cache})"), flush=True)
+    started = time.perf_counter()
     difficulty = teacher.scores(trajectories, factory, codec.observation_space, pool.action_space, cache=cache,
-                                # the cache's key covers the actions, not the observations: other keys, other scores
-                                label=f"rank|{policy}" + ("" if obs_keys is None else "|obs=" + ",".join(obs_keys)),
-                                progress=progress,
+                                label=label, progress=progress,
                                 say=lambda line: print(line, flush=True)).difficulty  # a damaged cache: one line
+    how = "read from the cache" if cached else f"fitted in {time.perf_counter() - started:.0f} s"
+    print(f"ensemble teacher ready ({how})", flush=True)
     return np.asarray(task_difficulty(pool, score, fitted={"ensemble": difficulty}), dtype=np.float64)
 
 
@@ -207,7 +215,7 @@ def run_rank(args: argparse.Namespace) -> int:
                                       batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed)
         _policy_factory(args.policy, pool.observation_space, pool.action_space)  # a misfit policy fails now
     difficulty = rank_scores(pool, args.score, teacher=teacher, policy=args.policy, cache=out / "teachers",
-                             progress=progress_wanted(args), obs_keys=obs_keys)
+                             progress=progress_wanted(args))
     ranking = rank_episodes(difficulty, 1.0 if args.keep is None else args.keep)
     out.mkdir(parents=True, exist_ok=True)  # checked before the scoring, created after it
     order = None if groups is None else group_order(groups, args.group_field)

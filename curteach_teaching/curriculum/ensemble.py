@@ -36,8 +36,9 @@ from typing import Any
 import numpy as np
 
 from curteach_envs._util import check_int
+from curteach_teaching.digests import trajectories_digest
 
-__all__ = ["EnsembleScores", "EnsembleTeacher", "data_digest"]
+__all__ = ["EnsembleScores", "EnsembleTeacher"]
 
 
 @dataclass(frozen=True)
@@ -53,16 +54,6 @@ class EnsembleScores:
     difficulty: np.ndarray
     log_likelihood: np.ndarray
     in_bag: np.ndarray
-
-
-def data_digest(demonstrations: Sequence[Any]) -> str:
-    """SHA-256 of the demonstrations' actions and lengths (what the cache is keyed by besides the settings)."""
-    digest = hashlib.sha256()
-    for demo in demonstrations:
-        acts = np.ascontiguousarray(demo.acts)
-        digest.update(f"{len(acts)}|{acts.dtype}|".encode())
-        digest.update(acts.tobytes())
-    return digest.hexdigest()
 
 
 def _held_out_difficulty(log_likelihood: np.ndarray, in_bag: np.ndarray) -> np.ndarray:
@@ -133,7 +124,14 @@ class EnsembleTeacher:
     def cache_file(self, demonstrations: Sequence[Any], cache: str | os.PathLike, label: str = "") -> Path:
         """The file in the folder ``cache`` that holds (or will hold) the scores of ``demonstrations`` under these
         settings and ``label``: ``ensemble-<digest>.npz``."""
-        key = {**asdict(self), "data": data_digest(demonstrations), "label": label}
+        # the data's digest covers the observations too: a cache of other observations with the same actions is
+        # another cache (an earlier version keyed it by the actions alone)
+        return self.cache_path(cache, trajectories_digest(demonstrations), label)
+
+    def cache_path(self, cache: str | os.PathLike, data: str, label: str = "") -> Path:
+        """:meth:`cache_file` for demonstrations whose digest is ``data``
+        (:func:`~curteach_teaching.digests.trajectories_digest`)."""
+        key = {**asdict(self), "data": data, "label": label}
         return Path(cache) / f"ensemble-{hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]}.npz"
 
     def read_cache(self, path: str | os.PathLike, n: int) -> tuple[EnsembleScores | None, str]:

@@ -182,7 +182,7 @@ def test_ensemble_path_box_and_discrete_actions(robot_files, tmp_path, episodes,
     scores = [float(r["score"]) for r in csv.DictReader(open(out / "scores.csv"))]
     assert len(scores) == 9 and np.isfinite(scores).all() and len(set(scores)) > 1
     assert len(list((out / "teachers").glob("ensemble-*.npz"))) == 1
-    # other observation keys are other scores: not the cached ones (the cache's key covers the actions only)
+    # other observation keys are other scores: not the cached ones (the cache's key covers the observations read)
     assert main(["rank", "--dataset", str(path), "--obs-keys", "object", *tiny, "--out", str(out)]) == 0
     assert len(list((out / "teachers").glob("ensemble-*.npz"))) == 2
     # a sum: the ensemble's ranking with every 'worse' demonstration last, from the cached ensemble, by hand

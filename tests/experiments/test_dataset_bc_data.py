@@ -112,8 +112,9 @@ def test_a_moved_dataset_resumes(tmp_path, monkeypatch, capsys):
 
 
 def test_the_committed_cartpole_folder_is_upgraded_and_reports_the_same(tmp_path, monkeypatch, capsys):
-    """docs/results/dataset-bc-cartpole was written when the settings held the datasets' ids: its report of the saved
-    runs upgrades it in place, gives the committed summary byte for byte, and a rerun computes nothing."""
+    """docs/results/dataset-bc-cartpole was written when the settings held the datasets' ids and the digest covered
+    the actions and rewards only: its report of the saved runs upgrades it in place (both), gives the committed
+    summary byte for byte, and a rerun computes nothing."""
     committed = ROOT / "docs" / "results" / "dataset-bc-cartpole"
     assert "sources" in json.loads((committed / "sweep.json").read_text())["settings"]
     root = tmp_path / "minari"
@@ -126,6 +127,7 @@ def test_the_committed_cartpole_folder_is_upgraded_and_reports_the_same(tmp_path
     assert main([*argv, "--report-only"]) == 0
     printed = capsys.readouterr().out
     assert "(4 run files re-keyed)" in printed and "report of the 4 of 4 runs saved so far" in printed
+    assert "the data's digest now covers its observations, metadata and step infos" in printed  # then the digest's
     assert (out / "summary.csv").read_bytes() == (committed / "summary.csv").read_bytes()
     report, old = (json.loads((folder / "report.json").read_text()) for folder in (out, committed))
     assert report["final"] == old["final"]

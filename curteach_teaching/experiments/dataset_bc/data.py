@@ -17,19 +17,24 @@ from typing import Any
 
 import numpy as np
 
+from curteach_teaching.digests import feed
+
 __all__ = ["DatasetBCData", "pool_digest", "success_defined"]
 
 
 def pool_digest(pool: Any) -> str:
-    """SHA-256 of the pool's groups, seeds, actions, rewards and lengths: what identifies its data in the settings
-    (not where it is stored, so a moved dataset resumes)."""
-    digest = hashlib.sha256()
-    for group, seed, trajectory in zip(pool.groups, pool.seeds, pool.trajectories, strict=True):
-        digest.update(f"{group}|{seed}|{len(trajectory.acts)}|".encode())
-        digest.update(np.ascontiguousarray(trajectory.acts).tobytes())
-        rews = getattr(trajectory, "rews", None)
-        if rews is not None:
-            digest.update(np.ascontiguousarray(rews, dtype=np.float64).tobytes())
+    """SHA-256 of everything a run may read of the pool: each episode's group, id and seed, its observations,
+    actions, rewards and terminal flag, its metadata (robomimic's filter keys, LeRobot's tasks, ...) and its step
+    infos, in the pool's order. It names the data in the settings, not where the data is stored, so a moved dataset
+    resumes, and a dataset whose observations or labels changed is another sweep's (an earlier version digested the
+    actions and rewards only: :mod:`~curteach_teaching.experiments.dataset_bc.upgrade_digest`)."""
+    digest = hashlib.sha256(b"curteach pool v2\n")
+    for group, episode_id, seed, trajectory, metadata, infos in zip(
+            pool.groups, pool.episode_ids.tolist(), pool.seeds, pool.trajectories, pool.metadata, pool.infos,
+            strict=True):
+        for value in (group, episode_id, seed, trajectory.obs, trajectory.acts, getattr(trajectory, "rews", None),
+                      bool(trajectory.terminal), metadata, infos):
+            feed(digest, value)
     return digest.hexdigest()
 
 

@@ -420,8 +420,7 @@ class DatasetBCExperiment:
 
         teacher = EnsembleTeacher(size=self.ensemble_size, batches=self.ensemble_batches or self.max_batches,
                                   batch_size=self.batch_size, learning_rate=self.learning_rate, seed=self.teacher_seed)
-        keys = "" if self.obs_keys is None else "|obs=" + ",".join(self.obs_keys)  # the digest covers actions only
-        return teacher, f"{self.policy}|{self.digest}{keys}"
+        return teacher, f"{self.policy}|{self.digest}"
 
     def run_cell(self, cell: str, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
         """Run ``index`` of curriculum ``cell`` on the prepared data
