@@ -178,13 +178,24 @@ def test_ensemble_path_box_and_discrete_actions(robot_files, tmp_path, episodes,
     tiny = ["--score", "ensemble", "--ensemble-size", "2", "--ensemble-batches", "3", "--no-progress"]
     path = robot_files.write_robomimic(tmp_path / "mh.hdf5", episodes)
     out = tmp_path / "box"
+    capsys.readouterr()
     assert main(["rank", "--dataset", str(path), "--obs-keys", KEYS, *tiny, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()  # said without a bar too: a batch log is not silent for minutes
+    assert printed[0] == f"ensemble teacher: 2 BC policies x 3 steps (cached in {out / 'teachers'})"
+    assert printed[1].startswith("ensemble teacher ready (fitted in ")
     scores = [float(r["score"]) for r in csv.DictReader(open(out / "scores.csv"))]
     assert len(scores) == 9 and np.isfinite(scores).all() and len(set(scores)) > 1
     assert len(list((out / "teachers").glob("ensemble-*.npz"))) == 1
+    # the same file with other observations: fitted again, not read from the cache (its key covers them)
+    changed = tmp_path / "changed" / "mh.hdf5"
+    changed.parent.mkdir()
+    robot_files.write_robomimic(changed, [{**ep, "goal": ep["goal"] * 10} for ep in episodes])
+    assert main(["rank", "--dataset", str(changed), "--obs-keys", KEYS, *tiny, "--out", str(out)]) == 0
+    assert "ensemble teacher ready (fitted in " in capsys.readouterr().out
+    assert len(list((out / "teachers").glob("ensemble-*.npz"))) == 2
     # other observation keys are other scores: not the cached ones (the cache's key covers the observations read)
     assert main(["rank", "--dataset", str(path), "--obs-keys", "object", *tiny, "--out", str(out)]) == 0
-    assert len(list((out / "teachers").glob("ensemble-*.npz"))) == 2
+    assert len(list((out / "teachers").glob("ensemble-*.npz"))) == 3
     # a sum: the ensemble's ranking with every 'worse' demonstration last, from the cached ensemble, by hand
     summed = ["--score", "ensemble+100*worse", *tiny[2:]]
     assert main(["rank", "--dataset", str(path), "--obs-keys", KEYS, *summed, "--keep", "0.67", "--out", str(out)]) == 0
@@ -193,12 +204,12 @@ def test_ensemble_path_box_and_discrete_actions(robot_files, tmp_path, episodes,
     rows = list(csv.DictReader(open(out / "scores.csv")))
     np.testing.assert_allclose([float(r["score"]) for r in rows], by_hand, rtol=1e-9)
     assert [int(r["kept"]) for r in rows] == [int(not w) for w in worse]
-    assert len(list((out / "teachers").glob("ensemble-*.npz"))) == 2  # read from the cache
+    assert len(list((out / "teachers").glob("ensemble-*.npz"))) == 3  # read from the cache
     # a bad term is refused before the ensemble trains (other keys would be another fit)
     assert "no episode has a field 'shiny'" in _one_line_error(
         capsys, ["rank", "--dataset", str(path), "--obs-keys", "robot0_eef_pos", "--score", "ensemble+not:shiny",
                  *tiny[2:], "--out", str(out)])
-    assert len(list((out / "teachers").glob("ensemble-*.npz"))) == 2
+    assert len(list((out / "teachers").glob("ensemble-*.npz"))) == 3
     assert "policy 'cnn' needs image observations" in _one_line_error(
         capsys, ["rank", "--dataset", str(path), "--obs-keys", KEYS, *tiny, "--policy", "cnn", "--out", str(out)])
 
