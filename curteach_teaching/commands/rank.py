@@ -61,7 +61,11 @@ def add_parser(subparsers) -> None:
                         help="--score ensemble: optimizer steps per policy (default 500)")
     add_learner_arguments(parser, whose="the ensemble's policy, as dataset-bc's")
     parser.add_argument("--seed", type=int, default=0, help="the ensemble's seed (default 0)")
-    parser.add_argument("--out", type=Path, default=None, help="output folder (default results/rank)")
+    parser.add_argument("--out", default=None,
+                        help="output folder (default results/rank; outside the dataset's folder). A folder of an "
+                        "earlier rank is reused: its ensemble cache is read, and its outputs that this ranking does "
+                        "not write again (episodes.json, scores.png) are removed, so that none describes another "
+                        "ranking")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.set_defaults(func=run_rank)
 
@@ -118,6 +122,14 @@ def _names(pool, kind: str) -> list[str]:
     return [str(int(e)) for e in pool.episode_ids]
 
 
+def _filter_keys(path) -> dict:
+    """The robomimic file's filter keys, ``name -> demonstration names`` (read before one is replaced)."""
+    from curteach_teaching.datasets.robomimic import demo_names, read_filter_keys, require_h5py
+
+    with require_h5py().File(Path(path).expanduser(), "r") as file:
+        return read_filter_keys(file, demo_names(file))
+
+
 def _kept_dataset_id(pool, key: str) -> str:
     import re
 
@@ -132,6 +144,12 @@ def _check_outputs(args, kind: str, pool, key: str, out: Path) -> None:
         if args.filter_key is not None or args.overwrite:
             raise ValueError("--filter-key and --overwrite name where the kept share goes: give --keep too")
         return
+    from curteach_teaching.datasets.robomimic_mask import check_key_name
+
+    try:
+        check_key_name(key)
+    except ValueError:
+        raise ValueError(f"--filter-key must be letters, digits, '_', '.' or '-'; got {key!r}") from None
     if kind == "robomimic":
         from curteach_teaching.datasets.robomimic_mask import check_filter_key
 
@@ -167,9 +185,17 @@ def _write_kept(args, kind: str, pool, ranking, key: str, out: Path) -> str:
     if kind == "robomimic":
         from curteach_teaching.datasets.robomimic_mask import write_filter_key
 
+        earlier = {k: len(members) for k, members in _filter_keys(args.dataset).items()}
         write_filter_key(args.dataset, key, [pool.metadata[i]["demo"] for i in kept.tolist()],
                          overwrite=args.overwrite)
-        return f"mask/{key} in {args.dataset} (robomimic: --filter_key {key})"
+        if key in earlier:  # perhaps the dataset's own label (better, train): say what it held
+            print(f"replaced mask/{key}, which listed {_count(earlier[key], 'demonstration')}")
+        derived = [f"mask/{k}" for k in (f"{key}_train", f"{key}_valid") if k in earlier]
+        if key in earlier and derived:
+            print(f"note: {' and '.join(derived)} were split from the earlier mask/{key} and still list its "
+                  "demonstrations; split the new one again (robomimic's split_train_val.py --filter_key "
+                  f"{key})")
+        return f'mask/{key} in {args.dataset} (robomimic: "hdf5_filter_key": "{key}" in its config\'s train section)'
     if kind == "lerobot":
         path = out / "episodes.json"
         path.write_text(json.dumps([int(pool.episode_ids[i]) for i in kept.tolist()]) + "\n")
@@ -184,6 +210,32 @@ def _write_kept(args, kind: str, pool, ranking, key: str, out: Path) -> str:
     return f"Minari dataset {dataset_id} under {root} (MINARI_DATASETS_PATH={root})"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _check_out_outside(out: Path, dataset) -> None:
+    """Refuse an output folder inside the dataset's own folder (a LeRobot root, a Minari dataset's folder), where
+    rank's files would become part of the dataset."""
+    source = Path(str(dataset)).expanduser()
+    if source.is_dir():
+        inside, folder = out.resolve(), source.resolve()
+        if inside == folder or folder in inside.parents:
+            raise ValueError(f"--out {str(out)!r} is inside the dataset's folder {str(source)!r}; choose a folder "
+                             "outside it")
+
+
+def _remove_earlier_outputs(out: Path, writes: dict) -> None:
+    """Remove the files of an earlier rank in ``out`` that this one does not write again (``writes``: name ->
+    whether it does), so that no file there describes another ranking; one line each."""
+    if not (out / "rank.json").is_file():
+        return  # not a folder of rank's: nothing of ours to remove
+    for name, written in writes.items():
+        if not written and (out / name).is_file():
+            (out / name).unlink()
+            print(f"removed {out / name}, the earlier ranking's in this folder (this one writes none)")
+
+
 def run_rank(args: argparse.Namespace) -> int:
     """Read, check, score, rank, and write the outputs (the kept share in the source's terms before rank.json)."""
     from curteach_teaching.commands.sweep_options import named_as_options, output_folder, progress_wanted
@@ -195,16 +247,18 @@ def run_rank(args: argparse.Namespace) -> int:
         rank_episodes,
         write_scores_csv,
     )
+    from curteach_teaching.sweeps.interrupts import announce, interruption_message
 
     obs_keys = None if args.obs_keys is None else [k.strip() for k in args.obs_keys.split(",") if k.strip()]
     kind = source_format(args.dataset)
     pool = read_pool(args.dataset, obs_keys=obs_keys)
-    key = args.filter_key or "curated"
+    key = "curated" if args.filter_key is None else args.filter_key
     if args.keep is not None:
         with named_as_options(args):
             rank_episodes(np.zeros(1), args.keep)  # a bad --keep is refused before any scoring
     groups = episode_groups(pool, args.group_field)
     out = output_folder(args, "results/rank")
+    _check_out_outside(out, args.dataset)
     _check_outputs(args, kind, pool, key, out)
     teacher = None
     if is_fitted(args.score):  # the ensemble, alone or in a sum
@@ -214,13 +268,21 @@ def run_rank(args: argparse.Namespace) -> int:
             teacher = EnsembleTeacher(size=args.ensemble_size, batches=args.ensemble_batches,
                                       batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed)
         _policy_factory(args.policy, pool.observation_space, pool.action_space)  # a misfit policy fails now
-    difficulty = rank_scores(pool, args.score, teacher=teacher, policy=args.policy, cache=out / "teachers",
-                             progress=progress_wanted(args))
+    with interruption_message(lambda: "interrupted while scoring; nothing was written (run the same command again)"):
+        try:
+            difficulty = rank_scores(pool, args.score, teacher=teacher, policy=args.policy, cache=out / "teachers",
+                                     progress=progress_wanted(args))
+        except KeyboardInterrupt:
+            announce()
+            raise
     ranking = rank_episodes(difficulty, 1.0 if args.keep is None else args.keep)
     out.mkdir(parents=True, exist_ok=True)  # checked before the scoring, created after it
+    _remove_earlier_outputs(out, writes={"episodes.json": args.keep is not None and kind == "lerobot",
+                                         "scores.png": groups is not None})
     order = None if groups is None else group_order(groups, args.group_field)
     summary = _summary(ranking, groups, order, pool.lengths)
-    write_scores_csv(out / "scores.csv", pool, ranking, groups, _names(pool, kind))
+    ties = ranking.ties_at_cut() if args.keep is not None else None
+    write_scores_csv(out / "scores.csv", pool, ranking, groups, _names(pool, kind), with_kept=args.keep is not None)
     written = [str(out / "scores.csv")]
     if groups is not None:
         title = f"{Path(str(args.dataset)).name}: {args.score}" + (f", keep {args.keep:g}" if args.keep else "")
@@ -229,18 +291,23 @@ def run_rank(args: argparse.Namespace) -> int:
         written.append(_write_kept(args, kind, pool, ranking, key, out))
     control = summary["length_control"]
     report = {"command_line": getattr(args, "command_line", None), "source": str(args.dataset), "format": kind,
-              "obs_keys": obs_keys, "score": args.score, "keep": args.keep, **summary, "outputs": written,
+              "obs_keys": obs_keys, "score": args.score, "keep": args.keep, **summary, "ties_at_cut": ties,
+              "outputs": written,
               "ensemble": None if teacher is None else {"size": teacher.size, "batches": teacher.batches,
                                                         "batch_size": teacher.batch_size,
                                                         "learning_rate": teacher.learning_rate, "seed": teacher.seed,
                                                         "policy": args.policy}}
     (out / "rank.json").write_text(json.dumps(report, indent=2) + "\n")
     rho, share = control["spearman_length"], control["kept_by_length_too"]
-    print(f"rank: {len(pool)} episodes of {args.dataset} ({kind}) scored by {args.score}"
+    print(f"rank: {_count(len(pool), 'episode')} of {args.dataset} ({kind}) scored by {args.score}"
           + (f"; kept {ranking.n_kept} (--keep {args.keep:g}), dropped {len(pool) - ranking.n_kept}"
              if args.keep is not None else ""))
     for group, row in summary.get("groups", {}).items():
-        print(f"  {group}: {row['episodes']} episodes, kept {row['kept']}, mean score {row['mean_score']:.4g}")
+        print(f"  {group}: {_count(row['episodes'], 'episode')}, kept {row['kept']}, mean score "
+              f"{row['mean_score']:.4g}")
+    if ties is not None:  # the score does not decide which of these are kept: say so, and how
+        print(f"  note: {ties['episodes']} episodes share the score at the cut ({ties['score']:.6g}); {ties['kept']} "
+              f"of them are kept, those first in the dataset (the score does not choose among them)")
     print("  length-only control: Spearman correlation of the score with episode length "
           + ("undefined (constant)" if rho is None else f"{rho:+.3f}")
           + ("" if share is None else f"; {share:.0%} of the kept episodes are among the {ranking.n_kept} shortest"))

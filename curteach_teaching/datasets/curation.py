@@ -73,6 +73,18 @@ class Ranking:
         """How many episodes are kept."""
         return int(self.kept.sum())
 
+    def ties_at_cut(self) -> dict | None:
+        """``{"score", "episodes", "kept"}`` when the cut falls inside a run of equal scores: the score, how many
+        episodes hold it, and how many of them are kept (the lower positions in the pool: a choice the score does not
+        make); ``None`` when every episode is kept or the cut falls between two scores."""
+        if self.n_kept in (0, self.kept.size):
+            return None
+        last_kept = self.difficulty[self.order[self.n_kept - 1]]
+        if self.difficulty[self.order[self.n_kept]] != last_kept:
+            return None
+        tied = self.difficulty == last_kept
+        return {"score": float(last_kept), "episodes": int(tied.sum()), "kept": int((tied & self.kept).sum())}
+
 
 def rank_episodes(difficulty: Sequence[float], keep: float) -> Ranking:
     """Rank by ``difficulty`` (``(N,)``, finite) and keep the ``max(1, round(keep N))`` most preferred (halves round
@@ -150,16 +162,19 @@ def group_order(groups: Sequence[str], group_field: str | None) -> list[str]:
 
 
 def write_scores_csv(path: Path, pool: EpisodePool, ranking: Ranking, groups: Sequence[str] | None,
-                     names: Sequence[str]) -> Path:
+                     names: Sequence[str], *, with_kept: bool = True) -> Path:
     """``episode_id, name, group, length, score, rank, kept`` per episode, in the pool's order (``score`` the
-    difficulty, ``kept`` 0/1; ``group`` the plot's group, else the pool's)."""
+    difficulty, ``kept`` 0/1, left out without ``with_kept``: a ranking that keeps no share; ``group`` the plot's
+    group, else the pool's)."""
     groups = list(groups) if groups is not None else list(pool.groups)
+    columns = ["episode_id", "name", "group", "length", "score", "rank", "kept"][: 7 if with_kept else 6]
     with open(path, "w", newline="") as file:
         writer = csv.writer(file)
-        writer.writerow(["episode_id", "name", "group", "length", "score", "rank", "kept"])
+        writer.writerow(columns)
         for i in range(len(pool)):
             writer.writerow([int(pool.episode_ids[i]), names[i], groups[i], int(pool.lengths[i]),
-                             repr(float(ranking.difficulty[i])), int(ranking.rank[i]), int(ranking.kept[i])])
+                             repr(float(ranking.difficulty[i])), int(ranking.rank[i]),
+                             int(ranking.kept[i])][: len(columns)])
     return path
 
 

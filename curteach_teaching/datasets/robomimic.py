@@ -66,6 +66,16 @@ def demo_names(file) -> list[str]:
     return sorted(names, key=lambda name: int(_DEMO.match(name).group(1)))
 
 
+def hdf5_open_error(path: Path, error: OSError) -> str:
+    """The one line for a file h5py could not open: locked by a process writing it (HDF5's file locking), or not
+    readable as HDF5."""
+    text = " ".join(str(error).split())
+    if "lock" in text.lower():
+        return (f"cannot read {str(path)!r}: another process has it open for writing (HDF5 locks such a file); close "
+                f"that process or wait for it ({text})")
+    return f"cannot read {str(path)!r} as HDF5 (damaged, or not an HDF5 file?): {text}"
+
+
 def read_filter_keys(file, names: Sequence[str]) -> dict[str, frozenset]:
     """``filter key -> demonstration names`` of an open file's ``mask`` group (empty without one).
 
@@ -84,7 +94,8 @@ def read_filter_keys(file, names: Sequence[str]) -> dict[str, frozenset]:
         missing = sorted(set(members) - known, key=lambda n: (len(n), n))
         if missing:
             raise ValueError(f"mask/{key} names {missing[0]}, which is not in data/"
-                             + (f" ({len(missing)} missing in all)" if len(missing) > 1 else ""))
+                             + (f" ({len(missing)} missing in all)" if len(missing) > 1 else "")
+                             + f"; rewrite or delete mask/{key} (robomimic fails on it too)")
         keys[key] = frozenset(members)
     return keys
 
@@ -205,7 +216,7 @@ def read_robomimic(path: str | os.PathLike, obs_keys: Sequence[str] | None = Non
     try:
         file = h5py.File(file_path, "r")
     except OSError as error:
-        raise ValueError(f"cannot read {str(file_path)!r} as HDF5 (damaged?): {' '.join(str(error).split())}") from None
+        raise ValueError(hdf5_open_error(file_path, error)) from None
     try:
         with file:
             names = demo_names(file)

@@ -1,6 +1,7 @@
 """Add a filter key ``mask/<name>`` to a robomimic-format file, as robomimic's own scripts do
 (``scripts/split_train_val.py``: an array of demonstration names as byte strings), so that robomimic trains on the
-subset with ``--filter_key <name>`` (``train.data_filter_key``).
+subset by naming the key in its training config (``train.hdf5_filter_key``, or ``filter_key`` in a ``train.data``
+entry in the versions that list datasets there); its ``split_train_val.py --filter_key <name>`` splits it further.
 
 What "an interrupt cannot damage the file" means here: HDF5 has no transactions, and a process stopped while h5py
 writes into a file (Ctrl-C between two of its writes, a full disk, a killed process, a lost machine) can leave the
@@ -24,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_teaching.datasets.robomimic import demo_names, read_filter_keys, require_h5py
+from curteach_teaching.datasets.robomimic import demo_names, hdf5_open_error, read_filter_keys, require_h5py
 
-__all__ = ["check_filter_key", "write_filter_key"]
+__all__ = ["check_filter_key", "check_key_name", "write_filter_key"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -37,13 +38,18 @@ def _writable(path: Path) -> bool:
     return os.access(path, os.W_OK) and bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
 
 
+def check_key_name(name: str) -> None:
+    """ValueError (one line) unless ``name`` is a filter key's name: letters, digits, ``_``, ``.`` or ``-``."""
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"filter key must be letters, digits, '_', '.' or '-'; got {name!r}")
+
+
 def check_filter_key(path: str | os.PathLike, name: str, *, overwrite: bool = False) -> None:
     """ValueError (one line) unless ``mask/<name>`` can be added to the robomimic file ``path``: a name of letters,
     digits, ``_``, ``.`` or ``-``; the file readable as robomimic's layout, writable, in a writable folder; no filter
     key ``name`` already (unless ``overwrite``). Nothing is written."""
     file_path = Path(path).expanduser()
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise ValueError(f"filter key must be letters, digits, '_', '.' or '-'; got {name!r}")
+    check_key_name(name)
     if not file_path.is_file():
         raise ValueError(f"no robomimic file at {str(file_path)!r}")
     if not _writable(file_path):
@@ -60,7 +66,7 @@ def check_filter_key(path: str | os.PathLike, name: str, *, overwrite: bool = Fa
     except ValueError as error:
         raise ValueError(f"robomimic file {str(file_path)!r}: {error}") from None
     except OSError as error:
-        raise ValueError(f"cannot read {str(file_path)!r} as HDF5 (damaged?): {' '.join(str(error).split())}") from None
+        raise ValueError(hdf5_open_error(file_path, error)) from None
     if (name in existing or clash) and not overwrite:
         raise ValueError(f"{str(file_path)!r} already has the filter key mask/{name}; pass --overwrite to replace it, "
                          "or choose another --filter-key")
@@ -100,6 +106,9 @@ def write_filter_key(path: str | os.PathLike, name: str, demos: Sequence[str], *
     file_path = Path(path).expanduser()
     check_filter_key(file_path, name, overwrite=overwrite)
     demos = [str(d) for d in demos]
+    twice = sorted({d for d in demos if demos.count(d) > 1}) if len(set(demos)) < len(demos) else []
+    if twice:
+        raise ValueError(f"filter key {name!r} would list {twice[0]} twice; give each demonstration once")
     if not demos:
         raise ValueError(f"filter key {name!r} would be empty: keep at least one demonstration")
     h5py = require_h5py()

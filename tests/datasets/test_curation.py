@@ -45,6 +45,16 @@ def test_rank_and_keep_rule():
         rank_episodes([1.0, np.nan], keep=0.5)
 
 
+def test_ties_at_the_cut_by_hand():
+    # scores 0 0 1 0 1 0: keep round(0.5 * 6) = 3 of the four 0s, those at positions 0, 1, 3
+    ranking = rank_episodes([0.0, 0.0, 1.0, 0.0, 1.0, 0.0], keep=0.5)
+    assert ranking.kept.tolist() == [True, True, False, True, False, False]
+    assert ranking.ties_at_cut() == {"score": 0.0, "episodes": 4, "kept": 3}
+    assert rank_episodes([0.0, 0.0, 1.0, 1.0], keep=0.5).ties_at_cut() is None  # the cut falls between 0 and 1
+    assert rank_episodes([2.0, 2.0, 2.0], keep=1).ties_at_cut() is None  # everything kept: no choice made
+    assert rank_episodes([2.0, 2.0, 2.0], keep=0.4).ties_at_cut() == {"score": 2.0, "episodes": 3, "kept": 1}
+
+
 def test_length_control_by_hand():
     ranking = rank_episodes([3.0, 1.0, 2.0, 5.0, 4.0], keep=0.4)  # keeps positions 1 and 2
     control = length_control(ranking, [10, 30, 20, 50, 40])

@@ -78,6 +78,7 @@ def test_bad_input_leaves_the_file_byte_identical(file, tmp_path):
         ("", ["demo_1"], "filter key must be letters"),
         ("curated", ["demo_99"], "demo_99 is not a demonstration"),
         ("curated", [], "would be empty"),
+        ("curated", ["demo_1", "demo_2", "demo_1"], "would list demo_1 twice"),
     ]:
         with pytest.raises(ValueError, match=message):
             write_filter_key(file, name, demos)
@@ -126,3 +127,13 @@ def test_too_little_space_is_refused_before_copying(file, monkeypatch):
     with pytest.raises(ValueError, match="MiB are needed .* the file is unchanged"):
         write_filter_key(file, "curated", ["demo_1"])
     assert sha256(file) == digest
+
+
+def test_a_locked_file_is_said_to_be_locked_not_damaged(tmp_path):
+    from curteach_teaching.datasets.robomimic import hdf5_open_error
+
+    locked = OSError("[Errno 11] Unable to synchronously open file (unable to lock file, errno = 11, error message = "
+                     "'Resource temporarily unavailable')")
+    assert hdf5_open_error(tmp_path / "a.hdf5", locked).startswith(
+        f"cannot read {str(tmp_path / 'a.hdf5')!r}: another process has it open for writing (HDF5 locks such a file)")
+    assert "as HDF5 (damaged, or not an HDF5 file?)" in hdf5_open_error(tmp_path / "a.hdf5", OSError("bad magic"))

@@ -1,0 +1,88 @@
+"""``curteach rank`` where a new user tripped: ties at the cut said, a dataset's own filter key replaced said, no
+file of an earlier ranking left beside a new one, no output folder inside the dataset, robomimic's own setting
+named, and small refusals (an empty --filter-key or --out)."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+h5py = pytest.importorskip("h5py")
+pytest.importorskip("pyarrow")
+pytest.importorskip("imitation")
+
+from curteach_teaching.cli import main  # noqa: E402
+
+KEYS = "object,robot0_eef_pos"
+
+
+def _error(capsys, argv) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("curteach rank: error: ")
+    return err
+
+
+@pytest.fixture
+def episodes(robot_files):
+    return robot_files.reaching_episodes(9, seed=4)
+
+
+def test_ties_at_the_cut_and_a_replaced_label_are_said(robot_files, tmp_path, episodes, capsys):
+    path = robot_files.write_robomimic(tmp_path / "mh.hdf5", episodes)
+    out = tmp_path / "out"
+    # 'worse' is 0 for the 6 others: round(0.5 * 9) = 5 of those 6 are kept, by their place in the file
+    assert main(["rank", "--dataset", str(path), "--obs-keys", KEYS, "--score", "worse", "--keep", "0.5",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert ("note: 6 episodes share the score at the cut (0); 5 of them are kept, those first in the dataset (the "
+            "score does not choose among them)") in printed
+    assert 'mask/curated in ' + str(path) + ' (robomimic: "hdf5_filter_key": "curated" in its config\'s train ' \
+        'section)' in printed
+    assert json.loads((out / "rank.json").read_text())["ties_at_cut"] == {"score": 0.0, "episodes": 6, "kept": 5}
+    # the file's own label, replaced with --overwrite: said, with what it held; a split of the old key: said too
+    with h5py.File(path, "r+") as f:
+        f["mask/better_train"] = f["mask/better"][()][:1]
+    better = sum(ep["quality"] == "better" for ep in episodes)
+    assert main(["rank", "--dataset", str(path), "--obs-keys", KEYS, "--score", "length", "--keep", "0.5",
+                 "--filter-key", "better", "--overwrite", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"replaced mask/better, which listed {better} demonstrations" in printed
+    assert "note: mask/better_train were split from the earlier mask/better" in printed
+
+
+def test_no_file_of_an_earlier_ranking_is_left(robot_files, tmp_path, episodes, capsys):
+    root = robot_files.write_lerobot_v3(tmp_path / "point_reach", episodes)
+    out = tmp_path / "out"
+    assert main(["rank", "--dataset", str(root), "--score", "length", "--keep", "0.5", "--out", str(out)]) == 0
+    assert (out / "episodes.json").is_file()
+    rows = list(csv.DictReader(open(out / "scores.csv")))
+    assert "kept" in rows[0]
+    capsys.readouterr()
+    assert main(["rank", "--dataset", str(root), "--score", "return", "--out", str(out)]) == 0  # no --keep
+    assert f"removed {out / 'episodes.json'}, the earlier ranking's in this folder" in capsys.readouterr().out
+    assert not (out / "episodes.json").exists()
+    rows = list(csv.DictReader(open(out / "scores.csv")))
+    assert list(rows[0]) == ["episode_id", "name", "group", "length", "score", "rank"]  # nothing is kept: no column
+    # a folder that is not rank's is not touched
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "episodes.json").write_text("[1]\n")
+    assert main(["rank", "--dataset", str(root), "--score", "length", "--out", str(other)]) == 0
+    assert (other / "episodes.json").read_text() == "[1]\n"
+
+
+def test_output_folders_refused(robot_files, tmp_path, episodes, capsys):
+    root = robot_files.write_lerobot_v3(tmp_path / "point_reach", episodes)
+    path = robot_files.write_robomimic(tmp_path / "mh.hdf5", episodes)
+    assert "--out must not be empty" in _error(capsys, ["rank", "--dataset", str(root), "--score", "length",
+                                                        "--out", ""])
+    for inside in (root, root / "meta" / "ranked"):
+        assert "is inside the dataset's folder" in _error(
+            capsys, ["rank", "--dataset", str(root), "--score", "length", "--out", str(inside)])
+    assert not (root / "meta" / "ranked").exists() and not (root / "rank.json").exists()
+    assert "--filter-key must be letters" in _error(
+        capsys, ["rank", "--dataset", str(path), "--obs-keys", KEYS, "--score", "length", "--keep", "0.5",
+                 "--filter-key", "", "--out", str(tmp_path / "out")])
