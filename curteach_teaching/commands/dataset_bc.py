@@ -113,7 +113,8 @@ def add_parser(subparsers) -> None:
 
 def run_dataset_bc(args: argparse.Namespace) -> int:
     """Read the pool, check every flag, run (or resume) the sweep and write its report."""
-    from curteach_teaching.datasets import read_pool
+    from curteach_teaching.datasets import read_pool, source_format
+    from curteach_teaching.datasets.task_scores import level_order, score_terms
     from curteach_teaching.experiments.dataset_bc.data import pool_digest, success_defined
     from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment
     from curteach_teaching.experiments.dataset_bc.migrate import upgrade_folder
@@ -135,7 +136,9 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     chosen = {"max_batches": args.max_batches, "eval_every": args.eval_every, "eval_episodes": args.eval_episodes}
     settings = {k: v if v is not None else scale.get(k) for k, v in chosen.items()}
     settings = {k: v for k, v in settings.items() if v is not None}
-    task = args.task_difficulty or ("level" if len(pool.group_names) > 1 else "length")
+    # a ladder's rank by default where the groups are datasets; a LeRobot dataset's groups are its tasks, no ladder
+    ladder = len(pool.group_names) > 1 and "lerobot" not in {source_format(s) for s in sources}
+    task = args.task_difficulty or ("level" if ladder else "length")
     # a setting named otherwise than its flag: the flag in the message (--seed must be ..., not teacher_seed)
     renamed = {"teacher_seed": "seed", "learner_term": "learner_difficulty", "scale": "difficulty_scale"}
     with named_as_options(args, renamed):
@@ -149,7 +152,10 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
             teacher_seed=args.seed, device=args.sweep_device, holdout=holdout, holdout_field=args.holdout_field,
             obs_keys=obs_keys, **settings,
         )
-    experiment = experiment.prepare(pool)  # a bad score, space or policy fails before the folder is touched
+    with named_as_options(args, renamed):  # --holdout-field must be ..., as the flag is spelt
+        experiment = experiment.prepare(pool)  # a bad score, space or policy fails before the folder is touched
+    if any("level" in score_terms(task) for task in experiment.tasks()):
+        print(level_order(pool), flush=True)  # which dataset is which level: a folder's order is its names'
     report_out_of_bounds(pool)
     out = output_folder(args, "results/dataset-bc")
     with named_as_options(args):  # --target must be ..., --bad-field must be ...

@@ -247,6 +247,7 @@ def run_rank(args: argparse.Namespace) -> int:
         rank_episodes,
         write_scores_csv,
     )
+    from curteach_teaching.datasets.task_scores import level_order, score_terms
     from curteach_teaching.sweeps.interrupts import announce, interruption_message
 
     obs_keys = None if args.obs_keys is None else [k.strip() for k in args.obs_keys.split(",") if k.strip()]
@@ -268,6 +269,8 @@ def run_rank(args: argparse.Namespace) -> int:
             teacher = EnsembleTeacher(size=args.ensemble_size, batches=args.ensemble_batches,
                                       batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed)
         _policy_factory(args.policy, pool.observation_space, pool.action_space)  # a misfit policy fails now
+    if "level" in score_terms(args.score):
+        print(level_order(pool), flush=True)
     with interruption_message(lambda: "interrupted while scoring; nothing was written (run the same command again)"):
         try:
             difficulty = rank_scores(pool, args.score, teacher=teacher, policy=args.policy, cache=out / "teachers",

@@ -34,8 +34,8 @@ from curteach_teaching.datasets.pool import EpisodePool
 from curteach_teaching.datasets.score_sums import combine, parse_sum
 from curteach_teaching.registry import Registry
 
-__all__ = ["NEGATION", "TASK_SCORES", "TaskScore", "describe_task_scores", "is_fitted", "score_names", "score_terms",
-           "task_difficulty"]
+__all__ = ["NEGATION", "TASK_SCORES", "TaskScore", "describe_task_scores", "is_fitted", "level_order", "score_names",
+           "score_terms", "task_difficulty"]
 
 #: the prefix of a 0/1 field's negation (``not:success``: 1 for a failed demonstration)
 NEGATION = "not:"
@@ -73,6 +73,14 @@ def _minus_return(pool: EpisodePool) -> np.ndarray:
     if not pool.has_rewards:
         raise ValueError("task score 'return' needs rewards; this pool has none")
     return -pool.returns
+
+
+def level_order(pool: EpisodePool) -> str:
+    """One line naming each group's ``level`` (its rank in the pool's order), for a command to print: the order is
+    the order the datasets were read in, which for a folder of datasets is their names' order, not a ladder's."""
+    ranked = ", ".join(f"{i + 1} {group}" for i, group in enumerate(dict.fromkeys(pool.groups)))
+    return (f"task score level: {ranked} (the datasets' order as read; a folder's datasets are read in name order: "
+            "list them with commas for another)")
 
 
 def _level(pool: EpisodePool) -> np.ndarray:

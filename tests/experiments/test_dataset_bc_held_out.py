@@ -150,11 +150,20 @@ def test_a_trusted_field_restricts_the_held_out_episodes():
 @pytest.mark.parametrize("groups, fraction, message", [
     (["a"] * 4, 0.0, "holdout must be a fraction in"),
     (["a"] * 4, 1.0, "holdout must be a fraction in"),
-    (["a"] * 4 + ["b"], 0.2, "group 'b' has 1"),
+    (["a", "b"], 0.5, "no group has 2 episodes"),
 ])
 def test_a_split_that_cannot_be_made_is_refused(groups, fraction, message):
     with pytest.raises(ValueError, match=message):
         held_out_split(groups, fraction, seed=0)
+
+
+def test_a_group_of_one_episode_trains_only():
+    # 'b' has one episode: it trains, and the split of 'a' is the one it would be without 'b' (the same draws)
+    alone = held_out_split(["a"] * 5, 0.4, seed=3)
+    split = held_out_split(["a", "a", "b", "a", "a", "a"], 0.4, seed=3)
+    assert 2 in split.train and len(split.held_out) == 2
+    positions = np.array([0, 1, 3, 4, 5])  # where the 'a' episodes are
+    assert np.array_equal(split.held_out, positions[alone.held_out])
 
 
 # ------------------------------------------------------------------------------------------- the scores by hand
@@ -281,6 +290,23 @@ def test_dataset_bc_on_a_lerobot_v3_folder_reports_per_task_likelihoods(tmp_path
     assert run["extras"]["groups"] == list(held["ids"])
 
 
+def test_a_lerobot_folders_tasks_are_no_ladder(tmp_path, capsys):
+    """The default task score of one LeRobot folder with several tasks is the length, not the tasks' order (its
+    groups are tasks, not datasets of a ladder); asked for, 'level' says which group is which level."""
+    episodes = reaching(12, seed=5)
+    root = write_lerobot_v3(tmp_path / "lerobot", episodes)
+    out = tmp_path / "out"
+    quick = ["--curricula", "Agn,Cur-T", "--runs", "1", "--max-batches", "10", "--eval-every", "10", "--batch-size",
+             "16", "--no-progress", "--no-figures", "--backend", "serial"]
+    assert main(["dataset-bc", "--dataset", str(root), *quick, "--out", str(out)]) == 0
+    assert "task score level" not in capsys.readouterr().out
+    assert json.loads((out / "sweep.json").read_text())["cells"]["Cur-T"]["task"] == "length"
+    assert main(["dataset-bc", "--dataset", str(root), *quick, "--task-difficulty", "level",
+                 "--out", str(tmp_path / "level")]) == 0
+    first, second = dict.fromkeys(ep["task"] for ep in episodes)  # the order of first appearance
+    assert f"task score level: 1 {first}, 2 {second} (the datasets' order as read" in capsys.readouterr().out
+
+
 def test_env_none_scores_held_out_demonstrations_of_a_minari_dataset(cartpole_root, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(cartpole_root))
     out = tmp_path / "out"
@@ -317,8 +343,9 @@ def test_the_training_part_alone_is_prepared_and_scored_by_the_teacher(tmp_path)
                            *spaces).difficulty
     assert fitted.data.task_scores["ensemble"].shape == (7,)
     assert np.array_equal(fitted.data.task_scores["ensemble"], np.asarray(alone, dtype=np.float64))
-    # the teacher's cache is keyed by the observation keys too (the digest covers actions only)
-    assert experiment.ensemble_teacher()[1].endswith("|obs=object")
+    # the teacher's cache is keyed by the policy and the pool's digest (which covers the observations read), and by
+    # the digest of the encoded trajectories it fits on
+    assert experiment.ensemble_teacher()[1] == f"auto|{experiment.digest}"
     # the same seed, the same split
     again = DatasetBCExperiment(holdout=0.3, teacher_seed=4).prepare(pool).data.split
     assert np.array_equal(again.held_out, split.held_out)
@@ -334,7 +361,8 @@ def test_the_training_part_alone_is_prepared_and_scored_by_the_teacher(tmp_path)
     (["--metric", "return"], "no return"),
     (["--metric", "accuracy"], "mse or nll for continuous actions"),
     (["--eval-episodes", "3"], "--eval-episodes"),
-    (["--holdout-field", "okay"], "no 'okay'"),
+    (["--holdout-field", "okay"], "--holdout-field must be a boolean metadata field of every episode; episode 0 of "
+                                  "the pool has no 'okay'"),
 ])
 def test_bad_input_without_an_environment_is_one_line_and_exit_code_2(tmp_path, capsys, flags, message):
     path = write_robomimic(tmp_path / "demos.hdf5", reaching(6))
@@ -347,9 +375,9 @@ def test_bad_input_without_an_environment_is_one_line_and_exit_code_2(tmp_path, 
 
 
 def test_too_few_episodes_to_split_is_one_line_and_exit_code_2(tmp_path, capsys):
-    episodes = reaching(3)
-    for ep, task in zip(episodes, (TASKS[0], TASKS[1], TASKS[1])):
-        ep["task"] = task  # a task of one episode: nothing left to train on beside it
+    episodes = reaching(2)
+    for ep, task in zip(episodes, TASKS):
+        ep["task"] = task  # two tasks of one episode each: nothing left to train on beside a held-out one
     root = write_lerobot_v3(tmp_path / "lerobot", episodes)
     out = tmp_path / "out"
     assert main(["dataset-bc", "--dataset", str(root), "--out", str(out)]) == 2

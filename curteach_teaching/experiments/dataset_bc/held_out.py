@@ -17,7 +17,8 @@ the policy is scored on their demonstrated actions (:func:`held_out_metrics`):
 
 **The split** is by episode and stratified by group: from each group's ``n_g`` candidate episodes (all of them, or
 those whose boolean metadata field ``holdout_field`` is true: a trusted subset such as robomimic's ``better``),
-``k_g = floor(fraction * n_g + 1/2)`` are held out, at least 1 and leaving at least one training episode in the group;
+``k_g = floor(fraction * n_g + 1/2)`` are held out, at least 1 and leaving at least one training episode in the group
+(a group of one episode, or without a candidate, only trains);
 which ones is a permutation per group, in the pool's group order, drawn from one generator seeded by the sweep's seed.
 So one split per sweep seed: every cell and every run of a sweep trains and is scored on the same episodes, and the
 pairs compare on the same held-out data.
@@ -96,8 +97,8 @@ def held_out_split(groups: Sequence[str], fraction: float, seed: int,
         trusted: ``(N,)`` bool, the candidates (``None``: every episode).
 
     Raises:
-        ValueError: a fraction outside ``(0, 1)``, a group of fewer than 2 episodes (nothing to train on beside a
-            held-out one), or no candidate at all.
+        ValueError: a fraction outside ``(0, 1)``, no candidate at all, or no group that can give one (each of
+            fewer than 2 episodes, or without a candidate).
     """
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
         raise ValueError(f"holdout must be a fraction in (0, 1); got {fraction!r}")
@@ -112,14 +113,16 @@ def held_out_split(groups: Sequence[str], fraction: float, seed: int,
     held = []
     for group in dict.fromkeys(groups):
         members = np.flatnonzero(labels == group)
-        if members.size < 2:
-            raise ValueError(f"too few episodes to hold some out: group {group!r} has {members.size} (need at least 2 "
-                             "per group, one to train on and one to score)")
         mine = members[candidates[members]]
-        if mine.size == 0:
-            continue  # a group without trusted episodes trains only (its per-group scores are absent)
+        if members.size < 2 or mine.size == 0:
+            # a group of one episode (a language-annotated recording's one-off task) or without trusted episodes
+            # trains only: nothing would be left to train on beside a held-out one (its per-group scores are absent)
+            continue
         k = min(max(1, int(np.floor(fraction * mine.size + 0.5))), mine.size, members.size - 1)
         held.append(rng.permutation(mine)[:k])
+    if not held:
+        raise ValueError("too few episodes to hold some out: no group has 2 episodes (one to train on, one to score)"
+                         + ("" if trusted is None else " of which the held-out field marks one"))
     held_out = np.sort(np.concatenate(held)).astype(np.int64)
     train = np.setdiff1d(np.arange(len(groups), dtype=np.int64), held_out)
     return HeldOutSplit(train=train, held_out=held_out)
