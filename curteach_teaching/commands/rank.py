@@ -130,12 +130,14 @@ def _filter_keys(path) -> dict:
         return read_filter_keys(file, demo_names(file))
 
 
-def _kept_dataset_id(pool, key: str) -> str:
+def _kept_dataset_ids(pool, key: str) -> dict:
+    """``group -> the id of its kept Minari dataset``: one per dataset of the pool (a folder of several datasets
+    gives one kept dataset each, with its own environment), ``<name>-KEY-v0``; ``curated/KEY-v0`` for a pool made
+    in memory (no name)."""
     import re
 
-    if len(pool.group_names) == 1 and pool.group_names[0]:
-        return re.sub(r"-v\d+$", "", pool.group_names[0]) + f"-{key}-v0"
-    return f"curated/{key}-v0"
+    return {group: (re.sub(r"-v\d+$", "", group) + f"-{key}-v0") if group else f"curated/{key}-v0"
+            for group in pool.group_names}
 
 
 def _check_outputs(args, kind: str, pool, key: str, out: Path) -> None:
@@ -161,9 +163,10 @@ def _check_outputs(args, kind: str, pool, key: str, out: Path) -> None:
         if not pool.has_rewards:
             raise ValueError("the kept episodes are written as a Minari dataset, which needs rewards; this pool has "
                              "none")
-        target = out / "datasets" / _kept_dataset_id(pool, key)
-        if target.exists() and not args.overwrite:
-            raise ValueError(f"{target} exists; pass --overwrite to replace it, or choose another --filter-key")
+        for dataset_id in _kept_dataset_ids(pool, key).values():
+            target = out / "datasets" / dataset_id
+            if target.exists() and not args.overwrite:
+                raise ValueError(f"{target} exists; pass --overwrite to replace it, or choose another --filter-key")
 
 
 def _summary(ranking, groups, order, lengths) -> dict:
@@ -202,12 +205,19 @@ def _write_kept(args, kind: str, pool, ranking, key: str, out: Path) -> str:
         return f"{path} (LeRobotDataset(..., episodes=json.load(open('{path}'))))"
     from curteach_teaching.datasets.writing import write_pool
 
-    dataset_id, root = _kept_dataset_id(pool, key), out / "datasets"
-    if (root / dataset_id).exists():  # refused before the scoring unless --overwrite
-        shutil.rmtree(root / dataset_id)
-    write_pool(pool.select(kept), dataset_id, root=root,
-               description=f"{ranking.n_kept} of {len(pool)} episodes kept by curteach rank")
-    return f"Minari dataset {dataset_id} under {root} (MINARI_DATASETS_PATH={root})"
+    root, groups, written = out / "datasets", np.asarray(pool.groups, dtype=object), []
+    for group, dataset_id in _kept_dataset_ids(pool, key).items():
+        mine = kept[groups[kept] == group]
+        if (root / dataset_id).exists():  # refused before the scoring unless --overwrite
+            shutil.rmtree(root / dataset_id)
+        if mine.size == 0:
+            print(f"note: no episode of {group} is kept: no dataset {dataset_id} is written")
+            continue
+        write_pool(pool.select(mine), dataset_id, root=root,
+                   description=f"{mine.size} of {int(np.sum(groups == group))} episodes kept by curteach rank")
+        written.append(dataset_id)
+    plural = "s" if len(written) > 1 else ""
+    return f"Minari dataset{plural} {', '.join(written)} under {root} (MINARI_DATASETS_PATH={root})"
 
 
 def _count(n: int, noun: str) -> str:

@@ -111,11 +111,12 @@ def rank_episodes(difficulty: Sequence[float], keep: float) -> Ranking:
 def length_control(ranking: Ranking, lengths: Sequence[int]) -> dict:
     """``{"spearman_length": rho or None, "kept_by_length_too": share or None}``: the rank correlation of the
     difficulty with the episode lengths, and the share of the kept episodes that keeping the same number of shortest
-    episodes (ties to the lower position) would keep (``None`` when nothing is dropped)."""
+    episodes (ties to the lower position) would keep (``None`` when nothing is dropped, or when every episode has
+    the same length: a length-only rule would then choose by position alone)."""
     lengths = np.asarray(lengths, dtype=np.int64)
     rho = spearman(ranking.difficulty, lengths)
     share = None
-    if ranking.n_kept < lengths.size:
+    if ranking.n_kept < lengths.size and np.unique(lengths).size > 1:
         by_length = np.zeros(lengths.size, dtype=bool)
         by_length[np.argsort(lengths, kind="stable")[: ranking.n_kept]] = True
         share = float(np.sum(by_length & ranking.kept) / ranking.n_kept)

@@ -291,11 +291,24 @@ class Report:
         recorded = sweep.all_results[0].records.get("batches", {}).get(first)
         steps = np.asarray(recorded[:length]) if recorded is not None and len(recorded) >= length else np.arange(length)
         scalars = self.paired_scalars(cells, steps) if len(cells) > 1 else None
-        stats = paired_comparison(final, baseline=baseline, curves=curves, steps=steps,
-                                  target=target, scalars=scalars, higher_is_better=self.higher_is_better,
+        start = float(curves[baseline][:, 0].mean())
+        timed = {"curves": curves, "steps": steps, "target": target}
+        target_note = None
+        if (start >= target) if self.higher_is_better else (start <= target):
+            # every run would "reach" the target at its first evaluation: a comparison of zeros (the default target,
+            # 90 % of the baseline's improvement, lies behind its start when the baseline got worse)
+            timed = {}
+            target_note = (f"note: steps to target not compared: {baseline}'s runs start at {start:.4g} on average, "
+                           f"which already reaches the target {target:.4g} (by default 90 % of {baseline}'s "
+                           f"improvement, here none); a command's --target sets another")
+        stats = paired_comparison(final, baseline=baseline, **timed, scalars=scalars,
+                                  higher_is_better=self.higher_is_better,
                                   scalar_higher_is_better=self.scalar_directions(scalars), rng=0)
-        return {"target": target, "statistics": statistics_to_json(stats), "lines": summary_lines(stats),
-                "note": sample_size_note(stats)}
+        entry = {"target": target, "statistics": statistics_to_json(stats), "lines": summary_lines(stats),
+                 "note": sample_size_note(stats)}
+        if target_note is not None:
+            entry["target_note"] = target_note
+        return entry
 
     def paired_target(self, baseline_curves: np.ndarray) -> float:
         """The value whose reaching is timed, from the baseline's ``(runs, points)`` curves; default
@@ -403,10 +416,19 @@ class Report:
         :attr:`more_baselines` (nothing without them)."""
         entries = [(self.paired_baseline, report.get("paired") or {})]
         entries += list((report.get("paired_against") or {}).items())
+        legend = True
         for baseline, paired in entries:
             if paired.get("lines"):
-                print(f"paired against {baseline} (steps to {paired['target']:.3g}):")
+                if legend:  # once: what every number of the lines below is
+                    print("paired statistics, run i of a cell against run i of the other: mean difference [95 % "
+                          "bootstrap interval] (Wilcoxon signed-rank p, pairs better, pairs tied); IQM: the "
+                          "interquartile mean of the final values; steps to target: the first evaluation step at "
+                          "which a run reaches the target value")
+                    legend = False
+                timed = "" if "target_note" in paired else f" (target {paired['target']:.4g})"
+                print(f"paired against {baseline}{timed}:")
                 for line in paired["lines"]:
                     print(f"  {line}")
-            if paired.get("note"):
-                print(paired["note"])
+            for note in ("target_note", "note"):
+                if paired.get(note):
+                    print(paired[note])

@@ -86,3 +86,23 @@ def test_output_folders_refused(robot_files, tmp_path, episodes, capsys):
     assert "--filter-key must be letters" in _error(
         capsys, ["rank", "--dataset", str(path), "--obs-keys", KEYS, "--score", "length", "--keep", "0.5",
                  "--filter-key", "", "--out", str(tmp_path / "out")])
+
+
+def test_a_folder_of_minari_datasets_gives_one_kept_dataset_each(robot_files, tmp_path, episodes, monkeypatch,
+                                                                 capsys):
+    from curteach_teaching.datasets import read_pool, read_robomimic, write_pool
+
+    root = tmp_path / "minari"
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(root))
+    pool = read_robomimic(robot_files.write_robomimic(tmp_path / "mh.hdf5", episodes), KEYS.split(","))
+    write_pool(pool.select(list(range(5))), "point/reach-v0")
+    write_pool(pool.select(list(range(5, 9))), "point/far-v0")
+    out = tmp_path / "out"
+    assert main(["rank", "--dataset", str(root / "point"), "--score", "worse", "--keep", "0.67",
+                 "--out", str(out)]) == 0
+    worse = [ep["quality"] == "worse" for ep in episodes]
+    for name, members in (("far", range(5, 9)), ("reach", range(5))):  # each keeps its own non-worse episodes
+        kept = read_pool(out / "datasets" / "point" / f"{name}-curated-v0")
+        assert len(kept) == sum(not worse[i] for i in members)
+        assert set(kept.groups) == {f"point/{name}-curated-v0"} and not any(m["worse"] for m in kept.metadata)
+    assert "Minari datasets point/far-curated-v0, point/reach-curated-v0 under" in capsys.readouterr().out

@@ -55,6 +55,11 @@ def test_ties_at_the_cut_by_hand():
     assert rank_episodes([2.0, 2.0, 2.0], keep=0.4).ties_at_cut() == {"score": 2.0, "episodes": 3, "kept": 1}
 
 
+def test_length_control_of_equal_lengths_says_nothing():
+    control = length_control(rank_episodes([3.0, 1.0, 2.0, 5.0], keep=0.5), [200, 200, 200, 200])
+    assert control == {"spearman_length": None, "kept_by_length_too": None}  # no length rule to compare with
+
+
 def test_length_control_by_hand():
     ranking = rank_episodes([3.0, 1.0, 2.0, 5.0, 4.0], keep=0.4)  # keeps positions 1 and 2
     control = length_control(ranking, [10, 30, 20, 50, 40])

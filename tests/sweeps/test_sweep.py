@@ -405,3 +405,36 @@ def test_further_baselines_are_paired_with_every_other_cell(tmp_path, capsys):
     assert json.loads((tmp_path / "report.json").read_text())["paired_against"]["ctrl"]["lines"]
     out = capsys.readouterr().out
     assert out.index("paired against Agn") < out.index("paired against ctrl") < out.index("  cur - ctrl: final +2")
+
+
+@dataclass(frozen=True)
+class WorseningExperiment:
+    """Agn's curves fall from 10 to 0; cur's from 10 to 5: the default target (90 % of Agn's improvement) lies
+    behind every start."""
+
+    cells = ("Agn", "cur")
+
+    def settings(self):
+        return {}
+
+    def run_cell(self, cell, index, seed_sequence):
+        noise = np.random.default_rng(seed_sequence).normal(scale=0.1, size=3)
+        end = {"Agn": 0.0, "cur": 5.0}[cell]
+        return RunResult(index=index, seed=0, curves={"x": np.array([10.0, (10.0 + end) / 2, end]) + noise})
+
+
+def test_no_steps_to_a_target_every_run_starts_at(tmp_path, capsys):
+    sweep = run_sweep(WorseningExperiment(), tmp_path, 3, seed=0, workers=1, progress=False)
+    written = Report(WorseningExperiment()).write(sweep, tmp_path, figures=False)
+    paired = written["paired"]
+    start = np.mean([r.curves["x"][0] for r in sweep.cells["Agn"]])
+    end = np.mean([r.curves["x"][-1] for r in sweep.cells["Agn"]])
+    assert paired["target"] == pytest.approx(start + 0.9 * (end - start))  # below the start
+    assert paired["statistics"]["cur"]["steps_to_target"] is None
+    assert paired["statistics"]["cur"]["final"]["mean_difference"] > 4  # the final values are still compared
+    out = capsys.readouterr().out
+    assert out.index("paired statistics, run i of a cell against run i of the other: mean difference [95 %") < \
+        out.index("paired against Agn:") < out.index(paired["target_note"])
+    assert paired["target_note"].startswith(f"note: steps to target not compared: Agn's runs start at {start:.4g} on "
+                                            "average, which already reaches the target")
+    assert "steps to target" not in "".join(paired["lines"])
