@@ -118,8 +118,15 @@ class Registry:
         return (*self._builtins, *extra)
 
     def _unknown(self, spec: str) -> ValueError:
+        import difflib
+
+        names = self.names()
+        # a slip of case (Cur-t) or of one letter (lenght) is the usual cause: name the likely one first
+        close = [n for n in names if n.lower() == spec.lower()] or difflib.get_close_matches(spec, names, n=1,
+                                                                                            cutoff=0.75)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
         return ValueError(
-            f"unknown {self.kind} {spec!r}; available: {', '.join(self.names()) or '(none)'}. To add one, pass "
+            f"unknown {self.kind} {spec!r}{hint}; available: {', '.join(names) or '(none)'}. To add one, pass "
             f"'module:attr' (e.g. mypkg.module:Mine) or declare an entry point in the group {self.group!r}"
         )
 

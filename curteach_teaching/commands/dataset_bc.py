@@ -223,7 +223,8 @@ def held_out_fraction(args: argparse.Namespace, pool) -> float | None:
         given = [flag for flag, value in (("--holdout", args.holdout), ("--holdout-field", args.holdout_field))
                  if value is not None]
         if given:
-            raise ValueError(f"{' and '.join(given)} apply only without an environment (scoring held-out "
+            raise ValueError(f"{' and '.join(given)} appl{'y' if len(given) > 1 else 'ies'} only without an "
+                             "environment (scoring held-out "
                              "demonstrations); give --env none to evaluate so instead of in the environment")
         return None
     used = [flag for flag, value in (("--eval-episodes", args.eval_episodes), ("--no-sampled", args.no_sampled or None))

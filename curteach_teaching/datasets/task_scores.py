@@ -249,8 +249,13 @@ def task_difficulty(pool: EpisodePool, spec: str | Callable[[EpisodePool], np.nd
         if found is None:
             values = _field(pool, spec)
             if values is None:
-                raise ValueError(f"no task score {spec!r}; available: {', '.join(score_names(pool))} (or not:FIELD, "
-                                 "a weighted sum such as length+2*return, or module:attr for your own function)")
+                import difflib
+
+                names = score_names(pool)
+                close = difflib.get_close_matches(spec, names, n=1, cutoff=0.75)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ValueError(f"no task score {spec!r}{hint}; available: {', '.join(names)} (or not:FIELD, a "
+                                 "weighted sum such as length+2*return, or module:attr for your own function)")
             return _checked(pool, spec, values)
         name, score = found
     elif callable(spec) or isinstance(spec, TaskScore):

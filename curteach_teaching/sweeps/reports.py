@@ -273,6 +273,9 @@ class Report:
                       if all(name in r.curves for r in results)}
         else:
             stacks = {cell: [r.curves[first] for r in results] for cell, results in cells.items()}
+        if baseline not in stacks and stacks and len(cells) > 1:  # cells but no baseline: say why nothing is paired
+            return {"note": f"note: no paired statistics against {baseline}: no {baseline} cell to pair the others "
+                            f"with (add it to the cells)"}
         if baseline not in stacks or len(stacks) < 2:
             return {}
         if len(stacks[baseline]) == 1:  # the numbers are printed all the same: say what they cannot show

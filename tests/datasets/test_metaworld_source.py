@@ -137,6 +137,7 @@ def test_existing_datasets_are_refused_unless_overwritten(written, tmp_path):
         (["--max-steps", "501"], r"^--max-steps must be an integer in \[1, 500\]; got 501$"),
         (["--seed", "-1"], r"^--seed must be an integer >= 0; got -1$"),
         (["--workers", "0"], r"^--workers must be an integer >= 1; got 0$"),
+        (["--noise-share", "0.4"], r"^--noise-share chooses which episodes are noisy: give --noise too"),
     ],
 )
 def test_bad_flags_fail_in_one_line_and_write_nothing(tmp_path, extra, message):

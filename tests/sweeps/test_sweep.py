@@ -438,3 +438,10 @@ def test_no_steps_to_a_target_every_run_starts_at(tmp_path, capsys):
     assert paired["target_note"].startswith(f"note: steps to target not compared: Agn's runs start at {start:.4g} on "
                                             "average, which already reaches the target")
     assert "steps to target" not in "".join(paired["lines"])
+
+
+def test_cells_without_the_baseline_say_why_nothing_is_paired(tmp_path, capsys):
+    sweep = run_sweep(ShiftExperiment(), tmp_path, 2, seed=0, workers=1, progress=False)
+    written = Report(ShiftExperiment()).write(sweep, tmp_path, figures=False)
+    note = "note: no paired statistics against Agn: no Agn cell to pair the others with (add it to the cells)"
+    assert written["paired"] == {"note": note} and note in capsys.readouterr().out

@@ -184,6 +184,9 @@ class MetaWorldSource(DatasetSource):
             message = str(error)
             name = message.split(" must ", 1)[0]
             raise ValueError(_FLAGS[name] + message[len(name):] if name in _FLAGS else message) from None
+        if args.noise == 0 and args.noise_share != 1.0:  # else every episode would be clean, silently
+            raise ValueError("--noise-share chooses which episodes are noisy: give --noise too (the standard deviation "
+                             "of their action noise, e.g. --noise 1.0)")
         _targets(Path(args.out), list(dict.fromkeys(plan.task for plan in plans)), bool(args.overwrite))
 
     def generate(self, args: argparse.Namespace, *, progress: bool) -> list[str]:
