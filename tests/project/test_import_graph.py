@@ -226,7 +226,7 @@ LAYERS = (
     ("environments", ("curteach_envs",)),
     ("shared bases", ("curteach_teaching._lazy", "curteach_teaching.names", "curteach_teaching.registry",
                       "curteach_teaching.planning", "curteach_teaching.difficulty", "curteach_teaching.demonstrations",
-                      "curteach_teaching.plots")),
+                      "curteach_teaching.plots", "curteach_teaching.digests")),
     # the evaluator acts through the learners' action seam: it sits in their layer, below every wing
     ("learners", ("curteach_teaching.learners", "curteach_teaching.rollouts")),
     ("wings", ("curteach_teaching.teaching", "curteach_teaching.curriculum", "curteach_teaching.datasets")),

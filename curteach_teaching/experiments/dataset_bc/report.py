@@ -348,3 +348,5 @@ class DatasetBCReport(Report):
                 if "kept_bad_transition_share" in kept:  # not in the reports of the versions before it
                     text += f" ({kept['kept_bad_transition_share']:.0%} of their transitions)"
                 print(text)
+            else:  # said, so that the header never stands alone
+                print(f"  {cell}: drops no episode (it trains on all of them, the bad ones included)")
