@@ -191,8 +191,8 @@ def write_robomimic(path: Path, episodes: list[dict], *, image: bool = True, nex
     return path
 
 
-def _features(state: int, action: int) -> dict:
-    return {
+def _features(state: int, action: int, success: bool = False) -> dict:
+    features = {
         "observation.state": {"dtype": "float32", "shape": [state], "names": [f"s{i}" for i in range(state)]},
         "observation.images.top": {"dtype": "video", "shape": [8, 8, 3], "names": ["height", "width", "channels"]},
         "action": {"dtype": "float32", "shape": [action], "names": [f"a{i}" for i in range(action)]},
@@ -204,14 +204,18 @@ def _features(state: int, action: int) -> dict:
         "index": {"dtype": "int64", "shape": [1], "names": None},
         "task_index": {"dtype": "int64", "shape": [1], "names": None},
     }
+    if success:  # as pusht's: True on the frame whose action reached the goal
+        features["next.success"] = {"dtype": "bool", "shape": [1], "names": None}
+    return features
 
 
-def _frames(episodes: list[dict], indices: list[int], first_index: int):
-    """A pyarrow table of the frames of ``episodes[indices]`` (state = position and goal, x and y)."""
+def _frames(episodes: list[dict], indices: list[int], first_index: int, success: bool = False):
+    """A pyarrow table of the frames of ``episodes[indices]`` (state = position and goal, x and y; ``next.success``
+    the ``dones`` with ``success``)."""
     import pyarrow as pa
 
     rows = {k: [] for k in ("observation.state", "action", "next.reward", "next.done", "timestamp", "frame_index",
-                            "episode_index", "index", "task_index")}
+                            "episode_index", "index", "task_index", *(("next.success",) if success else ()))}
     index = first_index
     for e in indices:
         ep = episodes[e]
@@ -227,33 +231,36 @@ def _frames(episodes: list[dict], indices: list[int], first_index: int):
             rows["episode_index"].append(e)
             rows["index"].append(index)
             rows["task_index"].append(TASKS.index(ep["task"]))
+            if success:
+                rows["next.success"].append(bool(ep["dones"][t]))
             index += 1
     vector = pa.list_(pa.float32())
     types = {"observation.state": vector, "action": vector, "next.reward": pa.float32(), "next.done": pa.bool_(),
-             "timestamp": pa.float32()}
+             "next.success": pa.bool_(), "timestamp": pa.float32()}
     return pa.table({k: pa.array(v, type=types.get(k, pa.int64())) for k, v in rows.items()})
 
 
-def _info(version: str, episodes: list[dict], data_path: str) -> dict:
+def _info(version: str, episodes: list[dict], data_path: str, success: bool = False) -> dict:
     return {"codebase_version": version, "robot_type": "point", "total_episodes": len(episodes),
             "total_frames": int(sum(len(ep["actions"]) for ep in episodes)), "total_tasks": len(TASKS),
             "chunks_size": 1000, "fps": 10, "splits": {"train": f"0:{len(episodes)}"}, "data_path": data_path,
-            "video_path": None, "features": _features(4, 2)}
+            "video_path": None, "features": _features(4, 2, success)}
 
 
-def write_lerobot_v3(root: Path, episodes: list[dict], files: int = 2) -> Path:
+def write_lerobot_v3(root: Path, episodes: list[dict], files: int = 2, success: bool = False) -> Path:
     """A LeRobot v3.0 folder: the episodes split over ``files`` data files, the episodes table with offsets, stats
-    columns and a ``quality`` column, ``meta/tasks.parquet`` written by pandas with the task as the index."""
+    columns and a ``quality`` column, ``meta/tasks.parquet`` written by pandas with the task as the index; a
+    ``next.success`` feature with ``success``."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     (root / "meta").mkdir(parents=True)
-    json.dump(_info("v3.0", episodes, "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"),
+    json.dump(_info("v3.0", episodes, "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet", success),
               open(root / "meta" / "info.json", "w"), indent=4)
     rows, first = [], 0
     for file_index, chunk in enumerate(np.array_split(np.arange(len(episodes)), files)):
-        table = _frames(episodes, chunk.tolist(), first)
+        table = _frames(episodes, chunk.tolist(), first, success)
         path = root / "data" / "chunk-000" / f"file-{file_index:03d}.parquet"
         path.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(table, path)
@@ -274,19 +281,20 @@ def write_lerobot_v3(root: Path, episodes: list[dict], files: int = 2) -> Path:
     return root
 
 
-def write_lerobot_v21(root: Path, episodes: list[dict]) -> Path:
-    """A LeRobot v2.1 folder: one data file per episode, ``meta/episodes.jsonl`` and ``meta/tasks.jsonl``."""
+def write_lerobot_v21(root: Path, episodes: list[dict], success: bool = False) -> Path:
+    """A LeRobot v2.1 folder: one data file per episode, ``meta/episodes.jsonl`` and ``meta/tasks.jsonl``; a
+    ``next.success`` feature with ``success``."""
     import pyarrow.parquet as pq
 
     (root / "meta").mkdir(parents=True)
-    json.dump(_info("v2.1", episodes, "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet"),
+    json.dump(_info("v2.1", episodes, "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet", success),
               open(root / "meta" / "info.json", "w"), indent=4)
     first = 0
     with open(root / "meta" / "episodes.jsonl", "w") as lines:
         for e, ep in enumerate(episodes):
             path = root / "data" / "chunk-000" / f"episode_{e:06d}.parquet"
             path.parent.mkdir(parents=True, exist_ok=True)
-            pq.write_table(_frames(episodes, [e], first), path)
+            pq.write_table(_frames(episodes, [e], first, success), path)
             first += len(ep["actions"])
             lines.write(json.dumps({"episode_index": e, "tasks": [ep["task"]], "length": len(ep["actions"])}) + "\n")
     with open(root / "meta" / "tasks.jsonl", "w") as lines:

@@ -25,7 +25,7 @@ _EXPORTS = {
     "curteach_teaching.datasets.pool": ("EpisodePool",),
     "curteach_teaching.datasets.reading": ("datasets_root", "find_datasets", "read_pool", "source_format"),
     "curteach_teaching.datasets.robomimic": ("read_robomimic",),
-    "curteach_teaching.datasets.lerobot": ("read_lerobot",),
+    "curteach_teaching.datasets.lerobot": ("episode_indices_note", "read_lerobot"),
     "curteach_teaching.datasets.writing": ("DATA_FORMATS", "write_pool"),
     "curteach_teaching.datasets.task_scores": ("TASK_SCORES", "TaskScore", "describe_task_scores", "is_fitted",
                                                "score_names", "score_terms", "task_difficulty"),

@@ -17,9 +17,18 @@ Every data file has one row per frame: the features as columns, with ``episode_i
 ``observation.state``; LeRobot records no observation after the last action, so the last one stands in for it, a row
 behavioural cloning never reads), actions ``(L, A)`` (``action``), rewards ``next.reward`` where the dataset has them
 (else plain ``Trajectory`` objects) and ``terminal`` the last ``next.done``. Its id is ``e``, its group its task
-(several tasks joined by `` | ``), its metadata ``{"episode_index", "length", "tasks"}`` and every other plain
-per-episode column of the episodes table (not ``stats/``, ``data/``, ``videos/``, ``meta/`` nor the frame offsets).
-Spaces are unbounded ``Box`` es: LeRobot stores no bounds.
+(several tasks joined by `` | ``), its metadata ``{"episode_index", "length", "tasks"}`` (``tasks`` the group's
+string) and every other plain per-episode column of the episodes table (not ``stats/``, ``data/``, ``videos/``,
+``meta/`` nor the frame offsets). Every other per-frame scalar ``next.X`` (bool or number: pusht's ``next.success``)
+is the step info ``X``, ``(L + 1,)`` as Minari holds step infos (the first step's value stands in for the reset's,
+which LeRobot does not record), and the episode field ``X``, its value at the last frame (unless the episodes table
+has a column ``X``): ``success``, as in a Minari dataset with a ``success`` step info and curteach's Meta-World
+datasets. Spaces are unbounded ``Box`` es: LeRobot stores no bounds.
+
+The ids are ``episode_index`` values; lerobot 0.4+ (format v3.0) takes ``LeRobotDataset(episodes=...)`` as rows of
+its episodes table and ignores ids ``>= total_episodes`` (``datasets/utils.py`` ``resolve_episode_indices``,
+``dataset_reader.py``; 0.4.0 refused them), so an episode list is read right only where the ids are ``0 .. N-1``:
+:func:`episode_indices_note` says when they are not.
 """
 
 from __future__ import annotations
@@ -33,16 +42,40 @@ import numpy as np
 
 from curteach_teaching.datasets.pool import EpisodePool
 
-__all__ = ["is_lerobot_folder", "read_lerobot"]
+__all__ = ["episode_indices_note", "is_lerobot_folder", "read_lerobot"]
 
 _VISUAL = ("image", "video")
 _BOOKKEEPING = ("stats/", "data/", "videos/", "meta/")
 _OFFSETS = ("dataset_from_index", "dataset_to_index")
+#: per-frame features that are no observation: the answer (``action``) and LeRobot's bookkeeping; every ``next.*``
+#: outcome too. Read as observations, they would show the policy what it is asked to predict.
+_NOT_OBSERVED = ("action", "timestamp", "frame_index", "episode_index", "index", "task_index")
+_NEXT = "next."
+_STEP = ("next.reward", "next.done")  # the rewards and the terminal flag; any other scalar next.X is a step info
+
+
+class _Damaged(Exception):
+    """A file of the dataset that cannot be read: ``"PATH: Error: message"``, PATH relative to the root."""
 
 
 def is_lerobot_folder(source) -> bool:
     """Whether ``source`` is a folder with ``meta/info.json`` (a LeRobot dataset's root)."""
     return isinstance(source, (str, os.PathLike)) and (Path(source).expanduser() / "meta" / "info.json").is_file()
+
+
+def episode_indices_note(pool) -> str:
+    """``""`` when the episode ids of ``pool`` (an :class:`EpisodePool` read from one LeRobot dataset, or its ``(N,)``
+    ids) are ``0 .. N-1`` in some order, else one line saying why a list of them misleads ``LeRobotDataset(...,
+    episodes=...)``: lerobot 0.4+ looks each id up as a row of its episodes table (an id ``>= N`` is ignored, or
+    refused by the first 0.4 releases)."""
+    ids = np.sort(np.asarray(getattr(pool, "episode_ids", pool), dtype=np.int64).reshape(-1))
+    n = ids.size
+    if np.array_equal(ids, np.arange(n)):
+        return ""
+    dropped = int(np.sum(ids >= n))
+    return (f"the {n} episode_index values run {int(ids[0])}..{int(ids[-1])}, not 0..{n - 1}: lerobot 0.4+ looks "
+            f"LeRobotDataset(episodes=...) up by row of its episodes table and ignores or refuses ids >= {n} "
+            f"({dropped} of these), so the list would select other episodes; renumber the episodes 0..{n - 1} first")
 
 
 def _pyarrow():
@@ -55,26 +88,45 @@ def _pyarrow():
     return pyarrow
 
 
+def _observable(features: dict) -> list[str]:
+    """The features ``--obs-keys`` may name: not a camera, the action, a ``next.*`` outcome nor bookkeeping (a state
+    feature without the ``observation.`` prefix is one)."""
+    return [key for key, ft in features.items() if ft.get("dtype") not in _VISUAL and key not in _NOT_OBSERVED
+            and not key.startswith(_NEXT)]
+
+
 def _choose_keys(features: dict, obs_keys: Sequence[str] | None) -> list[str]:
     visual = [key for key, ft in features.items() if ft.get("dtype") in _VISUAL]
-    low = [key for key in features if key.startswith("observation.") and key not in visual]
+    listed = ", ".join(_observable(features)) or "(none)"
     if obs_keys is None:
         if "observation.state" not in features:
-            raise ValueError("no 'observation.state' feature; name the observation keys with --obs-keys, from: "
-                             f"{', '.join(low) or '(none)'}" + (f" (image/video keys {', '.join(visual)} cannot be "
-                                                                "read)" if visual else ""))
+            cameras = f" (image/video keys {', '.join(visual)} cannot be read)" if visual else ""
+            raise ValueError(f"no 'observation.state' feature; name the observation keys with --obs-keys, from: "
+                             f"{listed}{cameras}")
         return ["observation.state"]
     keys = list(obs_keys)
     if not keys or len(set(keys)) != len(keys):
         raise ValueError(f"obs keys must be distinct and at least one; got {keys}")
     for key in keys:
         if key not in features:
-            raise ValueError(f"no feature {key!r} in meta/info.json; observation features: {', '.join(low)}")
+            raise ValueError(f"no feature {key!r} in meta/info.json; observation features: {listed}")
+        if key in _NOT_OBSERVED or key.startswith(_NEXT):
+            raise ValueError(f"{key!r} is not an observation (the action, an outcome or bookkeeping would show the "
+                             f"policy the answer); observation features: {listed}")
     named = [key for key in keys if key in visual]
     if named:
         raise ValueError(f"image/video keys {', '.join(named)} cannot be read (low-dimensional data only); name "
                          "low-dimensional keys only")
     return keys
+
+
+def _info_keys(features: dict) -> list[str]:
+    """The per-frame scalar ``next.*`` features (bool or number, shape ``[1]``) other than the reward and done."""
+    def scalar(ft: dict) -> bool:
+        dtype = str(ft.get("dtype", ""))
+        return (dtype == "bool" or dtype.startswith(("int", "uint", "float"))) and ft.get("shape") in ([1], [])
+
+    return [key for key, ft in features.items() if key.startswith(_NEXT) and key not in _STEP and scalar(ft)]
 
 
 def _width(features: dict, key: str) -> int:
@@ -107,10 +159,28 @@ def _column(pa, table, key: str, width: int) -> np.ndarray:
     return values.reshape(len(column), width)
 
 
-def _jsonl(path: Path) -> list[dict]:
+def _damaged(path: Path, root: Path, error: Exception) -> _Damaged:
+    return _Damaged(f"{path.relative_to(root)}: {type(error).__name__}: {' '.join(str(error).split())}")
+
+
+def _json(path: Path, root: Path, lines: bool = False):
+    """The JSON file ``path`` (a list of its lines' objects with ``lines``); _Damaged naming it when it does not
+    parse."""
     if not path.is_file():
-        raise ValueError(f"no {path.parent.name}/{path.name}")
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        raise ValueError(f"no {path.relative_to(root)}")
+    try:
+        text = path.read_text()
+        return [json.loads(line) for line in text.splitlines() if line.strip()] if lines else json.loads(text)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise _damaged(path, root, error) from None
+
+
+def _parquet(pa, path: Path, root: Path, columns: list[str] | None = None, schema: bool = False):
+    """The table (or with ``schema`` its column names) of the parquet file ``path``; _Damaged naming it."""
+    try:
+        return pa.parquet.read_schema(path).names if schema else pa.parquet.read_table(path, columns=columns)
+    except (OSError, pa.ArrowException) as error:
+        raise _damaged(path, root, error) from None
 
 
 def _plain(value):
@@ -127,12 +197,12 @@ def _episodes(pa, root: Path, v3: bool) -> dict[int, dict]:
         files = sorted((root / "meta" / "episodes").glob("*/*.parquet"))
         if not files:
             raise ValueError("no meta/episodes/chunk-*/file-*.parquet")
-        wanted = [[n for n in pa.parquet.read_schema(f).names if not n.startswith(_BOOKKEEPING)] for f in files]
-        table = pa.concat_tables([pa.parquet.read_table(f, columns=c) for f, c in zip(files, wanted)],
+        wanted = [[n for n in _parquet(pa, f, root, schema=True) if not n.startswith(_BOOKKEEPING)] for f in files]
+        table = pa.concat_tables([_parquet(pa, f, root, c) for f, c in zip(files, wanted)],
                                  promote_options="default")  # per-episode stats are never read
         rows = table.to_pylist()
     else:
-        rows = _jsonl(root / "meta" / "episodes.jsonl")
+        rows = _json(root / "meta" / "episodes.jsonl", root, lines=True)
     episodes = {}
     for row in rows:
         if "episode_index" not in row or "length" not in row:
@@ -153,11 +223,11 @@ def _tasks(pa, root: Path, v3: bool) -> dict[int, str]:
         path = root / "meta" / "tasks.parquet"
         if not path.is_file():
             return {}
-        rows = pa.parquet.read_table(path).to_pylist()
+        rows = _parquet(pa, path, root).to_pylist()
         name = "task" if rows and "task" in rows[0] else "__index_level_0__"  # pandas keeps the index as a column
         return {int(r["task_index"]): str(r[name]) for r in rows}
     path = root / "meta" / "tasks.jsonl"
-    return {int(r["task_index"]): str(r["task"]) for r in _jsonl(path)} if path.is_file() else {}
+    return {int(r["task_index"]): str(r["task"]) for r in _json(path, root, lines=True)} if path.is_file() else {}
 
 
 def read_lerobot(path: str | os.PathLike, obs_keys: Sequence[str] | None = None) -> EpisodePool:
@@ -166,14 +236,19 @@ def read_lerobot(path: str | os.PathLike, obs_keys: Sequence[str] | None = None)
     Args:
         path: the dataset's root (with ``meta/info.json``).
         obs_keys: the low-dimensional features to observe, concatenated in this order (default
-            ``["observation.state"]``).
+            ``["observation.state"]``); any feature but a camera, the action, a ``next.*`` outcome and LeRobot's
+            bookkeeping columns (a state feature without the ``observation.`` prefix is one).
 
     Returns:
-        The pool: episodes in ``episode_index`` order, observations ``(L_i + 1, D)``, actions ``(L_i, A)``.
+        The pool: episodes in ``episode_index`` order, observations ``(L_i + 1, D)``, actions ``(L_i, A)``, infos
+        ``{X: (L_i + 1,)}`` and the metadata field ``X`` (the last frame's) of each per-frame scalar ``next.X``
+        beside ``next.reward`` and ``next.done``.
 
     Raises:
-        ValueError (one line): a missing file or feature, an unknown format version, image/video keys, ragged values,
-        frames that do not match the episodes table.
+        ValueError (one line): a missing file or feature, a file that does not parse (named), an unknown format
+        version, image/video keys or keys that are no observation (``action``, ``next.*``, ``timestamp``,
+        ``frame_index``, ``episode_index``, ``index``, ``task_index``), ragged values, frames that do not match the
+        episodes table.
     """
     from gymnasium import spaces
     from imitation.data.types import Trajectory, TrajectoryWithRew
@@ -182,7 +257,9 @@ def read_lerobot(path: str | os.PathLike, obs_keys: Sequence[str] | None = None)
     root = Path(path).expanduser()
     where = f"LeRobot dataset {str(root)!r}"
     try:
-        info = json.loads((root / "meta" / "info.json").read_text())
+        info = _json(root / "meta" / "info.json", root)
+        if not isinstance(info, dict):
+            raise ValueError("meta/info.json is not a JSON object")
         version = str(info.get("codebase_version", ""))
         if not version.startswith(("v2.", "v3.")):
             raise ValueError(f"codebase_version {version or '(none)'} is not one curteach reads (v2.0, v2.1, v3.0)")
@@ -192,24 +269,27 @@ def read_lerobot(path: str | os.PathLike, obs_keys: Sequence[str] | None = None)
             raise ValueError("meta/info.json has no 'action' feature")
         keys = _choose_keys(features, obs_keys)
         widths = {key: _width(features, key) for key in [*keys, "action"]}
-        extras = [key for key in ("next.reward", "next.done", "task_index") if key in features]
+        info_keys = _info_keys(features)
+        extras = [key for key in (*_STEP, "task_index", *info_keys) if key in features]
         files = sorted((root / "data").glob("*/*.parquet"))
         if not files:
             raise ValueError("no data/chunk-*/*.parquet files")
         columns = list(dict.fromkeys([*keys, "action", *extras, "episode_index", "frame_index"]))
         tables = []
         for file in files:
-            names = pa.parquet.read_schema(file).names
+            names = _parquet(pa, file, root, schema=True)
             missing = [c for c in columns if c not in names]
             if missing:
                 raise ValueError(f"{file.relative_to(root)} has no column {missing[0]!r}")
-            tables.append(pa.parquet.read_table(file, columns=columns))
+            tables.append(_parquet(pa, file, root, columns))
         table = pa.concat_tables(tables, promote_options="default")
         episode_of = _column(pa, table, "episode_index", 1)[:, 0].astype(np.int64)
         frame = _column(pa, table, "frame_index", 1)[:, 0].astype(np.int64)
         values = {key: _column(pa, table, key, widths.get(key, 1)) for key in dict.fromkeys([*keys, "action", *extras])}
         episodes, tasks = _episodes(pa, root, v3), _tasks(pa, root, v3)
-    except (OSError, json.JSONDecodeError, pa.ArrowException) as error:
+    except _Damaged as error:  # a file that does not parse, named
+        raise ValueError(f"cannot read {where} (damaged?): {error}") from None
+    except (OSError, pa.ArrowException) as error:
         raise ValueError(f"cannot read {where} (damaged?): {type(error).__name__}: {' '.join(str(error).split())}") \
             from None
     except ValueError as error:
@@ -225,10 +305,10 @@ def read_lerobot(path: str | os.PathLike, obs_keys: Sequence[str] | None = None)
         raise ValueError(f"{where} holds no episodes")
     obs_dtype = np.result_type(np.float32, *(values[k].dtype for k in keys))
     act_dtype = np.result_type(np.float32, values["action"].dtype)
-    trajectories, metadata, groups = [], [], []
+    trajectories, metadata, groups, infos = [], [], [], []
     for index, start, stop in zip(found.tolist(), starts.tolist(), [*starts[1:].tolist(), len(order)]):
         rows = order[start:stop]
-        meta = episodes[index]
+        meta = dict(episodes[index])
         if not np.array_equal(frame[rows], np.arange(len(rows))) or int(meta["length"]) != len(rows):
             raise ValueError(f"{where}: episode {index} has frames {len(rows)} (frame_index "
                              f"{frame[rows][:3].tolist()}...); the episodes table says length {meta['length']}")
@@ -246,6 +326,13 @@ def read_lerobot(path: str | os.PathLike, obs_keys: Sequence[str] | None = None)
         if not names and "task_index" in values:  # an episodes table without tasks: the frames' own
             names = [tasks.get(int(i), str(int(i))) for i in dict.fromkeys(values["task_index"][rows, 0].tolist())]
         groups.append(" | ".join(names))
+        meta["tasks"] = groups[-1]  # a string, as the group: a field to group by, printed as it reads
+        step_infos = {}
+        for key in info_keys:
+            steps = values[key][rows, 0]
+            step_infos[key[len(_NEXT):]] = np.concatenate([steps[:1], steps])  # the reset's stand-in, then each step
+            meta.setdefault(key[len(_NEXT):], _plain(steps[-1]))  # the episode's outcome, unless the table has one
+        infos.append(step_infos)
         metadata.append(meta)
     width = sum(widths[key] for key in keys)
     return EpisodePool(
@@ -254,7 +341,7 @@ def read_lerobot(path: str | os.PathLike, obs_keys: Sequence[str] | None = None)
         seeds=(None,) * len(found),
         groups=tuple(groups),
         metadata=tuple(metadata),
-        infos=({},) * len(found),
+        infos=tuple(infos),
         observation_space=spaces.Box(-np.inf, np.inf, (width,), obs_dtype),
         action_space=spaces.Box(-np.inf, np.inf, (widths["action"],), act_dtype),
         env_specs={},

@@ -68,9 +68,59 @@ def _by_id(dataset_id: str) -> Path:
         if versions:
             return max(versions)[1] / "data"
     if not _is_data_folder(path):
-        raise ValueError(f"no local Minari dataset {dataset_id!r} under {str(root)!r} (MINARI_DATASETS_PATH); "
-                         "curteach never downloads: fetch it with `minari download` first")
+        raise ValueError(f"no local Minari dataset {dataset_id!r} under {str(root)!r} (MINARI_DATASETS_PATH), and no "
+                         "file or folder of that name (a LeRobot dataset or a robomimic file is given by its path); "
+                         "curteach never downloads: fetch a Minari dataset with `minari download` first"
+                         + _repo_id_hint(dataset_id))
     return path
+
+
+def _lerobot_home() -> Path:
+    """Where lerobot keeps a dataset it downloaded, ``<this>/<repo_id>`` (lerobot's ``utils/constants.py``:
+    ``HF_LEROBOT_HOME``, else ``$HF_HOME/lerobot``, else ``~/.cache/huggingface/lerobot``)."""
+    if os.environ.get("HF_LEROBOT_HOME"):
+        return Path(os.environ["HF_LEROBOT_HOME"]).expanduser()
+    cache = Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser()
+    return Path(os.environ.get("HF_HOME", cache / "huggingface")).expanduser() / "lerobot"
+
+
+def _repo_id_hint(source: str) -> str:
+    """For ``owner/name`` without a Minari version (a Hugging Face repo id such as ``lerobot/pusht``): where lerobot
+    would have put it; else ``""``."""
+    if source.count("/") != 1 or _VERSION.search(source):
+        return ""
+    local = _lerobot_home() / source
+    if (local / "meta" / "info.json").is_file():
+        return f"; lerobot keeps the Hugging Face dataset {source!r} at {str(local)!r}: give that folder"
+    return (f"; for the Hugging Face dataset {source!r}, give its local folder (lerobot downloads it to "
+            f"{str(local)!r})")
+
+
+def _lerobot_hint(path: Path) -> str:
+    """``"; did you mean ...?"`` naming the LeRobot dataset ``path`` lies in (its ``data/``, ``meta/``, a file
+    there) or those one or two levels below it; ``""`` when there is none."""
+    from curteach_teaching.datasets.lerobot import is_lerobot_folder
+
+    above = next((parent for parent in list(path.parents)[:3] if is_lerobot_folder(parent)), None)
+    if above is not None:
+        return f"; did you mean the LeRobot dataset {str(above)!r}?"
+    found, level = [], [path]
+    for _ in range(2):  # a folder of datasets, or lerobot's cache folder with its owner/name layout
+        below = []
+        for folder in level:
+            try:
+                children = sorted(c for c in folder.iterdir() if c.is_dir() and not c.name.startswith("."))
+            except OSError:
+                continue
+            for child in children:
+                (found if is_lerobot_folder(child) else below).append(child)
+        level = below
+    if not found:
+        return ""
+    if len(found) == 1:
+        return f"; did you mean the LeRobot dataset {str(found[0])!r}?"
+    named = ", ".join(repr(str(f)) for f in found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    return f"; it holds LeRobot datasets, read one at a time: {named}"
 
 
 def find_datasets(source: str | os.PathLike) -> list[Path]:
@@ -83,19 +133,22 @@ def find_datasets(source: str | os.PathLike) -> list[Path]:
     if isinstance(source, str) and not Path(source).expanduser().exists():
         if _ID.match(source) and not source.startswith(("/", ".", "~")):
             return [_by_id(source)]
-        raise ValueError(f"no dataset at {source!r}: neither a folder nor a Minari dataset id")
+        raise ValueError(f"no dataset at {source!r}: neither a file, a folder nor a Minari dataset id")
     path = Path(source).expanduser()
     if not path.exists():
         raise ValueError(f"no dataset at {str(path)!r}: the path does not exist")
     if not path.is_dir():
-        raise ValueError(f"{str(path)!r} is a file, not a Minari dataset folder")
+        raise ValueError(f"{str(path)!r} is a file, not a dataset curteach reads: a Minari or a LeRobot dataset is a "
+                         "folder, a robomimic file ends in .hdf5 or .h5" + _lerobot_hint(path))
     if _is_data_folder(path):
         return [path]
     if _is_data_folder(path / "data"):
         return [path / "data"]
     found = _datasets_below(path)
     if not found:
-        raise ValueError(f"{str(path)!r} is not a Minari dataset: no data/{_METADATA} in it or below it")
+        raise ValueError(f"{str(path)!r} is not a dataset curteach reads: not a Minari dataset (no data/{_METADATA} "
+                         "in it or below it) nor a LeRobot dataset (no meta/info.json), and a robomimic dataset is a "
+                         ".hdf5/.h5 file" + _lerobot_hint(path))
     return found
 
 

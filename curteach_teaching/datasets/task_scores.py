@@ -10,7 +10,8 @@ paper's learner-centric curricula, Section 6). :data:`TASK_SCORES` is a
    ``ensemble`` (fitted: BC policies on bootstrap halves of the data; see below);
 3. an entry point of the group ``curteach.task_scores``;
 4. a per-episode field: a number in every episode's metadata (custom keys stored with the dataset, Minari's
-   ``total_steps``), else a number at the last step of every episode's infos (a ``success`` flag);
+   ``total_steps``), else a number at the last step of every episode's infos (a ``success`` flag; a LeRobot
+   dataset's ``next.success`` is read as ``success``);
 5. ``not:FIELD``: 1 where a 0/1 (or True/False) field is 0, else 0 (``not:success``: a failed demonstration is
    the harder one, as ``--bad-field not:success`` marks it bad);
 
@@ -165,6 +166,13 @@ def _field(pool: EpisodePool, name: str) -> np.ndarray | None:
     return None
 
 
+def _renamed(pool: EpisodePool, name: str) -> str:
+    """A LeRobot column ``next.X`` is the field ``X`` (:mod:`~curteach_teaching.datasets.lerobot`): say so when
+    ``name`` is such a column and ``X`` a field, else ``""``."""
+    short = name.removeprefix("next.")
+    return f" (LeRobot's {name} is the field {short!r})" if short != name and short in _fields(pool) else ""
+
+
 def _negated(pool: EpisodePool, spec: str) -> np.ndarray:
     """``not:FIELD``: ``(N,)`` 1.0 where the 0/1 field is 0, else 0.0."""
     name = spec[len(NEGATION):].strip()
@@ -172,7 +180,7 @@ def _negated(pool: EpisodePool, spec: str) -> np.ndarray:
         raise ValueError(f"task score {spec!r} names no field after {NEGATION!r} (e.g. not:success)")
     values = _field(pool, name)
     if values is None:
-        raise ValueError(f"task score {spec!r}: no episode has a field {name!r}; fields: "
+        raise ValueError(f"task score {spec!r}: no episode has a field {name!r}{_renamed(pool, name)}; fields: "
                          f"{', '.join(_fields(pool)) or 'none'}")
     flags = (values == 0.0) | (values == 1.0)
     if not flags.all():
@@ -253,7 +261,7 @@ def task_difficulty(pool: EpisodePool, spec: str | Callable[[EpisodePool], np.nd
 
                 names = score_names(pool)
                 close = difflib.get_close_matches(spec, names, n=1, cutoff=0.75)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                hint = _renamed(pool, spec) or (f" (did you mean {close[0]!r}?)" if close else "")
                 raise ValueError(f"no task score {spec!r}{hint}; available: {', '.join(names)} (or not:FIELD, a "
                                  "weighted sum such as length+2*return, or module:attr for your own function)")
             return _checked(pool, spec, values)

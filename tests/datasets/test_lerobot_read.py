@@ -36,7 +36,7 @@ def _check(robot_files, pool, episodes, with_quality: bool):
         assert trajectory.terminal == bool(ep["dones"][-1])
         assert pool.groups[i] == ep["task"]
         meta = pool.metadata[i]
-        assert meta["episode_index"] == i and meta["length"] == steps and meta["tasks"] == [ep["task"]]
+        assert meta["episode_index"] == i and meta["length"] == steps and meta["tasks"] == ep["task"]
         assert not any(k.startswith(("stats/", "data/", "meta/")) or k.startswith("dataset_") for k in meta)
         assert ("quality" in meta) == with_quality and meta.get("quality", ep["quality"]) == ep["quality"]
 
@@ -45,9 +45,6 @@ def test_v3_round_trip(robot_files, tmp_path, episodes):
     root = robot_files.write_lerobot_v3(tmp_path / "point_reach", episodes, files=3)
     assert source_format(root) == "lerobot" and source_format(str(root)) == "lerobot"
     _check(robot_files, read_pool(root), episodes, with_quality=True)
-    chosen = read_lerobot(root, ["observation.state", "next.reward"])
-    assert chosen.observation_space.shape == (5,)
-    np.testing.assert_array_equal(chosen.trajectories[0].obs[:-1, 4], episodes[0]["rewards"].astype(np.float32))
 
 
 def test_v21_round_trip(robot_files, tmp_path, episodes):
@@ -63,8 +60,9 @@ def test_without_rewards_and_tasks_from_frames(robot_files, tmp_path, episodes):
     path = root / "meta" / "episodes" / "chunk-000" / "file-000.parquet"
     pq.write_table(pq.read_table(path).drop_columns(["tasks"]), path)
     pool = read_lerobot(root)
-    assert not pool.has_rewards and [m["tasks"] for m in pool.metadata] == [[]] * len(episodes)
+    assert not pool.has_rewards
     assert list(pool.groups) == [ep["task"] for ep in episodes]  # each frame's task_index, named by tasks.parquet
+    assert [m["tasks"] for m in pool.metadata] == list(pool.groups)
 
 
 def _refused(root, keys=None) -> str:
@@ -113,3 +111,123 @@ def test_bad_folders_are_refused_in_one_line(robot_files, tmp_path, episodes):
     assert "episode 2 has frames" in _refused(root)
     (root / "meta" / "info.json").write_text("{not json")
     assert "cannot read LeRobot dataset" in _refused(root)
+
+
+def _failed(ep: dict) -> dict:
+    """``ep`` cut one step before it reached the goal: no success."""
+    steps = len(ep["actions"]) - 1
+    return {**ep, "actions": ep["actions"][:steps], "rewards": ep["rewards"][:steps], "dones": ep["dones"][:steps],
+            "pos": ep["pos"][:steps + 1], "goal": ep["goal"][:steps + 1]}
+
+
+@pytest.mark.parametrize("version", ["v3.0", "v2.1"])
+def test_next_success_is_the_field_success_as_in_minari(robot_files, tmp_path, episodes, version):
+    from curteach_teaching.datasets import EpisodePool, task_difficulty
+    from curteach_teaching.experiments.dataset_bc.data import success_defined
+    from curteach_teaching.experiments.dataset_bc.held_out import trusted_episodes
+    from curteach_teaching.experiments.dataset_bc.selection_table import bad_episodes
+
+    episodes = [_failed(ep) if i in (1, 4) else ep for i, ep in enumerate(episodes)]
+    succeeded = np.array([bool(ep["dones"][-1]) for ep in episodes])
+    assert succeeded.tolist() == [True, False, True, True, False, True, True]
+    write = robot_files.write_lerobot_v3 if version == "v3.0" else robot_files.write_lerobot_v21
+    pool = read_lerobot(write(tmp_path / "d", episodes, success=True))
+    for ep, info, meta in zip(episodes, pool.infos, pool.metadata):
+        flags = ep["dones"].astype(bool)
+        assert set(info) == {"success"} and info["success"].dtype == bool
+        np.testing.assert_array_equal(info["success"], np.concatenate([flags[:1], flags]))  # (L + 1,) as Minari's
+        assert meta["success"] is bool(flags[-1])
+    # the same answers as a pool that holds the step info as a Minari dataset does
+    minari_like = EpisodePool.from_trajectories(pool.trajectories, pool.observation_space, pool.action_space,
+                                                infos=[{"success": info["success"]} for info in pool.infos])
+    for spec in ("success", "not:success", "length+10*not:success"):
+        expected = task_difficulty(minari_like, spec)
+        np.testing.assert_array_equal(task_difficulty(pool, spec), expected)
+    np.testing.assert_array_equal(task_difficulty(pool, "not:success"), (~succeeded).astype(float))
+    assert success_defined(pool) and success_defined(minari_like)
+    np.testing.assert_array_equal(bad_episodes(pool, "not:success"), ~succeeded)  # dataset-bc --bad-field
+    np.testing.assert_array_equal(trusted_episodes(pool.metadata, "success"), succeeded)  # --holdout-field
+    with pytest.raises(ValueError, match=r"no episode has a field 'next.success' \(LeRobot's next.success is the "
+                                         r"field 'success'\); fields: .*success"):
+        task_difficulty(pool, "not:next.success")
+
+
+def test_an_episodes_column_wins_over_the_last_frame(robot_files, tmp_path, episodes):
+    root = robot_files.write_lerobot_v3(tmp_path / "d", episodes, files=1, success=True)
+    path = root / "meta" / "episodes" / "chunk-000" / "file-000.parquet"
+    table = pq.read_table(path)
+    pq.write_table(table.append_column("success", pa.array([i % 2 == 0 for i in range(len(episodes))])), path)
+    pool = read_lerobot(root)
+    assert [m["success"] for m in pool.metadata] == [i % 2 == 0 for i in range(len(episodes))]
+    assert all(info["success"][-1] for info in pool.infos)  # the frames' own flags stay the step info
+
+
+def test_obs_keys_refuse_what_is_no_observation(robot_files, tmp_path, episodes):
+    root = robot_files.write_lerobot_v3(tmp_path / "d", episodes, files=1, success=True)
+    info_path, data = root / "meta" / "info.json", root / "data" / "chunk-000" / "file-000.parquet"
+    info = json.loads(info_path.read_text())
+    info["features"]["goal_x"] = {"dtype": "float32", "shape": [1], "names": None}  # a state without the prefix
+    info_path.write_text(json.dumps(info))
+    table = pq.read_table(data)
+    goal_x = pa.array([row[2] for row in table.column("observation.state").to_pylist()], type=pa.float32())
+    pq.write_table(table.append_column("goal_x", goal_x), data)
+    for key in ("action", "next.reward", "next.done", "next.success", "timestamp", "frame_index", "episode_index",
+                "index", "task_index"):
+        message = _refused(root, ["observation.state", key])
+        assert f"'{key}' is not an observation" in message
+        assert message.endswith("observation features: observation.state, goal_x")
+    chosen = read_lerobot(root, ["observation.state", "goal_x"])
+    assert chosen.observation_space.shape == (5,)
+    np.testing.assert_array_equal(chosen.trajectories[0].obs[:-1, 4], chosen.trajectories[0].obs[:-1, 2])
+
+
+def test_tasks_is_a_field_that_reads_as_the_group(robot_files, tmp_path, episodes):
+    from curteach_teaching.datasets.curation import episode_groups
+
+    pool = read_lerobot(robot_files.write_lerobot_v3(tmp_path / "d", episodes))
+    assert episode_groups(pool, "tasks") == list(pool.groups) == [ep["task"] for ep in episodes]
+    with pytest.raises(ValueError, match=r"fields: episode_index, length, quality, tasks$"):
+        episode_groups(pool, "operator")
+
+
+def _renumber(root, ids: list[int]) -> None:
+    """Give the episodes of a v3.0 folder the ids ``ids`` (in order), in the data files and the episodes table."""
+    for path in sorted((root / "data").glob("*/*.parquet")) + sorted((root / "meta" / "episodes").glob("*/*.parquet")):
+        table = pq.read_table(path)
+        column = table.schema.get_field_index("episode_index")
+        table = table.set_column(column, "episode_index",
+                                 pa.array([ids[e] for e in table.column(column).to_pylist()], type=pa.int64()))
+        pq.write_table(table, path)
+
+
+def test_episode_ids_other_than_0_to_n_are_read_and_noted(robot_files, tmp_path, episodes):
+    from curteach_teaching.datasets import episode_indices_note
+
+    root = robot_files.write_lerobot_v3(tmp_path / "d", episodes, files=3)
+    assert episode_indices_note(read_lerobot(root)) == ""
+    assert episode_indices_note(np.array([2, 0, 1])) == ""
+    ids = [3, 4, 5, 7, 8, 10, 12]
+    _renumber(root, ids)
+    pool = read_lerobot(root)
+    assert pool.episode_ids.tolist() == ids and [m["episode_index"] for m in pool.metadata] == ids
+    for ep, trajectory in zip(episodes, pool.trajectories):
+        np.testing.assert_array_equal(trajectory.acts, ep["actions"].astype(np.float32))
+    note = episode_indices_note(pool)
+    assert note.startswith("the 7 episode_index values run 3..12, not 0..6: lerobot 0.4+ ")
+    assert "ids >= 7 (4 of these)" in note and "\n" not in note
+
+
+def test_a_damaged_file_is_named(robot_files, tmp_path, episodes):
+    root = robot_files.write_lerobot_v3(tmp_path / "d", episodes, files=2)
+    data = root / "data" / "chunk-000" / "file-001.parquet"
+    whole = data.read_bytes()
+    data.write_bytes(whole[:200])
+    assert "(damaged?): data/chunk-000/file-001.parquet: ArrowInvalid: " in _refused(root)
+    data.write_bytes(whole)
+    table = root / "meta" / "episodes" / "chunk-000" / "file-000.parquet"
+    table.write_bytes(table.read_bytes()[:100])
+    assert "(damaged?): meta/episodes/chunk-000/file-000.parquet: ArrowInvalid: " in _refused(root)
+    old = robot_files.write_lerobot_v21(tmp_path / "v21", episodes)
+    with open(old / "meta" / "episodes.jsonl", "a") as lines:
+        lines.write("{not json\n")
+    assert "(damaged?): meta/episodes.jsonl: JSONDecodeError: " in _refused(old)

@@ -24,9 +24,11 @@ def _refused(source, match, root, **kwargs):
 
 
 def test_missing_dataset_by_id_and_by_path(tmp_path, minari_root):
-    _refused("test/absent-v0", r"^no local Minari dataset 'test/absent-v0' under", tmp_path)
-    _refused(str(tmp_path / "absent"), r"^no dataset at '.*absent': neither a folder nor a Minari dataset id$",
-             tmp_path)
+    _refused("test/absent-v0", r"^no local Minari dataset 'test/absent-v0' under .*, and no file or folder of that "
+             r"name \(a LeRobot dataset or a robomimic file is given by its path\); curteach never downloads: fetch a "
+             r"Minari dataset with `minari download` first$", tmp_path)
+    _refused(str(tmp_path / "absent"), r"^no dataset at '.*absent': neither a file, a folder nor a Minari dataset "
+             r"id$", tmp_path)
     _refused(tmp_path / "absent", r"^no dataset at '.*absent': the path does not exist$", tmp_path)
     _refused([], "^no dataset given$", tmp_path)
 
@@ -34,9 +36,11 @@ def test_missing_dataset_by_id_and_by_path(tmp_path, minari_root):
 def test_a_folder_that_is_not_a_minari_dataset(tmp_path):
     (tmp_path / "plain" / "data").mkdir(parents=True)
     (tmp_path / "plain" / "notes.txt").write_text("hello")
-    _refused(tmp_path / "plain", r"^'.*plain' is not a Minari dataset: no data/metadata.json in it or below it$",
-             tmp_path)
-    _refused(tmp_path / "plain" / "notes.txt", r"is a file, not a Minari dataset folder$", tmp_path)
+    _refused(tmp_path / "plain", r"^'.*plain' is not a dataset curteach reads: not a Minari dataset \(no "
+             r"data/metadata.json in it or below it\) nor a LeRobot dataset \(no meta/info.json\), and a robomimic "
+             r"dataset is a .hdf5/.h5 file$", tmp_path)
+    _refused(tmp_path / "plain" / "notes.txt", r"is a file, not a dataset curteach reads: a Minari or a LeRobot "
+             r"dataset is a folder, a robomimic file ends in .hdf5 or .h5$", tmp_path)
     (tmp_path / "plain" / "data" / "metadata.json").write_text(json.dumps({"something": "else"}))
     _refused(tmp_path / "plain", r"^cannot read Minari dataset at '.*plain' \(damaged\?\): ValueError: metadata.json "
              r"is not a Minari dataset's metadata$", tmp_path)
