@@ -1,8 +1,12 @@
 """A Minari dataset of CartPole demonstrations from a hand-written controller, made outside curteach.
 
 The controller pushes the cart toward the side the pole leans to (angle plus half its angular velocity); a share of
-the episodes is noisy (every third action flipped). Each episode's reset seed is stored, so evaluation seeds can
-avoid them.
+the episodes is noisy (every third action flipped): the first third of them by default (episodes 0-9 of 30). Each
+episode's reset seed is stored, so evaluation seeds can avoid them.
+
+No metadata field marks the noisy episodes (an episode records only Minari's ``id``, ``seed`` and ``total_steps``),
+so ``curteach dataset-bc --bad-field noisy`` is refused on this dataset and no other field can stand in;
+``scripted_pendulum.py`` records ``noisy``. (The dataset stays as it is: committed results were made from it.)
 
     python examples/datasets/scripted_cartpole.py --root DIR --episodes 30
     MINARI_DATASETS_PATH=DIR curteach dataset-bc --dataset cartpole/scripted-v0 ...

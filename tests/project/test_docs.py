@@ -1,6 +1,7 @@
 """The documentation: the site builds strictly, the README's links and snippets work, nothing points outside it."""
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -119,3 +120,19 @@ def test_nothing_points_outside_the_repository():
             continue
         offenders += [f"{path.relative_to(ROOT)}: {match.group()!r}" for match in _OUTSIDE_CITATION.finditer(text)]
     assert not offenders, "files cite paths a clone does not have:\n" + "\n".join(offenders)
+
+
+def test_the_statistics_page_reads_a_real_report():
+    """docs/statistics.md's report.json snippet runs against the committed dataset-bc report and prints, per cell,
+    its final difference and then the lines the command printed (the keys it reads are the ones reports write)."""
+    page = (ROOT / "docs" / "statistics.md").read_text(encoding="utf-8")
+    blocks = [block for block in _python_blocks(page) if "json.load" in block]
+    assert len(blocks) == 1
+    run = subprocess.run([sys.executable, "-c", blocks[0]], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr[-3000:]
+    paired = json.loads((ROOT / "docs" / "results" / "dataset-bc-pendulum" / "report.json").read_text())["paired"]
+    expected = [f"{cell} - Agn: final {stats['final']['mean_difference']:+.3g} [{stats['final']['ci_low']:.3g}, "
+                f"{stats['final']['ci_high']:.3g}], p {stats['final']['wilcoxon_p']}, {stats['runs']} runs"
+                for cell, stats in paired["statistics"].items()]
+    assert expected and run.stdout.splitlines() == expected + paired["lines"]
+    assert 'report["paired_statistics"]' not in page

@@ -197,3 +197,52 @@ def test_the_errors_of_a_running_plugin():
     with pytest.raises(ValueError, match=r"^the probed callable must return \(340,\) integer actions for 340 "
                        r"observations; got float64 of shape \(17,\)$"):
         view.at_step(0)
+
+
+def _dataset_source_section() -> str:
+    text = PAGE.read_text(encoding="utf-8")
+    assert "\n## A dataset source\n" in text
+    return text.split("\n## A dataset source\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_dataset_source_example(tmp_path, monkeypatch, capsys):
+    """The page's source, registered as the page says, runs its commands with the output the page shows, and
+    --overwrite replaces the dataset (the contract the page states: make-dataset itself removes nothing)."""
+    pytest.importorskip("minari")
+    from curteach_teaching.cli import main
+    from curteach_teaching.datasets.reading import read_pool
+    from curteach_teaching.datasets.sources import SOURCES
+    from curteach_teaching.datasets.writing import write_pool
+
+    section = _dataset_source_section()
+    (code,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    namespace = {"__name__": "docs_dataset_source"}
+    exec(compile(code, f"{PAGE}: A dataset source", "exec"), namespace)
+    assert '"curteach.dataset_sources"]\ncartpole-controller = "mypkg.sources:ControllerSource"' in section
+    monkeypatch.setitem(SOURCES._builtins, "cartpole-controller", lambda: namespace["ControllerSource"])
+    monkeypatch.chdir(tmp_path)
+
+    (shown,) = re.findall(r"```text\n(.*?)```", section, flags=re.S)
+    sessions = re.findall(r"^\$ curteach (.*)\n((?:[^$].*\n)*)", shown, flags=re.M)
+    assert len(sessions) == 3
+    for command, expected in sessions:
+        code = main(command.split())
+        captured = capsys.readouterr()
+        printed = captured.out if code == 0 else captured.err
+        # the elapsed time is the machine's
+        assert re.sub(r"in [\d.]+ s:", "in T s:", printed) == re.sub(r"in [\d.]+ s:", "in T s:", expected), command
+        assert code == (0 if "error:" not in expected else 2)
+    folder = tmp_path / "data" / "minari" / "cartpole" / "controller-v0"
+    pool = read_pool(folder)
+    assert pool.seeds == (0, 1, 2) and len(pool) == 3 and pool.env_specs["cartpole/controller-v0"].id == "CartPole-v1"
+    assert (pool.lengths == 500).all()  # the controller balances the pole to CartPole's horizon
+
+    # what a source that ignored the flag would meet: write_pool refuses an existing dataset, as the page quotes
+    with pytest.raises(ValueError, match=r"^a dataset already exists at '.*controller-v0'; remove it or choose "
+                       r"another id$"):
+        write_pool(pool, "cartpole/controller-v0", root="data/minari")
+    assert main(["make-dataset", "cartpole-controller", "--episodes", "2", "--seed", "5", "--out", "data/minari",
+                 "--overwrite"]) == 0
+    capsys.readouterr()
+    assert read_pool(folder).seeds == (5, 6)  # replaced
+    assert [p.name for p in (tmp_path / "data" / "minari").iterdir()] == ["cartpole"]  # no staging folder left
