@@ -202,6 +202,11 @@ def _write_kept(args, kind: str, pool, ranking, key: str, out: Path) -> str:
     if kind == "lerobot":
         path = out / "episodes.json"
         path.write_text(json.dumps([int(pool.episode_ids[i]) for i in kept.tolist()]) + "\n")
+        from curteach_teaching.datasets.lerobot import episode_indices_note
+
+        note = episode_indices_note(pool)
+        if note:  # lerobot would read the list as rows of its episodes table: other episodes
+            print(f"warning: {path} lists episode_index values; {note}", flush=True)
         return f"{path} (LeRobotDataset(..., episodes=json.load(open('{path}'))))"
     from curteach_teaching.datasets.writing import write_pool
 

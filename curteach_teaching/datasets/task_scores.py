@@ -26,7 +26,7 @@ handed to :func:`task_difficulty` as ``fitted={name: values}``; asked for withou
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,8 +35,8 @@ from curteach_teaching.datasets.pool import EpisodePool
 from curteach_teaching.datasets.score_sums import combine, parse_sum
 from curteach_teaching.registry import Registry
 
-__all__ = ["NEGATION", "TASK_SCORES", "TaskScore", "describe_task_scores", "is_fitted", "level_order", "score_names",
-           "score_terms", "task_difficulty"]
+__all__ = ["NEGATION", "TASK_SCORES", "TaskScore", "describe_task_scores", "is_fitted", "last_step_flags",
+           "level_order", "score_names", "score_terms", "task_difficulty"]
 
 #: the prefix of a 0/1 field's negation (``not:success``: 1 for a failed demonstration)
 NEGATION = "not:"
@@ -112,6 +112,27 @@ def _info_value(info, key: str):
     array = np.asarray(info[key])
     value = array[-1] if array.ndim == 1 and array.size else None
     return value if value is not None and _is_number(value.item() if hasattr(value, "item") else value) else None
+
+
+def last_step_flags(infos: Sequence[dict], name: str) -> np.ndarray | None:
+    """``(N,)`` bool: the step info ``name`` at each episode's last step, where every episode's infos hold it as a
+    flag (``success`` as Gymnasium-Robotics' and Meta-World's datasets record it per step: bools, or numbers 0 and 1);
+    ``None`` where some episode's infos lack it (the field is then not a step info).
+
+    Raises:
+        ValueError: a last value that is not 0, 1, True or False, naming the episode.
+    """
+    if not len(infos) or not all(name in info for info in infos):
+        return None
+    flags = []
+    for i, info in enumerate(infos):
+        value = _info_value(info, name)
+        value = value.item() if hasattr(value, "item") else value
+        if value is None or float(value) not in (0.0, 1.0):
+            raise ValueError(f"step info {name!r} of episode {i} of the pool is {value!r} at its last step; a flag "
+                             "is 0 or 1 (True or False)")
+        flags.append(bool(value))
+    return np.asarray(flags, dtype=bool)
 
 
 def _fields(pool: EpisodePool) -> list:

@@ -106,3 +106,22 @@ def test_a_folder_of_minari_datasets_gives_one_kept_dataset_each(robot_files, tm
         assert len(kept) == sum(not worse[i] for i in members)
         assert set(kept.groups) == {f"point/{name}-curated-v0"} and not any(m["worse"] for m in kept.metadata)
     assert "Minari datasets point/far-curated-v0, point/reach-curated-v0 under" in capsys.readouterr().out
+
+
+def test_a_lerobot_dataset_numbered_other_than_0_to_n_is_warned_of(robot_files, tmp_path, episodes, capsys):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    root = robot_files.write_lerobot_v3(tmp_path / "point_reach", episodes)
+    ids = [3, 4, 5, 7, 8, 10, 11, 12, 14]  # gaps, not from 0: lerobot 0.4+ reads a list of them as rows
+    for path in sorted((root / "data").glob("*/*.parquet")) + sorted((root / "meta" / "episodes").glob("*/*.parquet")):
+        table = pq.read_table(path)
+        column = table.schema.get_field_index("episode_index")
+        table = table.set_column(column, "episode_index",
+                                 pa.array([ids[e] for e in table.column(column).to_pylist()], type=pa.int64()))
+        pq.write_table(table, path)
+    out = tmp_path / "out"
+    assert main(["rank", "--dataset", str(root), "--score", "length", "--keep", "0.5", "--out", str(out)]) == 0
+    assert (f"warning: {out / 'episodes.json'} lists episode_index values; the 9 episode_index values run 3..14, not "
+            "0..8") in capsys.readouterr().out
+    assert set(json.loads((out / "episodes.json").read_text())) <= set(ids)

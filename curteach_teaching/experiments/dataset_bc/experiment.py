@@ -332,7 +332,8 @@ class DatasetBCExperiment:
         if self.holdout is not None:
             from curteach_teaching.experiments.dataset_bc.held_out import held_out_split, trusted_episodes
 
-            trusted = None if self.holdout_field is None else trusted_episodes(pool.metadata, self.holdout_field)
+            trusted = (None if self.holdout_field is None
+                       else trusted_episodes(pool.metadata, self.holdout_field, pool.infos))
             split = held_out_split(pool.groups, self.holdout, self.teacher_seed, trusted)
             held, pool = pool.select(split.held_out), pool.select(split.train)  # the teacher sees the training part
         scores = {}

@@ -67,12 +67,20 @@ class HeldOutSplit:
     held_out: np.ndarray
 
 
-def trusted_episodes(metadata: Sequence[dict], field: str) -> np.ndarray:
-    """``(N,)`` bool: each episode's boolean metadata ``field`` (a robomimic filter key such as ``better``).
+def trusted_episodes(metadata: Sequence[dict], field: str, infos: Sequence[dict] | None = None) -> np.ndarray:
+    """``(N,)`` bool: each episode's boolean metadata ``field`` (a robomimic filter key such as ``better``), or, where
+    no episode's metadata has it, the flag ``field`` of the step ``infos`` at each episode's last step (``success``
+    recorded per step only; :func:`~curteach_teaching.datasets.task_scores.last_step_flags`).
 
     Raises:
         ValueError: an episode without the field, or a value that is not a boolean.
     """
+    if infos is not None and not any(field in meta for meta in metadata):
+        from curteach_teaching.datasets.task_scores import last_step_flags
+
+        flags = last_step_flags(infos, field)
+        if flags is not None:
+            return flags
     values = []
     for i, meta in enumerate(metadata):
         if field not in meta:

@@ -24,7 +24,10 @@ from typing import Any
 import numpy as np
 
 from curteach_envs._util import atomic_write
-from curteach_teaching.datasets.task_scores import NEGATION  # a field's negation, as a task score reads it
+from curteach_teaching.datasets.task_scores import (  # a field's negation and a per-step flag, as task scores read them
+    NEGATION,
+    last_step_flags,
+)
 
 __all__ = ["DEFAULT_BAD_FIELD", "bad_episodes", "epoch_weights", "selection_quality", "write_selection_csv"]
 
@@ -90,6 +93,10 @@ def bad_episodes(pool: Any, field: str | None) -> np.ndarray | None:
             raise ValueError(f"bad_field {field!r} names no field after {NEGATION!r} (e.g. not:success)")
         negated = bad_episodes(pool, field[len(NEGATION):])
         return None if negated is None else ~negated
+    if not any(field in meta for meta in pool.metadata):  # a flag recorded per step only (success): its last value
+        flags = last_step_flags(pool.infos, field)
+        if flags is not None:
+            return flags
     values = []
     for i, meta in enumerate(pool.metadata):
         where = f"episode {i} of the pool (id {pool.episode_ids[i]} of {pool.groups[i]})"
