@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from curteach_teaching.commands.learner_options import add_learner_arguments
 from curteach_teaching.commands.sweep_options import (
@@ -136,8 +137,11 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     chosen = {"max_batches": args.max_batches, "eval_every": args.eval_every, "eval_episodes": args.eval_episodes}
     settings = {k: v if v is not None else scale.get(k) for k, v in chosen.items()}
     settings = {k: v for k, v in settings.items() if v is not None}
-    # a ladder's rank by default where the groups are datasets; a LeRobot dataset's groups are its tasks, no ladder
-    ladder = len(pool.group_names) > 1 and "lerobot" not in {source_format(s) for s in sources}
+    # a ladder's rank by default where the groups are datasets given as one; a LeRobot dataset's groups are its
+    # tasks, and a folder of robomimic files is a suite of tasks (LIBERO's), neither a ladder
+    ladder = len(pool.group_names) > 1 and not any(
+        source_format(s) == "lerobot" or (source_format(s) == "robomimic" and Path(s).expanduser().is_dir())
+        for s in sources)
     task = args.task_difficulty or ("level" if ladder else "length")
     # a setting named otherwise than its flag: the flag in the message (--seed must be ..., not teacher_seed)
     renamed = {"teacher_seed": "seed", "learner_term": "learner_difficulty", "scale": "difficulty_scale"}

@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import time
 from pathlib import Path
 
 import numpy as np
 
 from curteach_teaching.commands.learner_options import add_learner_arguments
-
-#: what each source's kept subset becomes
-OUTPUTS = {"robomimic": "a filter key mask/NAME added to the file", "lerobot": "DIR/episodes.json",
-           "minari": "a Minari dataset under DIR/datasets"}
 
 
 def add_parser(subparsers) -> None:
@@ -31,8 +26,9 @@ def add_parser(subparsers) -> None:
         "(docs/curate-a-robot-dataset.md).",
     )
     parser.add_argument("--dataset", required=True,
-                        help="a robomimic-format .hdf5/.h5 file, a LeRobot dataset folder (with meta/info.json), or "
-                        "a Minari dataset id or folder")
+                        help="a robomimic-format .hdf5/.h5 file or a folder of them (a LIBERO suite: each file gets "
+                        "its filter key), a LeRobot dataset folder (with meta/info.json), or a Minari dataset id or "
+                        "folder; several of one format comma-separated, ranked together (one cut over all)")
     parser.add_argument("--obs-keys", default=None,
                         help="comma-separated low-dimensional observation keys, concatenated in this order "
                         "(robomimic: obs/<key>, default every key when there are no image keys; LeRobot: features, "
@@ -116,59 +112,6 @@ def rank_scores(pool, score: str, *, teacher=None, policy: str = "auto", cache: 
     return np.asarray(task_difficulty(pool, score, fitted={"ensemble": difficulty}), dtype=np.float64)
 
 
-def _names(pool, kind: str) -> list[str]:
-    if kind == "robomimic":
-        return [str(m["demo"]) for m in pool.metadata]
-    return [str(int(e)) for e in pool.episode_ids]
-
-
-def _filter_keys(path) -> dict:
-    """The robomimic file's filter keys, ``name -> demonstration names`` (read before one is replaced)."""
-    from curteach_teaching.datasets.robomimic import demo_names, read_filter_keys, require_h5py
-
-    with require_h5py().File(Path(path).expanduser(), "r") as file:
-        return read_filter_keys(file, demo_names(file))
-
-
-def _kept_dataset_ids(pool, key: str) -> dict:
-    """``group -> the id of its kept Minari dataset``: one per dataset of the pool (a folder of several datasets
-    gives one kept dataset each, with its own environment), ``<name>-KEY-v0``; ``curated/KEY-v0`` for a pool made
-    in memory (no name)."""
-    import re
-
-    return {group: (re.sub(r"-v\d+$", "", group) + f"-{key}-v0") if group else f"curated/{key}-v0"
-            for group in pool.group_names}
-
-
-def _check_outputs(args, kind: str, pool, key: str, out: Path) -> None:
-    """Refuse, before any scoring, what the kept subset's output would refuse."""
-    if args.keep is None:
-        if args.filter_key is not None or args.overwrite:
-            raise ValueError("--filter-key and --overwrite name where the kept share goes: give --keep too")
-        return
-    from curteach_teaching.datasets.robomimic_mask import check_key_name
-
-    try:
-        check_key_name(key)
-    except ValueError:
-        raise ValueError(f"--filter-key must be letters, digits, '_', '.' or '-'; got {key!r}") from None
-    if kind == "robomimic":
-        from curteach_teaching.datasets.robomimic_mask import check_filter_key
-
-        check_filter_key(args.dataset, key, overwrite=args.overwrite)
-    elif kind == "lerobot" and args.filter_key is not None:
-        raise ValueError("--filter-key names a robomimic filter key or a Minari dataset; a LeRobot dataset's kept "
-                         "episodes go to DIR/episodes.json")
-    elif kind == "minari":
-        if not pool.has_rewards:
-            raise ValueError("the kept episodes are written as a Minari dataset, which needs rewards; this pool has "
-                             "none")
-        for dataset_id in _kept_dataset_ids(pool, key).values():
-            target = out / "datasets" / dataset_id
-            if target.exists() and not args.overwrite:
-                raise ValueError(f"{target} exists; pass --overwrite to replace it, or choose another --filter-key")
-
-
 def _summary(ranking, groups, order, lengths) -> dict:
     from curteach_teaching.datasets.curation import length_control
 
@@ -182,62 +125,25 @@ def _summary(ranking, groups, order, lengths) -> dict:
     return out
 
 
-def _write_kept(args, kind: str, pool, ranking, key: str, out: Path) -> str:
-    """Write the kept share in the source's terms; returns what was written, in words."""
-    kept = np.flatnonzero(ranking.kept)  # in the pool's order
-    if kind == "robomimic":
-        from curteach_teaching.datasets.robomimic_mask import write_filter_key
+def _sources(text: str) -> tuple[list[str], str, dict]:
+    """``(sources, kind, files)`` of ``--dataset``: the comma-separated sources, their one format, and for robomimic
+    ``group -> file`` (each file of a folder of them: a LIBERO suite). Raises ValueError for mixed formats or
+    several LeRobot datasets (one ``episodes.json`` names one dataset's episodes)."""
+    from curteach_teaching.datasets import source_format
+    from curteach_teaching.datasets.robomimic import robomimic_files
 
-        earlier = {k: len(members) for k, members in _filter_keys(args.dataset).items()}
-        write_filter_key(args.dataset, key, [pool.metadata[i]["demo"] for i in kept.tolist()],
-                         overwrite=args.overwrite)
-        if key in earlier:  # perhaps the dataset's own label (better, train): say what it held
-            print(f"replaced mask/{key}, which listed {_count(earlier[key], 'demonstration')}")
-        derived = [f"mask/{k}" for k in (f"{key}_train", f"{key}_valid") if k in earlier]
-        if key in earlier and derived:
-            print(f"note: {' and '.join(derived)} were split from the earlier mask/{key} and still list its "
-                  "demonstrations; split the new one again (robomimic's split_train_val.py --filter_key "
-                  f"{key})")
-        return f'mask/{key} in {args.dataset} (robomimic: "hdf5_filter_key": "{key}" in its config\'s train section)'
-    if kind == "lerobot":
-        path = out / "episodes.json"
-        path.write_text(json.dumps([int(pool.episode_ids[i]) for i in kept.tolist()]) + "\n")
-        from curteach_teaching.datasets.lerobot import episode_indices_note
-
-        note = episode_indices_note(pool)
-        if note:  # lerobot would read the list as rows of its episodes table: other episodes
-            print(f"warning: {path} lists episode_index values; {note}", flush=True)
-        return f"{path} (LeRobotDataset(..., episodes=json.load(open('{path}'))))"
-    from curteach_teaching.datasets.writing import write_pool
-
-    root, groups, written = out / "datasets", np.asarray(pool.groups, dtype=object), []
-    for group, dataset_id in _kept_dataset_ids(pool, key).items():
-        mine = kept[groups[kept] == group]
-        if (root / dataset_id).exists():  # refused before the scoring unless --overwrite
-            shutil.rmtree(root / dataset_id)
-        if mine.size == 0:
-            print(f"note: no episode of {group} is kept: no dataset {dataset_id} is written")
-            continue
-        write_pool(pool.select(mine), dataset_id, root=root,
-                   description=f"{mine.size} of {int(np.sum(groups == group))} episodes kept by curteach rank")
-        written.append(dataset_id)
-    plural = "s" if len(written) > 1 else ""
-    return f"Minari dataset{plural} {', '.join(written)} under {root} (MINARI_DATASETS_PATH={root})"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
-def _check_out_outside(out: Path, dataset) -> None:
-    """Refuse an output folder inside the dataset's own folder (a LeRobot root, a Minari dataset's folder), where
-    rank's files would become part of the dataset."""
-    source = Path(str(dataset)).expanduser()
-    if source.is_dir():
-        inside, folder = out.resolve(), source.resolve()
-        if inside == folder or folder in inside.parents:
-            raise ValueError(f"--out {str(out)!r} is inside the dataset's folder {str(source)!r}; choose a folder "
-                             "outside it")
+    sources = [s.strip() for s in str(text).split(",") if s.strip()]
+    if not sources:
+        raise ValueError("--dataset must name at least one dataset")
+    kinds = {source: source_format(source) for source in sources}
+    if len(set(kinds.values())) > 1:
+        raise ValueError("--dataset mixes formats (" + ", ".join(f"{s}: {k}" for s, k in kinds.items())
+                         + "); rank one format at a time")
+    kind = kinds[sources[0]]
+    if kind == "lerobot" and len(sources) > 1:
+        raise ValueError("rank writes one episodes.json for one LeRobot dataset: give one at a time")
+    files = {path.stem: path for source in sources for path in robomimic_files(source)} if kind == "robomimic" else {}
+    return sources, kind, files
 
 
 def _remove_earlier_outputs(out: Path, writes: dict) -> None:
@@ -253,8 +159,15 @@ def _remove_earlier_outputs(out: Path, writes: dict) -> None:
 
 def run_rank(args: argparse.Namespace) -> int:
     """Read, check, score, rank, and write the outputs (the kept share in the source's terms before rank.json)."""
+    from curteach_teaching.commands.rank_outputs import (
+        check_out_outside,
+        check_outputs,
+        count,
+        episode_names,
+        write_kept,
+    )
     from curteach_teaching.commands.sweep_options import named_as_options, output_folder, progress_wanted
-    from curteach_teaching.datasets import is_fitted, read_pool, source_format
+    from curteach_teaching.datasets import is_fitted, read_pool
     from curteach_teaching.datasets.curation import (
         episode_groups,
         group_order,
@@ -266,16 +179,16 @@ def run_rank(args: argparse.Namespace) -> int:
     from curteach_teaching.sweeps.interrupts import announce, interruption_message
 
     obs_keys = None if args.obs_keys is None else [k.strip() for k in args.obs_keys.split(",") if k.strip()]
-    kind = source_format(args.dataset)
-    pool = read_pool(args.dataset, obs_keys=obs_keys)
+    sources, kind, files = _sources(args.dataset)
+    pool = read_pool(sources, obs_keys=obs_keys)
     key = "curated" if args.filter_key is None else args.filter_key
     if args.keep is not None:
         with named_as_options(args):
             rank_episodes(np.zeros(1), args.keep)  # a bad --keep is refused before any scoring
     groups = episode_groups(pool, args.group_field)
     out = output_folder(args, "results/rank")
-    _check_out_outside(out, args.dataset)
-    _check_outputs(args, kind, pool, key, out)
+    check_out_outside(out, sources)
+    check_outputs(args, kind, pool, key, out, files)
     teacher = None
     if is_fitted(args.score):  # the ensemble, alone or in a sum
         from curteach_teaching.curriculum.ensemble import EnsembleTeacher
@@ -300,15 +213,18 @@ def run_rank(args: argparse.Namespace) -> int:
     order = None if groups is None else group_order(groups, args.group_field)
     summary = _summary(ranking, groups, order, pool.lengths)
     ties = ranking.ties_at_cut() if args.keep is not None else None
-    write_scores_csv(out / "scores.csv", pool, ranking, groups, _names(pool, kind), with_kept=args.keep is not None)
+    write_scores_csv(out / "scores.csv", pool, ranking, groups, episode_names(pool, kind),
+                     with_kept=args.keep is not None)
     written = [str(out / "scores.csv")]
     if groups is not None:
-        title = f"{Path(str(args.dataset)).name}: {args.score}" + (f", keep {args.keep:g}" if args.keep else "")
+        name = Path(sources[0]).name if len(sources) == 1 else f"{len(sources)} datasets"
+        title = f"{name}: {args.score}" + (f", keep {args.keep:g}" if args.keep else "")
         written.append(str(plot_scores(out / "scores.png", ranking, groups, order, title)))
     if args.keep is not None:
-        written.append(_write_kept(args, kind, pool, ranking, key, out))
+        written.append(write_kept(args, kind, pool, ranking, key, out, files))
     control = summary["length_control"]
-    report = {"command_line": getattr(args, "command_line", None), "source": str(args.dataset), "format": kind,
+    report = {"command_line": getattr(args, "command_line", None),
+              "source": sources[0] if len(sources) == 1 else sources, "format": kind,
               "obs_keys": obs_keys, "score": args.score, "keep": args.keep, **summary, "ties_at_cut": ties,
               "outputs": written,
               "ensemble": None if teacher is None else {"size": teacher.size, "batches": teacher.batches,
@@ -317,11 +233,11 @@ def run_rank(args: argparse.Namespace) -> int:
                                                         "policy": args.policy}}
     (out / "rank.json").write_text(json.dumps(report, indent=2) + "\n")
     rho, share = control["spearman_length"], control["kept_by_length_too"]
-    print(f"rank: {_count(len(pool), 'episode')} of {args.dataset} ({kind}) scored by {args.score}"
+    print(f"rank: {count(len(pool), 'episode')} of {', '.join(sources)} ({kind}) scored by {args.score}"
           + (f"; kept {ranking.n_kept} (--keep {args.keep:g}), dropped {len(pool) - ranking.n_kept}"
              if args.keep is not None else ""))
     for group, row in summary.get("groups", {}).items():
-        print(f"  {group}: {_count(row['episodes'], 'episode')}, kept {row['kept']}, mean score "
+        print(f"  {group}: {count(row['episodes'], 'episode')}, kept {row['kept']}, mean score "
               f"{row['mean_score']:.4g}")
     if ties is not None:  # the score does not decide which of these are kept: say so, and how
         print(f"  note: {ties['episodes']} episodes share the score at the cut ({ties['score']:.6g}); {ties['kept']} "

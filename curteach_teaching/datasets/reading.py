@@ -259,20 +259,20 @@ def _use_env(pool: EpisodePool, env_id: str) -> EpisodePool:
 
 
 def source_format(source: str | os.PathLike) -> str:
-    """``"robomimic"`` (a ``.hdf5``/``.h5`` file), ``"lerobot"`` (a folder with ``meta/info.json``) or ``"minari"``
-    (anything else: a Minari id or folder)."""
+    """``"robomimic"`` (a ``.hdf5``/``.h5`` file, or a folder holding such files: a LIBERO suite), ``"lerobot"`` (a
+    folder with ``meta/info.json``) or ``"minari"`` (anything else: a Minari id or folder)."""
     from curteach_teaching.datasets.lerobot import is_lerobot_folder
-    from curteach_teaching.datasets.robomimic import is_robomimic_file
+    from curteach_teaching.datasets.robomimic import robomimic_files
 
-    return "robomimic" if is_robomimic_file(source) else "lerobot" if is_lerobot_folder(source) else "minari"
+    return "robomimic" if robomimic_files(source) else "lerobot" if is_lerobot_folder(source) else "minari"
 
 
 def _read_source(source: str | os.PathLike, obs_keys: Sequence[str] | None) -> list[EpisodePool]:
     kind = source_format(source)
-    if kind == "robomimic":
-        from curteach_teaching.datasets.robomimic import read_robomimic
+    if kind == "robomimic":  # a file, or each file of a folder of them (one group each: the file's name)
+        from curteach_teaching.datasets.robomimic import read_robomimic, robomimic_files
 
-        return [read_robomimic(source, obs_keys)]
+        return [read_robomimic(path, obs_keys) for path in robomimic_files(source)]
     if kind == "lerobot":
         from curteach_teaching.datasets.lerobot import read_lerobot
 

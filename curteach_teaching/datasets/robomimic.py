@@ -34,7 +34,8 @@ import numpy as np
 
 from curteach_teaching.datasets.pool import EpisodePool
 
-__all__ = ["SUFFIXES", "demo_names", "is_robomimic_file", "read_filter_keys", "read_robomimic", "require_h5py"]
+__all__ = ["SUFFIXES", "demo_names", "is_robomimic_file", "read_filter_keys", "read_robomimic", "require_h5py",
+           "robomimic_files"]
 
 #: File name endings read as robomimic files.
 SUFFIXES = (".hdf5", ".h5")
@@ -44,6 +45,20 @@ _DEMO = re.compile(r"^demo_(\d+)$")
 def is_robomimic_file(source) -> bool:
     """Whether ``source`` (a path) names a robomimic-format file by its ending (``.hdf5``/``.h5``)."""
     return isinstance(source, (str, os.PathLike)) and Path(source).suffix.lower() in SUFFIXES
+
+
+def robomimic_files(source) -> list[Path]:
+    """The robomimic files ``source`` names: the file itself, or, for a folder that directly holds ``.hdf5``/``.h5``
+    files (a LIBERO suite: one file per task), those files in name order; ``[]`` for anything else (a Minari
+    dataset's folder holds its HDF5 file one level down, in ``data/``)."""
+    if not isinstance(source, (str, os.PathLike)):
+        return []
+    path = Path(source).expanduser()
+    if is_robomimic_file(path):
+        return [path]
+    if not path.is_dir() or (path / "meta" / "info.json").is_file():
+        return []
+    return sorted(child for child in path.iterdir() if child.is_file() and is_robomimic_file(child))
 
 
 def require_h5py():

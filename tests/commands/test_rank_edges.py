@@ -125,3 +125,28 @@ def test_a_lerobot_dataset_numbered_other_than_0_to_n_is_warned_of(robot_files, 
     assert (f"warning: {out / 'episodes.json'} lists episode_index values; the 9 episode_index values run 3..14, not "
             "0..8") in capsys.readouterr().out
     assert set(json.loads((out / "episodes.json").read_text())) <= set(ids)
+
+
+def test_a_folder_of_robomimic_files_gets_a_filter_key_in_each(robot_files, tmp_path, episodes, capsys):
+    suite = tmp_path / "libero_suite"  # one file per task, as LIBERO ships them
+    suite.mkdir()
+    robot_files.write_robomimic(suite / "task_a_demo.hdf5", episodes[:5])
+    robot_files.write_robomimic(suite / "task_b_demo.hdf5", episodes[5:])
+    out = tmp_path / "out"
+    assert main(["rank", "--dataset", str(suite), "--obs-keys", KEYS, "--score", "worse", "--keep", "0.67",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    worse = [ep["quality"] == "worse" for ep in episodes]
+    for name, members in (("task_a_demo", range(5)), ("task_b_demo", range(5, 9))):
+        with h5py.File(suite / f"{name}.hdf5", "r") as f:  # each file lists its own kept demonstrations
+            kept = sorted(n.decode() for n in f["mask/curated"][()])
+        assert kept == sorted(f"demo_{i - members[0]}" for i in members if not worse[i])
+    assert f"rank: 9 episodes of {suite} (robomimic)" in printed
+    rows = list(csv.DictReader(open(out / "scores.csv")))
+    assert [r["group"] for r in rows] == ["task_a_demo"] * 5 + ["task_b_demo"] * 4
+    # the same two files named with a comma: the same ranking; mixing formats is refused in one line
+    files = f"{suite / 'task_a_demo.hdf5'},{suite / 'task_b_demo.hdf5'}"
+    assert main(["rank", "--dataset", files, "--obs-keys", KEYS, "--score", "worse", "--out", str(out)]) == 0
+    root = robot_files.write_lerobot_v3(tmp_path / "point_reach", episodes)
+    assert "--dataset mixes formats" in _error(capsys, ["rank", "--dataset", f"{files},{root}", "--score", "length",
+                                                        "--out", str(out)])
