@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from curteach_envs._util import counted
 from curteach_teaching.commands.learner_options import add_learner_arguments
 
 
@@ -162,7 +163,6 @@ def run_rank(args: argparse.Namespace) -> int:
     from curteach_teaching.commands.rank_outputs import (
         check_out_outside,
         check_outputs,
-        count,
         episode_names,
         write_kept,
     )
@@ -233,11 +233,11 @@ def run_rank(args: argparse.Namespace) -> int:
                                                         "policy": args.policy}}
     (out / "rank.json").write_text(json.dumps(report, indent=2) + "\n")
     rho, share = control["spearman_length"], control["kept_by_length_too"]
-    print(f"rank: {count(len(pool), 'episode')} of {', '.join(sources)} ({kind}) scored by {args.score}"
+    print(f"rank: {counted(len(pool), 'episode')} of {', '.join(sources)} ({kind}) scored by {args.score}"
           + (f"; kept {ranking.n_kept} (--keep {args.keep:g}), dropped {len(pool) - ranking.n_kept}"
              if args.keep is not None else ""))
     for group, row in summary.get("groups", {}).items():
-        print(f"  {group}: {count(row['episodes'], 'episode')}, kept {row['kept']}, mean score "
+        print(f"  {group}: {counted(row['episodes'], 'episode')}, kept {row['kept']}, mean score "
               f"{row['mean_score']:.4g}")
     if ties is not None:  # the score does not decide which of these are kept: say so, and how
         print(f"  note: {ties['episodes']} episodes share the score at the cut ({ties['score']:.6g}); {ties['kept']} "

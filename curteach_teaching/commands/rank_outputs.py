@@ -15,12 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["check_out_outside", "check_outputs", "count", "episode_names", "write_kept"]
+from curteach_envs._util import counted
 
-
-def count(n: int, noun: str) -> str:
-    """``"1 episode"``, ``"2 episodes"``."""
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+__all__ = ["check_out_outside", "check_outputs", "episode_names", "write_kept"]
 
 
 def episode_names(pool, kind: str) -> list[str]:
@@ -104,7 +101,7 @@ def _write_filter_keys(args, pool, kept: np.ndarray, key: str, files: dict) -> s
         write_filter_key(path, key, [pool.metadata[i]["demo"] for i in mine.tolist()], overwrite=args.overwrite)
         written.append(str(path))
         if key in earlier:  # perhaps the dataset's own label (better, train): say what it held
-            print(f"replaced mask/{key}{where}, which listed {count(earlier[key], 'demonstration')}")
+            print(f"replaced mask/{key}{where}, which listed {counted(earlier[key], 'demonstration')}")
         derived = [f"mask/{k}" for k in (f"{key}_train", f"{key}_valid") if k in earlier]
         if key in earlier and derived:
             print(f"note: {' and '.join(derived)}{where} were split from the earlier mask/{key} and still list its "

@@ -237,6 +237,17 @@ def _clear(out_dir: Path) -> None:
             root.rmdir()
 
 
+def _recorded_command(out_dir: Path) -> str:
+    """The command line the folder's ``report.json`` records (``""`` without one), quoted for a shell."""
+    import shlex
+
+    try:
+        command = json.loads((out_dir / "report.json").read_text()).get("command")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return shlex.join(str(part) for part in command) if isinstance(command, list) and command else ""
+
+
 def check_folder(out_dir: Path, settings: dict, fingerprint: str | dict, seed: int, overwrite: bool = False,
                  write: bool = True, cells: dict | None = None) -> None:
     """Make sure ``out_dir`` holds nothing but this sweep's runs, and record the sweep in ``sweep.json``.
@@ -277,7 +288,9 @@ def check_folder(out_dir: Path, settings: dict, fingerprint: str | dict, seed: i
         if record is not None:
             differences = _differences({key: record.get(key) for key in current}, current)
             if differences and not overwrite:
-                raise ValueError(f"{out_dir} holds a sweep of other settings ({'; '.join(differences)}); {hint}")
+                ran = _recorded_command(out_dir)  # what to repeat, e.g. for --report-only of a finished sweep
+                raise ValueError(f"{out_dir} holds a sweep of other settings ({'; '.join(differences)}); {hint}"
+                                 + (f"; to resume or report it, repeat its command: {ran}" if ran else ""))
             if differences:
                 _clear(out_dir)
             elif cells is not None:

@@ -228,6 +228,16 @@ class Report:
         """Print how many runs the report covers, and how many were computed now and reused."""
         print(f"{counted(len(sweep.all_results), 'run')} ({len(sweep.computed)} computed, {len(sweep.reused)} "
               f"reused) in {out_dir}")
+        beyond = []  # run files of these cells that a smaller --runs leaves out: said, not silently dropped
+        for cell, results in sweep.cells.items():
+            covered = {r.index for r in results}
+            for path in (Path(out_dir) / "runs" / cell).glob("run_*.json"):
+                index = path.stem.removeprefix("run_")
+                if index.isdigit() and int(index) not in covered:
+                    beyond.append(int(index))
+        if beyond:
+            print(f"note: {out_dir} holds {counted(len(beyond), 'more run file')} of these cells that this report "
+                  f"leaves out (run indices up to {max(beyond)}); --runs {max(beyond) + 1} covers them")
 
     def print_summary(self, sweep, report: dict, out_dir: Path) -> None:
         """Print the final means (after :meth:`print_runs`); experiments print what matters in theirs."""

@@ -5,6 +5,7 @@ ensemble's cached scores never read); a folder of the earlier digest (actions an
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 
 import pytest
@@ -75,6 +76,8 @@ def test_changed_observations_or_labels_are_another_sweep(robot_files, tmp_path,
         assert main([*argv[:2], str(changed), *argv[3:]]) == 2
         error = capsys.readouterr().err.strip()
         assert "holds a sweep of other settings (digest:" in error and "\n" not in error
+        ran = shlex.join(json.loads((tmp_path / "out" / "report.json").read_text())["command"])
+        assert error.endswith(f"; to resume or report it, repeat its command: {ran}")  # e.g. for --report-only
     assert {p: p.read_bytes() for p in runs} == before  # nothing lost
     assert main(argv) == 0  # the unchanged file still resumes
     assert "2 runs (0 computed, 2 reused)" in capsys.readouterr().out

@@ -445,3 +445,12 @@ def test_cells_without_the_baseline_say_why_nothing_is_paired(tmp_path, capsys):
     written = Report(ShiftExperiment()).write(sweep, tmp_path, figures=False)
     note = "note: no paired statistics against Agn: no Agn cell to pair the others with (add it to the cells)"
     assert written["paired"] == {"note": note} and note in capsys.readouterr().out
+
+
+def test_a_smaller_runs_says_what_it_leaves_out(tmp_path, capsys):
+    run_sweep(ShiftExperiment(), tmp_path, 4, seed=1, workers=1, progress=False)
+    sweep = run_sweep(ShiftExperiment(), tmp_path, 2, seed=1, workers=1, progress=False)
+    capsys.readouterr()
+    Report(ShiftExperiment()).write(sweep, tmp_path, figures=False)
+    assert (f"note: {tmp_path} holds 4 more run files of these cells that this report leaves out (run indices up to "
+            "3); --runs 4 covers them") in capsys.readouterr().out
