@@ -68,7 +68,9 @@ def _by_id(dataset_id: str) -> Path:
         if versions:
             return max(versions)[1] / "data"
     if not _is_data_folder(path):
-        raise ValueError(f"no local Minari dataset {dataset_id!r} under {str(root)!r} (MINARI_DATASETS_PATH), and no "
+        where = "MINARI_DATASETS_PATH" if os.environ.get("MINARI_DATASETS_PATH") else "Minari's default folder: " \
+            "MINARI_DATASETS_PATH is unset"
+        raise ValueError(f"no local Minari dataset {dataset_id!r} under {str(root)!r} ({where}), and no "
                          "file or folder of that name (a LeRobot dataset or a robomimic file is given by its path); "
                          "curteach never downloads: fetch a Minari dataset with `minari download` first"
                          + _repo_id_hint(dataset_id))
