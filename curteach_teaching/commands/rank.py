@@ -49,6 +49,10 @@ def add_parser(subparsers) -> None:
                         "<name>-NAME-v0 (default curated)")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an existing filter key or kept Minari dataset of that name instead of refusing")
+    parser.add_argument("--in-place", action="store_true",
+                        help="robomimic: add the filter key to the file itself instead of to a copy that then "
+                        "replaces it, for a file too large to copy (needs no free space; an interrupt or a full disk "
+                        "while the key is written can damage the file)")
     parser.add_argument("--group-field", default=None,
                         help="group the summary and the plot by this metadata field, or by the first true of "
                         "several comma-separated boolean fields, e.g. better,okay,worse (default: the dataset's "

@@ -59,9 +59,11 @@ def check_outputs(args, kind: str, pool, key: str, out: Path, files: dict) -> No
     """Refuse, before any scoring, what the kept subset's output would refuse (``files``: robomimic's ``group ->
     file``)."""
     if args.keep is None:
-        if args.filter_key is not None or args.overwrite:
-            raise ValueError("--filter-key and --overwrite name where the kept share goes: give --keep too")
+        if args.filter_key is not None or args.overwrite or args.in_place:
+            raise ValueError("--filter-key, --overwrite and --in-place say where the kept share goes: give --keep too")
         return
+    if args.in_place and kind != "robomimic":
+        raise ValueError("--in-place writes a robomimic file's filter key; this dataset's kept share is a new file")
     from curteach_teaching.datasets.robomimic_mask import check_key_name
 
     try:
@@ -98,7 +100,8 @@ def _write_filter_keys(args, pool, kept: np.ndarray, key: str, files: dict) -> s
             left = f"; its earlier mask/{key} is left as it was" if key in earlier else ""
             print(f"note: no demonstration of {path} is kept: mask/{key} is not written there{left}")
             continue
-        write_filter_key(path, key, [pool.metadata[i]["demo"] for i in mine.tolist()], overwrite=args.overwrite)
+        write_filter_key(path, key, [pool.metadata[i]["demo"] for i in mine.tolist()], overwrite=args.overwrite,
+                         in_place=args.in_place)
         written.append(str(path))
         if key in earlier:  # perhaps the dataset's own label (better, train): say what it held
             print(f"replaced mask/{key}{where}, which listed {counted(earlier[key], 'demonstration')}")

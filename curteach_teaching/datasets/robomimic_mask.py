@@ -90,10 +90,32 @@ def _verify(path: Path, key: str, demos: list[str]) -> None:
             raise ValueError(f"mask/{key} did not read back as written")
 
 
-def write_filter_key(path: str | os.PathLike, name: str, demos: Sequence[str], *, overwrite: bool = False) -> Path:
+def _write_in_place(file_path: Path, name: str, demos: list[str]) -> None:
+    """The key written into the file itself (``write_filter_key(..., in_place=True)``), flushed, read back, synced."""
+    h5py = require_h5py()
+    try:
+        with h5py.File(file_path, "r+") as file:
+            key = f"mask/{name}"
+            if key in file:
+                del file[key]
+            file[key] = np.array(demos, dtype="S")  # robomimic's own encoding (file_utils.create_hdf5_filter_key)
+            file.flush()
+        _verify(file_path, name, demos)
+        _fsync(file_path)
+    except (ValueError, OSError, KeyError, TypeError, RuntimeError) as error:
+        raise ValueError(f"could not add mask/{name} to {str(file_path)!r} in place: {type(error).__name__}: "
+                         f"{' '.join(str(error).split())}; the file may be damaged") from None
+
+
+def write_filter_key(path: str | os.PathLike, name: str, demos: Sequence[str], *, overwrite: bool = False,
+                     in_place: bool = False) -> Path:
     """Add (or, with ``overwrite``, replace) the filter key ``mask/<name>`` listing ``demos`` (names such as
     ``"demo_3"``, each a demonstration of the file), leaving every other object and attribute as it was (see the
     module docstring for how an interrupt is kept from damaging the file).
+
+    ``in_place``: write into the file itself, without the copy, for a file too large to copy (an image dataset of
+    tens of GB): no free space is needed and nothing is copied, but an interrupt or a full disk while h5py writes
+    the key (a few kilobytes) can leave the file unreadable. The key is read back and checked all the same.
 
     Returns:
         The file's path.
@@ -116,6 +138,9 @@ def write_filter_key(path: str | os.PathLike, name: str, demos: Sequence[str], *
         missing = sorted(set(demos) - set(demo_names(file)))
     if missing:
         raise ValueError(f"{missing[0]} is not a demonstration of {str(file_path)!r}")
+    if in_place:
+        _write_in_place(file_path, name, demos)
+        return file_path
     size = file_path.stat().st_size
     free = shutil.disk_usage(file_path.parent).free
     if free < size + (1 << 20):

@@ -150,3 +150,21 @@ def test_a_folder_of_robomimic_files_gets_a_filter_key_in_each(robot_files, tmp_
     root = robot_files.write_lerobot_v3(tmp_path / "point_reach", episodes)
     assert "--dataset mixes formats" in _error(capsys, ["rank", "--dataset", f"{files},{root}", "--score", "length",
                                                         "--out", str(out)])
+
+
+def test_in_place_is_for_a_robomimic_file_kept_share(robot_files, tmp_path, episodes, capsys):
+    path = robot_files.write_robomimic(tmp_path / "mh.hdf5", episodes)
+    inode = path.stat().st_ino
+    out = tmp_path / "out"
+    assert main(["rank", "--dataset", str(path), "--obs-keys", KEYS, "--score", "worse", "--keep", "0.67",
+                 "--in-place", "--out", str(out)]) == 0
+    with h5py.File(path, "r") as f:
+        kept = sorted(n.decode() for n in f["mask/curated"][()])
+    assert kept == sorted(f"demo_{i}" for i, ep in enumerate(episodes) if ep["quality"] != "worse")
+    assert path.stat().st_ino == inode  # written into the file, not a copy moved over it
+    assert "give --keep too" in _error(capsys, ["rank", "--dataset", str(path), "--obs-keys", KEYS, "--score",
+                                                "worse", "--in-place", "--out", str(out)])
+    root = robot_files.write_lerobot_v3(tmp_path / "point_reach", episodes)
+    assert "--in-place writes a robomimic file's filter key" in _error(
+        capsys, ["rank", "--dataset", str(root), "--score", "length", "--keep", "0.5", "--in-place", "--out",
+                 str(out)])

@@ -55,6 +55,23 @@ def test_adds_the_key_and_changes_nothing_else(file):
     assert [m["curated"] for m in pool.metadata] == [i in (1, 4, 8) for i in range(9)]
 
 
+def test_in_place_writes_the_same_key_into_the_file_itself(file, monkeypatch):
+    before = contents(file)
+    inode = file.stat().st_ino
+
+    def no_copy(*_):
+        raise AssertionError("in place copies nothing")
+
+    monkeypatch.setattr(robomimic_mask.shutil, "copyfile", no_copy)
+    monkeypatch.setattr(robomimic_mask.shutil, "disk_usage", no_copy)  # and needs no free space
+    write_filter_key(file, "curated", ["demo_1", "demo_4", "demo_8"], in_place=True)
+    after = contents(file)
+    assert after.pop("mask/curated") == ([b"demo_1", b"demo_4", b"demo_8"], "|S6", {})
+    assert after == before and file.stat().st_ino == inode  # the same file, not a replacement
+    write_filter_key(file, "curated", ["demo_2"], overwrite=True, in_place=True)
+    assert contents(file)["mask/curated"][0] == [b"demo_2"]
+
+
 def test_existing_key_refused_unless_overwrite(file):
     write_filter_key(file, "curated", ["demo_1"])
     digest = sha256(file)
