@@ -207,7 +207,7 @@ def further_baselines(text: str | None, experiment) -> tuple:
 
 def figure_title(groups) -> str:
     """The figures' title: the pool's datasets by name (not by path), the first three and a count of the rest."""
-    groups = list(groups)
+    groups = [g if len(g) <= 40 else g[:39] + "…" for g in map(str, groups)]  # a LeRobot task is a sentence
     named = ", ".join(groups[:3]) + (f" and {len(groups) - 3} more" if len(groups) > 3 else "")
     return f"dataset-bc: {named}"
 

@@ -223,7 +223,8 @@ def run_rank(args: argparse.Namespace) -> int:
     if groups is not None:
         name = Path(sources[0]).name if len(sources) == 1 else f"{len(sources)} datasets"
         title = f"{name}: {args.score}" + (f", keep {args.keep:g}" if args.keep else "")
-        written.append(str(plot_scores(out / "scores.png", ranking, groups, order, title)))
+        what = args.group_field or ("task" if kind == "lerobot" else "dataset")
+        written.append(str(plot_scores(out / "scores.png", ranking, groups, order, title, xlabel=what)))
     if args.keep is not None:
         written.append(write_kept(args, kind, pool, ranking, key, out, files))
     control = summary["length_control"]
@@ -245,7 +246,8 @@ def run_rank(args: argparse.Namespace) -> int:
               f"{row['mean_score']:.4g}")
     if ties is not None:  # the score does not decide which of these are kept: say so, and how
         print(f"  note: {ties['episodes']} episodes share the score at the cut ({ties['score']:.6g}); {ties['kept']} "
-              f"of them are kept, those first in the dataset (the score does not choose among them)")
+              f"of them {'is' if ties['kept'] == 1 else 'are'} kept, those first in the dataset (the score does not "
+              "choose among them)")
     print("  length-only control: Spearman correlation of the score with episode length "
           + ("undefined (constant)" if rho is None else f"{rho:+.3f}")
           + ("" if share is None else f"; {share:.0%} of the kept episodes are among the {ranking.n_kept} shortest"))

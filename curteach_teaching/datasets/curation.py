@@ -179,9 +179,12 @@ def write_scores_csv(path: Path, pool: EpisodePool, ranking: Ranking, groups: Se
     return path
 
 
-def plot_scores(path: Path, ranking: Ranking, groups: Sequence[str], order: Sequence[str], title: str = "") -> Path:
+def plot_scores(path: Path, ranking: Ranking, groups: Sequence[str], order: Sequence[str], title: str = "",
+                xlabel: str = "") -> Path:
     """A strip plot of the difficulty by group (``order`` left to right; kept filled, dropped hollow) with the keep
-    threshold."""
+    threshold; ``xlabel`` names what the groups are (a field such as ``worse``: its ticks are True and False)."""
+    import textwrap
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -200,7 +203,11 @@ def plot_scores(path: Path, ranking: Ranking, groups: Sequence[str], order: Sequ
         threshold = ranking.difficulty[ranking.order[ranking.n_kept - 1]]
         ax.axhline(threshold, color="gray", linestyle=":", linewidth=1)
     ax.set_xticks(range(len(names)))
-    ax.set_xticklabels(names, rotation=20 if len(names) > 4 else 0)
+    # a LeRobot task is a sentence: wrapped onto lines, so that neighbouring labels do not run into each other
+    labels = [textwrap.fill(str(name), 18) for name in names]
+    ax.set_xticklabels(labels, rotation=20 if len(names) > 4 else 0, fontsize=8 if max(map(len, labels)) > 18 else None)
+    if xlabel:
+        ax.set_xlabel(xlabel)
     ax.set_ylabel("score (difficulty; lower = kept first)")
     ax.set_title(title, fontsize=9)
     ax.scatter([], [], color="tab:blue", s=18, label="kept")

@@ -187,3 +187,6 @@ def test_the_figures_name_the_datasets_not_their_paths():
     assert figure_title(["cartpole/scripted-v0"]) == "dataset-bc: cartpole/scripted-v0"
     # a ladder of ten datasets given by path made a title wider than the figure
     assert figure_title([f"task-{i}" for i in range(10)]) == "dataset-bc: task-0, task-1, task-2 and 7 more"
+    # a LeRobot task is a sentence: each name is cut to 40 characters
+    task = "pick up the red block and put it in the green bowl on the left"
+    assert figure_title([task, "stack"]) == f"dataset-bc: {task[:39]}…, stack"
