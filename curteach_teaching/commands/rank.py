@@ -44,6 +44,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--keep", type=float, default=None,
                         help="the fraction of demonstrations to keep, in (0, 1]; without it only the scores are "
                         "written")
+    parser.add_argument("--per-group", action="store_true",
+                        help="make the --keep cut within each group (each task keeps --keep of its own "
+                        "demonstrations; the groups of --group-field, else the dataset's: LeRobot tasks, robomimic "
+                        "files, Minari datasets) instead of over the whole pool, where a task whose demonstrations "
+                        "score harder can be dropped whole")
     parser.add_argument("--filter-key", default=None,
                         help="robomimic: the filter key to add (mask/NAME); Minari: the kept dataset is "
                         "<name>-NAME-v0 (default curated)")
@@ -117,11 +122,27 @@ def rank_scores(pool, score: str, *, teacher=None, policy: str = "auto", cache: 
     return np.asarray(task_difficulty(pool, score, fitted={"ensemble": difficulty}), dtype=np.float64)
 
 
-def _summary(ranking, groups, order, lengths) -> dict:
+def _ties(ranking, within, keep: float) -> dict | list | None:
+    """The ties at the cut: :meth:`~curteach_teaching.datasets.curation.Ranking.ties_at_cut` of the whole pool, or,
+    for a cut within groups, a list of each group's (with its ``group``), ``None`` without any."""
+    from curteach_teaching.datasets.curation import rank_episodes
+
+    if within is None:
+        return ranking.ties_at_cut()
+    labels, found = np.asarray(within, dtype=object), []
+    for group in dict.fromkeys(labels.tolist()):
+        members = labels == group
+        tied = rank_episodes(ranking.difficulty[members], keep).ties_at_cut()
+        if tied is not None:
+            found.append({"group": str(group), **tied})
+    return found or None
+
+
+def _summary(ranking, groups, order, lengths, within=None) -> dict:
     from curteach_teaching.datasets.curation import length_control
 
     out = {"episodes": int(ranking.difficulty.size), "kept": ranking.n_kept,
-           "length_control": length_control(ranking, lengths)}
+           "length_control": length_control(ranking, lengths, within)}
     if groups is not None:
         groups = np.asarray(groups)
         out["groups"] = {str(g): {"episodes": int(np.sum(groups == g)), "kept": int(np.sum(ranking.kept[groups == g])),
@@ -177,6 +198,7 @@ def run_rank(args: argparse.Namespace) -> int:
         group_order,
         plot_scores,
         rank_episodes,
+        rank_within_groups,
         write_scores_csv,
     )
     from curteach_teaching.datasets.task_scores import level_order, score_terms
@@ -189,7 +211,10 @@ def run_rank(args: argparse.Namespace) -> int:
     if args.keep is not None:
         with named_as_options(args):
             rank_episodes(np.zeros(1), args.keep)  # a bad --keep is refused before any scoring
+    elif args.per_group:
+        raise ValueError("--per-group makes the --keep cut within each group: give --keep too")
     groups = episode_groups(pool, args.group_field)
+    within = (groups if groups is not None else list(pool.groups)) if args.per_group else None
     out = output_folder(args, "results/rank")
     check_out_outside(out, sources)
     check_outputs(args, kind, pool, key, out, files)
@@ -210,13 +235,14 @@ def run_rank(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             announce()
             raise
-    ranking = rank_episodes(difficulty, 1.0 if args.keep is None else args.keep)
+    keep = 1.0 if args.keep is None else args.keep
+    ranking = rank_episodes(difficulty, keep) if within is None else rank_within_groups(difficulty, within, keep)
     out.mkdir(parents=True, exist_ok=True)  # checked before the scoring, created after it
     _remove_earlier_outputs(out, writes={"episodes.json": args.keep is not None and kind == "lerobot",
                                          "scores.png": groups is not None})
     order = None if groups is None else group_order(groups, args.group_field)
-    summary = _summary(ranking, groups, order, pool.lengths)
-    ties = ranking.ties_at_cut() if args.keep is not None else None
+    summary = _summary(ranking, groups, order, pool.lengths, within)
+    ties = None if args.keep is None else _ties(ranking, within, keep)
     write_scores_csv(out / "scores.csv", pool, ranking, groups, episode_names(pool, kind),
                      with_kept=args.keep is not None)
     written = [str(out / "scores.csv")]
@@ -230,7 +256,8 @@ def run_rank(args: argparse.Namespace) -> int:
     control = summary["length_control"]
     report = {"command_line": getattr(args, "command_line", None),
               "source": sources[0] if len(sources) == 1 else sources, "format": kind,
-              "obs_keys": obs_keys, "score": args.score, "keep": args.keep, **summary, "ties_at_cut": ties,
+              "obs_keys": obs_keys, "score": args.score, "keep": args.keep,
+              "per_group": bool(args.per_group), **summary, "ties_at_cut": ties,
               "outputs": written,
               "ensemble": None if teacher is None else {"size": teacher.size, "batches": teacher.batches,
                                                         "batch_size": teacher.batch_size,
@@ -239,17 +266,19 @@ def run_rank(args: argparse.Namespace) -> int:
     (out / "rank.json").write_text(json.dumps(report, indent=2) + "\n")
     rho, share = control["spearman_length"], control["kept_by_length_too"]
     print(f"rank: {counted(len(pool), 'episode')} of {', '.join(sources)} ({kind}) scored by {args.score}"
-          + (f"; kept {ranking.n_kept} (--keep {args.keep:g}), dropped {len(pool) - ranking.n_kept}"
-             if args.keep is not None else ""))
+          + (f"; kept {ranking.n_kept} (--keep {args.keep:g}{' within each group' if within else ''}), dropped "
+             f"{len(pool) - ranking.n_kept}" if args.keep is not None else ""))
     for group, row in summary.get("groups", {}).items():
         print(f"  {group}: {counted(row['episodes'], 'episode')}, kept {row['kept']}, mean score "
               f"{row['mean_score']:.4g}")
-    if ties is not None:  # the score does not decide which of these are kept: say so, and how
-        print(f"  note: {ties['episodes']} episodes share the score at the cut ({ties['score']:.6g}); {ties['kept']} "
-              f"of them {'is' if ties['kept'] == 1 else 'are'} kept, those first in the dataset (the score does not "
-              "choose among them)")
+    for tie in [ties] if isinstance(ties, dict) else ties or []:  # the score does not decide these: say so
+        where = f" of {tie['group']}" if "group" in tie else ""
+        print(f"  note: {tie['episodes']} episodes{where} share the score at the cut ({tie['score']:.6g}); "
+              f"{tie['kept']} of them {'is' if tie['kept'] == 1 else 'are'} kept, those first in the dataset (the "
+              "score does not choose among them)")
     print("  length-only control: Spearman correlation of the score with episode length "
           + ("undefined (constant)" if rho is None else f"{rho:+.3f}")
-          + ("" if share is None else f"; {share:.0%} of the kept episodes are among the {ranking.n_kept} shortest"))
+          + ("" if share is None else f"; {share:.0%} of the kept episodes are among the {ranking.n_kept} shortest"
+             + (" (as many of each group's)" if within else "")))
     print("wrote " + ", ".join([*written, str(out / "rank.json")]))
     return 0

@@ -20,7 +20,7 @@ import numpy as np
 from curteach_teaching.datasets.pool import EpisodePool
 
 __all__ = ["Ranking", "average_ranks", "episode_groups", "group_order", "length_control", "plot_scores",
-           "rank_episodes", "spearman", "write_scores_csv"]
+           "rank_episodes", "rank_within_groups", "spearman", "write_scores_csv"]
 
 
 def average_ranks(values: np.ndarray) -> np.ndarray:
@@ -108,17 +108,38 @@ def rank_episodes(difficulty: Sequence[float], keep: float) -> Ranking:
     return Ranking(values, order.astype(np.int64), rank, kept)
 
 
-def length_control(ranking: Ranking, lengths: Sequence[int]) -> dict:
+def rank_within_groups(difficulty: Sequence[float], groups: Sequence[str], keep: float) -> Ranking:
+    """:func:`rank_episodes` with the cut made within each group: group ``g`` of ``n_g`` episodes keeps its
+    ``max(1, round(keep n_g))`` most preferred, so that no task is dropped whole because its demonstrations score
+    harder than another task's (an ensemble's likelihood is not comparable across tasks). The order and the ranks are
+    the whole pool's. ``difficulty`` and ``groups`` are ``(N,)``."""
+    whole = rank_episodes(difficulty, keep)
+    labels = np.asarray(list(groups), dtype=object)
+    if labels.shape != whole.difficulty.shape:
+        raise ValueError(f"groups must give one group per episode ({whole.difficulty.size}); got {labels.size}")
+    kept = np.zeros_like(whole.kept)
+    for group in dict.fromkeys(labels.tolist()):  # a loop over the few groups, not over episodes
+        members = np.flatnonzero(labels == group)
+        kept[members[rank_episodes(whole.difficulty[members], keep).kept]] = True
+    return Ranking(whole.difficulty, whole.order, whole.rank, kept)
+
+
+def length_control(ranking: Ranking, lengths: Sequence[int], groups: Sequence[str] | None = None) -> dict:
     """``{"spearman_length": rho or None, "kept_by_length_too": share or None}``: the rank correlation of the
     difficulty with the episode lengths, and the share of the kept episodes that keeping the same number of shortest
-    episodes (ties to the lower position) would keep (``None`` when nothing is dropped, or when every episode has
-    the same length: a length-only rule would then choose by position alone)."""
+    episodes (ties to the lower position; with ``groups``, the same number of each group's shortest, as a cut within
+    groups keeps) would keep (``None`` when nothing is dropped, or when every episode has the same length: a
+    length-only rule would then choose by position alone)."""
     lengths = np.asarray(lengths, dtype=np.int64)
     rho = spearman(ranking.difficulty, lengths)
     share = None
     if ranking.n_kept < lengths.size and np.unique(lengths).size > 1:
         by_length = np.zeros(lengths.size, dtype=bool)
-        by_length[np.argsort(lengths, kind="stable")[: ranking.n_kept]] = True
+        labels = np.zeros(lengths.size, dtype=object) if groups is None else np.asarray(list(groups), dtype=object)
+        for group in dict.fromkeys(labels.tolist()):
+            members = np.flatnonzero(labels == group)
+            n = int(ranking.kept[members].sum())
+            by_length[members[np.argsort(lengths[members], kind="stable")[:n]]] = True
         share = float(np.sum(by_length & ranking.kept) / ranking.n_kept)
     return {"spearman_length": rho, "kept_by_length_too": share}
 

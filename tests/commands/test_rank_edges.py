@@ -168,3 +168,23 @@ def test_in_place_is_for_a_robomimic_file_kept_share(robot_files, tmp_path, epis
     assert "--in-place writes a robomimic file's filter key" in _error(
         capsys, ["rank", "--dataset", str(root), "--score", "length", "--keep", "0.5", "--in-place", "--out",
                  str(out)])
+
+
+def test_per_group_keeps_each_tasks_share(robot_files, tmp_path, episodes, capsys):
+    root = robot_files.write_lerobot_v3(tmp_path / "point_reach", episodes)
+    out = tmp_path / "out"
+    assert main(["rank", "--dataset", str(root), "--score", "length", "--keep", "0.5", "--per-group",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    lengths = {i: len(ep["actions"]) for i, ep in enumerate(episodes)}
+    expected = []
+    for task in robot_files.TASKS:  # each task keeps round(0.5 n) of its own shortest
+        members = [i for i, ep in enumerate(episodes) if ep["task"] == task]
+        ranked = sorted(members, key=lambda i: (lengths[i], i))
+        expected += ranked[: max(1, int(0.5 * len(members) + 0.5))]
+    assert json.loads((out / "episodes.json").read_text()) == sorted(expected)
+    report = json.loads((out / "rank.json").read_text())
+    assert report["per_group"] is True and report["length_control"]["kept_by_length_too"] == 1.0
+    assert "(--keep 0.5 within each group)" in printed
+    assert "give --keep too" in _error(capsys, ["rank", "--dataset", str(root), "--score", "length", "--per-group",
+                                                "--out", str(out)])

@@ -86,3 +86,21 @@ def test_groups(make_pool):
     assert groups == ["better", "worse", "none"]
     assert group_order(groups, "worse,better") == ["worse", "better", "none"]
     assert group_order(["b", "a", "b"], None) == ["a", "b"]
+
+
+def test_a_cut_within_groups_by_hand():
+    from curteach_teaching.datasets.curation import rank_within_groups
+
+    # task a scores low, task b high: a global cut keeps a alone; within groups each keeps round(0.5 n) of its own
+    difficulty = [1.0, 2.0, 3.0, 4.0, 10.0, 12.0, 11.0, 13.0]
+    groups = ["a"] * 4 + ["b"] * 4
+    assert rank_episodes(difficulty, 0.5).kept.tolist() == [True] * 4 + [False] * 4
+    ranking = rank_within_groups(difficulty, groups, 0.5)
+    assert ranking.kept.tolist() == [True, True, False, False, True, False, True, False]
+    assert ranking.rank.tolist() == rank_episodes(difficulty, 0.5).rank.tolist()  # the order is the pool's
+    # the length-only control keeps as many of each group's shortest: a 2 (positions 0 and 2), b 2 (4 and 5); of the
+    # kept 0, 1, 4 and 6, those are 0 and 4: a half
+    control = length_control(ranking, [10, 30, 20, 40, 10, 20, 30, 40], groups)
+    assert control["kept_by_length_too"] == 0.5
+    with pytest.raises(ValueError, match="one group per episode"):
+        rank_within_groups(difficulty, groups[:3], 0.5)
