@@ -90,16 +90,22 @@ def _verify(path: Path, key: str, demos: list[str]) -> None:
             raise ValueError(f"mask/{key} did not read back as written")
 
 
+def _add_key(file, name: str, demos: list[str]) -> None:
+    """``mask/<name>`` (re)written in the open file as robomimic's own scripts encode it (byte strings,
+    ``file_utils.create_hdf5_filter_key``), and flushed."""
+    key = f"mask/{name}"
+    if key in file:
+        del file[key]
+    file[key] = np.array(demos, dtype="S")
+    file.flush()
+
+
 def _write_in_place(file_path: Path, name: str, demos: list[str]) -> None:
     """The key written into the file itself (``write_filter_key(..., in_place=True)``), flushed, read back, synced."""
     h5py = require_h5py()
     try:
         with h5py.File(file_path, "r+") as file:
-            key = f"mask/{name}"
-            if key in file:
-                del file[key]
-            file[key] = np.array(demos, dtype="S")  # robomimic's own encoding (file_utils.create_hdf5_filter_key)
-            file.flush()
+            _add_key(file, name, demos)
         _verify(file_path, name, demos)
         _fsync(file_path)
     except (ValueError, OSError, KeyError, TypeError, RuntimeError) as error:
@@ -153,11 +159,7 @@ def write_filter_key(path: str | os.PathLike, name: str, demos: Sequence[str], *
         shutil.copyfile(file_path, copy)
         shutil.copymode(file_path, copy)
         with h5py.File(copy, "r+") as file:
-            key = f"mask/{name}"
-            if key in file:
-                del file[key]
-            file[key] = np.array(demos, dtype="S")  # robomimic's own encoding (file_utils.create_hdf5_filter_key)
-            file.flush()
+            _add_key(file, name, demos)
         _verify(copy, name, demos)
         _fsync(copy)
         os.replace(copy, file_path)  # whole or not at all: the only moment the file changes

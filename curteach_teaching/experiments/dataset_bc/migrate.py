@@ -40,7 +40,7 @@ from curteach_teaching.names import AGN
 from curteach_teaching.sweeps.folders import RECORD_FORMAT, RECORD_NAME
 from curteach_teaching.sweeps.results import fingerprint
 
-__all__ = ["legacy_settings", "migrate_folder", "rename_cells", "split_cells", "upgrade_folder"]
+__all__ = ["legacy_settings", "migrate_folder", "rekey_run_files", "rename_cells", "split_cells", "upgrade_folder"]
 
 #: the settings this version no longer records
 _DROPPED = ("sources",)
@@ -48,6 +48,24 @@ _DROPPED = ("sources",)
 
 def _canonical(obj) -> bytes:  # as the run files' checksums are computed (sweeps.results)
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=True).encode()
+
+
+def rekey_run_files(paths, old: str, new: str, cell: str | None = None) -> int:
+    """Give every intact run file of ``paths`` whose fingerprint is ``old`` (and, with ``cell``, whose run is of that
+    cell) the fingerprint ``new``, each written atomically, its data and checksum as they were; how many it
+    re-keyed. A damaged file, or one of other settings, is left alone (the sweep recomputes it, saying why)."""
+    count = 0
+    for path in paths:
+        try:
+            document = json.loads(Path(path).read_text())
+            intact = hashlib.sha256(_canonical(document["data"])).hexdigest() == document["checksum"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if intact and document.get("fingerprint") == old and (cell is None or document["data"].get("cell") == cell):
+            document["fingerprint"] = new
+            atomic_write(path, lambda stream, document=document: json.dump(document, stream))
+            count += 1
+    return count
 
 
 def migrate_folder(out_dir: str | Path, settings: dict, seed: int, unused: Sequence[str] = ()) -> str:
@@ -77,19 +95,7 @@ def migrate_folder(out_dir: str | Path, settings: dict, seed: int, unused: Seque
         return ""
     if {k: v for k, v in old.items() if k not in leave} != current or record.get("seed") != seed:
         return ""
-    old_fingerprint, new_fingerprint = fingerprint(old), fingerprint(current)
-    count = 0
-    for path in sorted(out_dir.glob("runs/*/run_*.json")):
-        try:
-            document = json.loads(path.read_text())
-            intact = hashlib.sha256(_canonical(document["data"])).hexdigest() == document["checksum"]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        if not intact or document.get("fingerprint") != old_fingerprint:
-            continue
-        document["fingerprint"] = new_fingerprint
-        atomic_write(path, lambda stream, document=document: json.dump(document, stream))
-        count += 1
+    count = rekey_run_files(sorted(out_dir.glob("runs/*/run_*.json")), fingerprint(old), fingerprint(current))
     upgraded = {**record, "settings": current}
     atomic_write(record_path, lambda stream: json.dump(upgraded, stream, indent=1))
     what = ["its settings now name the data by its digest, not the datasets' paths"] if "sources" in old else []
@@ -218,18 +224,8 @@ def split_cells(out_dir: str | Path, experiment, seed: int) -> str:
     settings = experiment.settings()
     new = cell_fingerprints(experiment, settings)
     old = fingerprint(legacy)
-    count = 0
-    for cell in experiment.cells:
-        for path in sorted((out_dir / "runs" / cell).glob("run_*.json")):
-            try:
-                document = json.loads(path.read_text())
-                intact = hashlib.sha256(_canonical(document["data"])).hexdigest() == document["checksum"]
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
-            if intact and document.get("fingerprint") == old and document["data"].get("cell") == cell:
-                document["fingerprint"] = new[cell]
-                atomic_write(path, lambda stream, document=document: json.dump(document, stream))
-                count += 1
+    count = sum(rekey_run_files(sorted((out_dir / "runs" / cell).glob("run_*.json")), old, new[cell], cell)
+                for cell in experiment.cells)
     cells = {cell: experiment.cell_settings(cell) for cell in experiment.cells}
     upgraded = {**record, "settings": json.loads(json.dumps(settings)), "cells": json.loads(json.dumps(cells))}
     atomic_write(record_path, lambda stream: json.dump(upgraded, stream, indent=1))

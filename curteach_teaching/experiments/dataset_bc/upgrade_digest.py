@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from curteach_envs._util import atomic_write
+from curteach_teaching.experiments.dataset_bc.migrate import rekey_run_files
 from curteach_teaching.sweeps.folders import RECORD_FORMAT, RECORD_NAME
 from curteach_teaching.sweeps.results import fingerprint
 
@@ -54,10 +55,6 @@ def legacy_trajectories_digest(trajectories: Any) -> str:
     return digest.hexdigest()
 
 
-def _canonical(obj) -> bytes:  # as the run files' checksums are computed (sweeps.results)
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=True).encode()
-
-
 def upgrade_digest(out_dir: str | os.PathLike, pool: Any, experiment: Any) -> str:
     """Re-key ``out_dir``'s sweep to the new digest of ``pool`` when it records the earlier digest of that pool.
 
@@ -84,20 +81,10 @@ def upgrade_digest(out_dir: str | os.PathLike, pool: Any, experiment: Any) -> st
             recorded != legacy_pool_digest(pool):
         return ""
     new_settings = {**settings, "digest": experiment.digest}
-    count = 0
-    for cell, own in cells.items():
-        old = fingerprint({"sweep": settings, "cell": own})
-        new = fingerprint({"sweep": new_settings, "cell": own})
-        for path in sorted((out_dir / "runs" / cell).glob("run_*.json")):
-            try:
-                document = json.loads(path.read_text())
-                intact = hashlib.sha256(_canonical(document["data"])).hexdigest() == document["checksum"]
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
-            if intact and document.get("fingerprint") == old:
-                document["fingerprint"] = new
-                atomic_write(path, lambda stream, document=document: json.dump(document, stream))
-                count += 1
+    count = sum(rekey_run_files(sorted((out_dir / "runs" / cell).glob("run_*.json")),
+                                fingerprint({"sweep": settings, "cell": own}),
+                                fingerprint({"sweep": new_settings, "cell": own}))
+                for cell, own in cells.items())
     teacher_line = _rename_teacher_cache(out_dir / "teachers", experiment, recorded)
     atomic_write(record_path, lambda stream: json.dump({**record, "settings": new_settings}, stream, indent=1))
     return (f"upgraded {out_dir}: the data's digest now covers its observations, metadata and step infos, not only "
