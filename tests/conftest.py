@@ -303,10 +303,24 @@ def write_lerobot_v21(root: Path, episodes: list[dict], success: bool = False) -
     return root
 
 
+def renumber_lerobot(root: Path, ids: list[int]) -> None:
+    """Give the episodes of a v3.0 folder the ids ``ids`` (in order), in the data files and the episodes table (a
+    dataset whose ``episode_index`` values have gaps)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for path in sorted((root / "data").glob("*/*.parquet")) + sorted((root / "meta" / "episodes").glob("*/*.parquet")):
+        table = pq.read_table(path)
+        column = table.schema.get_field_index("episode_index")
+        table = table.set_column(column, "episode_index",
+                                 pa.array([ids[e] for e in table.column(column).to_pylist()], type=pa.int64()))
+        pq.write_table(table, path)
+
+
 @pytest.fixture
 def robot_files():
     """The robot-dataset writers: ``reaching_episodes``, ``write_robomimic``, ``write_lerobot_v3``,
-    ``write_lerobot_v21``, and the ``QUALITIES`` and ``TASKS`` they use."""
+    ``write_lerobot_v21``, ``renumber_lerobot``, and the ``QUALITIES`` and ``TASKS`` they use."""
     return types.SimpleNamespace(QUALITIES=QUALITIES, TASKS=TASKS, reaching_episodes=reaching_episodes,
                                  write_robomimic=write_robomimic, write_lerobot_v3=write_lerobot_v3,
-                                 write_lerobot_v21=write_lerobot_v21)
+                                 write_lerobot_v21=write_lerobot_v21, renumber_lerobot=renumber_lerobot)

@@ -109,17 +109,9 @@ def test_a_folder_of_minari_datasets_gives_one_kept_dataset_each(robot_files, tm
 
 
 def test_a_lerobot_dataset_numbered_other_than_0_to_n_is_warned_of(robot_files, tmp_path, episodes, capsys):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     root = robot_files.write_lerobot_v3(tmp_path / "point_reach", episodes)
     ids = [3, 4, 5, 7, 8, 10, 11, 12, 14]  # gaps, not from 0: lerobot 0.4+ reads a list of them as rows
-    for path in sorted((root / "data").glob("*/*.parquet")) + sorted((root / "meta" / "episodes").glob("*/*.parquet")):
-        table = pq.read_table(path)
-        column = table.schema.get_field_index("episode_index")
-        table = table.set_column(column, "episode_index",
-                                 pa.array([ids[e] for e in table.column(column).to_pylist()], type=pa.int64()))
-        pq.write_table(table, path)
+    robot_files.renumber_lerobot(root, ids)
     out = tmp_path / "out"
     assert main(["rank", "--dataset", str(root), "--score", "length", "--keep", "0.5", "--out", str(out)]) == 0
     assert (f"warning: {out / 'episodes.json'} lists episode_index values; the 9 episode_index values run 3..14, not "

@@ -190,16 +190,6 @@ def test_tasks_is_a_field_that_reads_as_the_group(robot_files, tmp_path, episode
         episode_groups(pool, "operator")
 
 
-def _renumber(root, ids: list[int]) -> None:
-    """Give the episodes of a v3.0 folder the ids ``ids`` (in order), in the data files and the episodes table."""
-    for path in sorted((root / "data").glob("*/*.parquet")) + sorted((root / "meta" / "episodes").glob("*/*.parquet")):
-        table = pq.read_table(path)
-        column = table.schema.get_field_index("episode_index")
-        table = table.set_column(column, "episode_index",
-                                 pa.array([ids[e] for e in table.column(column).to_pylist()], type=pa.int64()))
-        pq.write_table(table, path)
-
-
 def test_episode_ids_other_than_0_to_n_are_read_and_noted(robot_files, tmp_path, episodes):
     from curteach_teaching.datasets import episode_indices_note
 
@@ -207,7 +197,7 @@ def test_episode_ids_other_than_0_to_n_are_read_and_noted(robot_files, tmp_path,
     assert episode_indices_note(read_lerobot(root)) == ""
     assert episode_indices_note(np.array([2, 0, 1])) == ""
     ids = [3, 4, 5, 7, 8, 10, 12]
-    _renumber(root, ids)
+    robot_files.renumber_lerobot(root, ids)
     pool = read_lerobot(root)
     assert pool.episode_ids.tolist() == ids and [m["episode_index"] for m in pool.metadata] == ids
     for ep, trajectory in zip(episodes, pool.trajectories):
