@@ -175,6 +175,9 @@ def _read_demo(group, name: str, keys: list[str], widths: dict) -> tuple:
     recorded = group.attrs.get("num_samples")
     if recorded is not None and int(recorded) != steps:
         raise ValueError(f"{where} holds {steps} actions; its num_samples says {int(recorded)}")
+    if acts.dtype.kind == "f" and not np.isfinite(acts).all():  # named here, where the file's path is known
+        step = int(np.argwhere(~np.isfinite(acts))[0, 0])
+        raise ValueError(f"{where}/actions holds NaN or infinite values (step {step})")
     widths.setdefault("actions", acts.shape[1])
     if acts.shape[1] != widths["actions"]:
         raise ValueError(f"{where}/actions has {acts.shape[1]} dimensions; earlier demonstrations {widths['actions']}")
@@ -187,6 +190,11 @@ def _read_demo(group, name: str, keys: list[str], widths: dict) -> tuple:
             last = _rows(group["next_obs"][key], steps, f"{where}/next_obs/{key}")[-1:]
         else:
             last = rows[-1:]  # no next observation recorded: BC never reads the final row
+        for kind, values in (("obs", rows), ("next_obs", last)):
+            if values.dtype.kind == "f" and not np.isfinite(values).all():
+                step = int(np.argwhere(~np.isfinite(values))[0, 0]) + (steps - 1 if kind == "next_obs" else 0)
+                raise ValueError(f"{where}/{kind}/{key} holds NaN or infinite values (step {step}); a demonstration's "
+                                 "observations must be finite")
         widths.setdefault(key, rows.shape[1])
         if rows.shape[1] != widths[key]:
             raise ValueError(f"{where}/obs/{key} has {rows.shape[1]} values per step; earlier demonstrations "

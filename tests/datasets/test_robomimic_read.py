@@ -113,6 +113,19 @@ def test_bad_files_are_refused_in_one_line(robot_files, tmp_path, episodes):
 
     assert "obs/object has 4 values per step; earlier demonstrations 3" in damaged(ragged_width)
 
+    def nan_at(name, step):
+        def edit(f):
+            values = f[name][()]
+            values[step, 0] = np.nan
+            f[name][...] = values
+        return edit
+
+    # a NaN is named by its place in the file, whatever score is asked for
+    refused = damaged(nan_at("data/demo_3/obs/object", 2))
+    assert refused.startswith("robomimic file")
+    assert "data/demo_3/obs/object holds NaN or infinite values (step 2)" in refused
+    assert "data/demo_4/actions holds NaN or infinite values (step 1)" in damaged(nan_at("data/demo_4/actions", 1))
+
     def ragged_actions(f):
         steps = len(f["data/demo_2/actions"])
         del f["data/demo_2/actions"]
