@@ -63,6 +63,9 @@ def add_parser(subparsers) -> None:
                         "loss weighted by its preference)")
     parser.add_argument("--keep", type=float, default=0.6,
                         help="the fraction of episodes 'select' keeps, in (0, 1] (default 0.6)")
+    parser.add_argument("--keep-within", choices=("pool", "group"), default="pool",
+                        help="'select' cuts over the whole pool (default) or within each group, each dataset or task "
+                        "keeping --keep of its own episodes (as rank --per-group)")
     parser.add_argument("--temperature", type=float, default=1.0,
                         help="'weight': w = exp(preference / T), normalised to mean 1 (default 1)")
     parser.add_argument("--ensemble-size", type=int, default=5,
@@ -152,7 +155,8 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
             learner_term=args.learner_difficulty, scale=args.difficulty_scale, budget=args.budget,
             epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
             sampled=not args.no_sampled, policy=args.policy, use=args.use, keep=args.keep,
-            temperature=args.temperature, ensemble_size=args.ensemble_size, ensemble_batches=args.ensemble_batches,
+            temperature=args.temperature, keep_within=args.keep_within, ensemble_size=args.ensemble_size,
+            ensemble_batches=args.ensemble_batches,
             teacher_seed=args.seed, device=args.sweep_device, holdout=holdout, holdout_field=args.holdout_field,
             obs_keys=obs_keys, **settings,
         )

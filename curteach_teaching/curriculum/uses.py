@@ -58,30 +58,47 @@ class Select:
 
     Args:
         keep: the fraction kept, in ``(0, 1]``.
+        groups: ``None``: one cut over the pool; else ``(N,)`` labels, one per demonstration (a task each), and the
+            cut is made within each group: group ``g`` of ``n_g`` keeps its ``max(1, round(keep n_g))`` most
+            preferred, so that no task is dropped whole because its demonstrations score harder than another's.
 
     Raises:
         ValueError: ``keep`` outside ``(0, 1]``.
     """
 
     keep: float = 0.6
+    groups: tuple | None = None
     name = "select"
 
     def __post_init__(self) -> None:
         k = self.keep
         if isinstance(k, bool) or not isinstance(k, (int, float)) or not (0.0 < k <= 1.0):
             raise ValueError(f"keep must be a fraction in (0, 1]; got {self.keep!r}")
+        if self.groups is not None:
+            object.__setattr__(self, "groups", tuple(self.groups))
 
     def kept(self, n_items: int) -> int:
         """``max(1, round(keep N))`` (halves round up)."""
         return max(1, min(n_items, math.floor(self.keep * n_items + 0.5)))
 
     def choose(self, prefer: np.ndarray, keep: int, sizes: np.ndarray) -> tuple[np.ndarray, None]:
-        """``((round(F N),) indices most preferred first, None)``; the pacing's ``keep`` is ignored."""
-        return _ranking(prefer)[: self.kept(prefer.size)], None
+        """``((round(F N),) indices most preferred first, None)`` (within groups: each group's share, in the pool's
+        order of preference); the pacing's ``keep`` is ignored."""
+        ranking = _ranking(prefer)
+        if self.groups is None:
+            return ranking[: self.kept(prefer.size)], None
+        labels = np.asarray(self.groups, dtype=object)
+        if labels.size != prefer.size:
+            raise ValueError(f"select has {labels.size} group labels for {prefer.size} demonstrations")
+        chosen = np.zeros(prefer.size, dtype=bool)
+        for group in dict.fromkeys(labels.tolist()):  # a loop over the few groups, not over demonstrations
+            members = np.flatnonzero(labels == group)
+            chosen[members[_ranking(prefer[members])[: self.kept(members.size)]]] = True
+        return ranking[chosen[ranking]], None
 
     def config(self) -> dict:
-        """``{"use": "select", "keep": F}``."""
-        return {"use": self.name, "keep": float(self.keep)}
+        """``{"use": "select", "keep": F}``, and ``"within": "group"`` for a cut within groups."""
+        return {"use": self.name, "keep": float(self.keep), **({} if self.groups is None else {"within": "group"})}
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,19 @@ def test_each_use_selects_by_hand():
             bad()
 
 
+def test_select_within_groups_by_hand():
+    # task a is preferred throughout: one cut over the pool keeps a alone; within groups each keeps round(0.5 n_g)
+    prefer = np.array([5.0, 4.0, 3.0, 2.0, 1.0, 0.5, 0.2, 0.1, 0.05])
+    groups = ["a"] * 4 + ["b"] * 5
+    sizes = np.ones(9)
+    assert Select(0.5).choose(prefer, 1, sizes)[0].tolist() == [0, 1, 2, 3, 4]
+    within = Select(0.5, groups=groups)
+    assert within.choose(prefer, 1, sizes)[0].tolist() == [0, 1, 4, 5, 6]  # a: 2 of 4; b: round(2.5) = 3 of 5
+    assert within.config() == {"use": "select", "keep": 0.5, "within": "group"} and "within" not in Select().config()
+    with pytest.raises(ValueError, match="3 group labels for 9 demonstrations"):
+        Select(0.5, groups=["a", "b", "a"]).choose(prefer, 1, sizes)
+
+
 def test_selection_applies_the_use_every_epoch():
     teacher = np.array([3.0, 1.0, 2.0, 0.0, 4.0])  # Cur-T prefers -teacher: 3, 1, 2, 0, 4
     order = CurriculumSelection(5, "Cur-T", teacher, LinearPacing(0.8, 0.5))

@@ -67,11 +67,11 @@ NOT_SETTINGS = ("progress", "data", "device")
 #: settings added after the first sweeps; left out of :meth:`DatasetBCExperiment.settings` at their defaults, so that
 #: the folders of those sweeps still resume
 _LATER_SETTINGS = ("use", "keep", "temperature", "ensemble_size", "ensemble_batches", "teacher_seed", "holdout",
-                   "holdout_field", "obs_keys")
+                   "holdout_field", "obs_keys", "keep_within")
 #: settings that only some cells read: each cell's settings (:meth:`DatasetBCExperiment.cell_settings`) hold those it
 #: reads, and the sweep's shared settings none
 _CELL_SETTINGS = ("curricula", "task_difficulty", "use", "keep", "temperature", "ensemble_size", "ensemble_batches",
-                  "teacher_seed")
+                  "teacher_seed", "keep_within")
 
 
 def _finite_positive(name: str, value) -> float:
@@ -104,6 +104,8 @@ class DatasetBCExperiment:
         policy: ``auto`` or a kind of :mod:`~curteach_teaching.learners.factory`, or ``module:attr``.
         use: the use of cells that name none (one of :data:`~curteach_teaching.curriculum.uses.USES`).
         keep: the fraction ``select`` keeps, in ``(0, 1]``; temperature: ``weight``'s (> 0).
+        keep_within: ``"pool"``: select's cut is one over the pool; ``"group"``: within each group (each dataset or
+            task keeps its share, :class:`~curteach_teaching.curriculum.uses.Select`'s ``groups``).
         ensemble_size, ensemble_batches: the ensemble teacher's members and optimizer steps per member (``None``:
             ``max_batches``); it trains with ``batch_size`` and ``learning_rate``.
         teacher_seed: the sweep's seed: the ensemble's, and the held-out split's.
@@ -112,9 +114,8 @@ class DatasetBCExperiment:
             ``(0, 1)``.
         holdout_field: hold out only episodes whose boolean metadata field this is true (a trusted subset, e.g.
             robomimic's ``better``); ``None``: any episode.
-        obs_keys: the observation keys the pool was read with (a robomimic file's or a LeRobot dataset's), so that
-            runs on other observations are never reused (the digest covers actions, not observations); ``None``: the
-            reader's default.
+        obs_keys: the observation keys the pool was read with (a robomimic file's or a LeRobot dataset's); ``None``:
+            the reader's default.
         progress: show a bar per run (not a setting).
         data: the prepared data (not a setting; :meth:`prepare` sets it).
         device: ``"cpu"`` or ``"cuda"``, where the runs and the ensemble teacher train (not a setting: the runner's,
@@ -148,6 +149,7 @@ class DatasetBCExperiment:
     holdout: float | None = None
     holdout_field: str | None = None
     obs_keys: tuple | None = None
+    keep_within: str = "pool"
     progress: bool = field(default=False, compare=False)
     data: Any = field(default=None, compare=False, repr=False)
     device: str = field(default="cpu", compare=False)
@@ -175,6 +177,8 @@ class DatasetBCExperiment:
         if len(set(names)) != len(names):
             raise ValueError(f"curricula must have distinct names; got {names}")
         Select(self.keep)  # the range checks of keep and temperature, in one place
+        if self.keep_within not in ("pool", "group"):
+            raise ValueError(f"keep_within must be 'pool' or 'group'; got {self.keep_within!r}")
         Weight(self.temperature)
         check_int("ensemble_size", self.ensemble_size, 2)
         if self.ensemble_batches is not None:
@@ -248,7 +252,9 @@ class DatasetBCExperiment:
     def use_of(self, cell: str):
         """The :mod:`~curteach_teaching.curriculum.uses` object of ``cell``."""
         use = self.cell_spec(cell).use
-        return Select(self.keep) if use == "select" else Weight(self.temperature) if use == "weight" else Order()
+        if use == "select":  # within groups: the training part's groups, in the demonstrations' order
+            return Select(self.keep, groups=self.data.groups if self.keep_within == "group" else None)
+        return Weight(self.temperature) if use == "weight" else Order()
 
     def tasks(self) -> list[str]:
         """The task scores the cells read (those of curricula without a teacher term included)."""
@@ -291,6 +297,8 @@ class DatasetBCExperiment:
         own: dict = {"curriculum": spec.curriculum, "use": spec.use, "task": spec.task}
         if spec.use == "select":
             own["keep"] = self.keep
+            if self.keep_within != "pool":  # absent at the default: the folders of earlier sweeps resume
+                own["keep_within"] = self.keep_within
         elif spec.use == "weight":
             own["temperature"] = self.temperature
         if spec.task is not None and "ensemble" in score_terms(spec.task):
