@@ -119,7 +119,7 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     """Read the pool, check every flag, run (or resume) the sweep and write its report."""
     from curteach_teaching.datasets import read_pool, source_format
     from curteach_teaching.datasets.task_scores import level_order, score_terms
-    from curteach_teaching.experiments.dataset_bc.data import pool_digest, success_defined
+    from curteach_teaching.experiments.dataset_bc.data import success_defined
     from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment
     from curteach_teaching.experiments.dataset_bc.migrate import upgrade_folder
     from curteach_teaching.experiments.dataset_bc.report import DatasetBCReport
@@ -142,15 +142,16 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     settings = {k: v for k, v in settings.items() if v is not None}
     # a ladder's rank by default where the groups are datasets given as one; a LeRobot dataset's groups are its
     # tasks, and a folder of robomimic files is a suite of tasks (LIBERO's), neither a ladder
+    kinds = {source: source_format(source) for source in sources}
     ladder = len(pool.group_names) > 1 and not any(
-        source_format(s) == "lerobot" or (source_format(s) == "robomimic" and Path(s).expanduser().is_dir())
-        for s in sources)
+        kind == "lerobot" or (kind == "robomimic" and Path(source).expanduser().is_dir())
+        for source, kind in kinds.items())
     task = args.task_difficulty or ("level" if ladder else "length")
     # a setting named otherwise than its flag: the flag in the message (--seed must be ..., not teacher_seed)
     renamed = {"teacher_seed": "seed", "learner_term": "learner_difficulty", "scale": "difficulty_scale"}
     with named_as_options(args, renamed):
         experiment = DatasetBCExperiment(
-            digest=pool_digest(pool), env_id=args.env,
+            env_id=args.env,  # the digest: prepare() computes it once, from the pool
             curricula=tuple(c.strip() for c in args.curricula.split(",") if c.strip()), task_difficulty=task,
             learner_term=args.learner_difficulty, scale=args.difficulty_scale, budget=args.budget,
             epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,

@@ -107,19 +107,16 @@ def rank_scores(pool, score: str, *, teacher=None, policy: str = "auto", cache: 
     codec = codec_for(pool.observation_space, pool.env_specs)
     trajectories = codec.trajectories(pool.trajectories, pool.groups)
     factory = _policy_factory(policy, codec.observation_space, pool.action_space)
-    label = f"rank|{policy}"  # the cache key's data digest covers the observations read
-    cached = cache is not None and teacher.read_cache(teacher.cache_file(trajectories, cache, label),
-                                                      len(trajectories))[0] is not None
     # said whether or not a bar is drawn: in a batch job's log the fit is otherwise minutes of silence
     print(f"ensemble teacher: {teacher.size} BC policies x {teacher.batches} steps"
           + ("" if cache is None else f" (cached in {cache})"), flush=True)
     started = time.perf_counter()
-    difficulty = teacher.scores(trajectories, factory, codec.observation_space, pool.action_space, cache=cache,
-                                label=label, progress=progress,
-                                say=lambda line: print(line, flush=True)).difficulty  # a damaged cache: one line
-    how = "read from the cache" if cached else f"fitted in {time.perf_counter() - started:.0f} s"
+    scores = teacher.scores(trajectories, factory, codec.observation_space, pool.action_space, cache=cache,
+                            label=f"rank|{policy}",  # the cache key's data digest covers the observations read
+                            progress=progress, say=lambda line: print(line, flush=True))  # a damaged cache: one line
+    how = "read from the cache" if scores.from_cache else f"fitted in {time.perf_counter() - started:.0f} s"
     print(f"ensemble teacher ready ({how})", flush=True)
-    return np.asarray(task_difficulty(pool, score, fitted={"ensemble": difficulty}), dtype=np.float64)
+    return np.asarray(task_difficulty(pool, score, fitted={"ensemble": scores.difficulty}), dtype=np.float64)
 
 
 def _ties(ranking, within, keep: float) -> dict | list | None:

@@ -49,11 +49,13 @@ class EnsembleScores:
         difficulty: ``(N,)`` ``log Psi^E`` of every demonstration (larger = less likely under the held-out members).
         log_likelihood: ``(K, N)`` each member's mean per-step log-likelihood of each demonstration.
         in_bag: ``(K, N)`` bool, demonstration ``i`` was in member ``k``'s half.
+        from_cache: whether :meth:`EnsembleTeacher.scores` read them from its cache rather than fitting them.
     """
 
     difficulty: np.ndarray
     log_likelihood: np.ndarray
     in_bag: np.ndarray
+    from_cache: bool = False
 
 
 def _held_out_difficulty(log_likelihood: np.ndarray, in_bag: np.ndarray) -> np.ndarray:
@@ -148,7 +150,7 @@ class EnsembleTeacher:
         try:
             with np.load(path, allow_pickle=False) as saved:
                 found = EnsembleScores(np.array(saved["difficulty"]), np.array(saved["log_likelihood"]),
-                                       np.array(saved["in_bag"]))
+                                       np.array(saved["in_bag"]), from_cache=True)
         except Exception as error:
             # a damaged zip raises nearly anything from zipfile or numpy's parser (BadZipFile, EOFError, KeyError,
             # ValueError, NotImplementedError for a garbled compression method, OSError); each means the same here:

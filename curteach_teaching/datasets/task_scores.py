@@ -114,15 +114,16 @@ def _info_value(info, key: str):
     return value if value is not None and _is_number(value.item() if hasattr(value, "item") else value) else None
 
 
-def last_step_flags(infos: Sequence[dict], name: str) -> np.ndarray | None:
-    """``(N,)`` bool: the step info ``name`` at each episode's last step, where every episode's infos hold it as a
-    flag (``success`` as Gymnasium-Robotics' and Meta-World's datasets record it per step: bools, or numbers 0 and 1);
-    ``None`` where some episode's infos lack it (the field is then not a step info).
+def last_step_flags(metadata: Sequence[dict], infos: Sequence[dict], name: str) -> np.ndarray | None:
+    """``(N,)`` bool: the step info ``name`` at each episode's last step, where no episode's ``metadata`` holds
+    ``name`` (a metadata field comes first, as :func:`task_difficulty` reads fields) and every episode's ``infos``
+    hold it as a flag (``success`` as Gymnasium-Robotics' and Meta-World's datasets record it per step: bools, or
+    numbers 0 and 1); ``None`` otherwise (the field is then the metadata's, or absent).
 
     Raises:
         ValueError: a last value that is not 0, 1, True or False, naming the episode.
     """
-    if not len(infos) or not all(name in info for info in infos):
+    if any(name in meta for meta in metadata) or not len(infos) or not all(name in info for info in infos):
         return None
     flags = []
     for i, info in enumerate(infos):

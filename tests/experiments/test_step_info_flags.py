@@ -32,12 +32,12 @@ def test_a_per_step_flag_is_read_at_the_last_step_alike_everywhere():
     for kind in (float, bool):
         pool = _pool([1, 0, 1, 0], kind)
         expected = np.array([True, False, True, False])
-        np.testing.assert_array_equal(last_step_flags(pool.infos, "success"), expected)
+        np.testing.assert_array_equal(last_step_flags(pool.metadata, pool.infos, "success"), expected)
         np.testing.assert_array_equal(bad_episodes(pool, "not:success"), ~expected)  # --bad-field not:success
         np.testing.assert_array_equal(trusted_episodes(pool.metadata, "success", pool.infos), expected)
         np.testing.assert_array_equal(task_difficulty(pool, "not:success"), (~expected).astype(float))
-    assert last_step_flags(_pool([1, 0]).infos, "shiny") is None
+    assert last_step_flags(_pool([1, 0]).metadata, _pool([1, 0]).infos, "shiny") is None
     with pytest.raises(ValueError, match=r"step info 'success' of episode 1 of the pool is 0.5 at its last step"):
-        last_step_flags(_pool([1, 0.5]).infos, "success")
+        last_step_flags(_pool([1, 0.5]).metadata, _pool([1, 0.5]).infos, "success")
     with pytest.raises(ValueError, match="holdout_field must be a boolean metadata field of every episode"):
         trusted_episodes(_pool([1, 0]).metadata, "success")  # without the infos: the metadata alone, as before

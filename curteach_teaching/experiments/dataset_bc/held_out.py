@@ -75,10 +75,10 @@ def trusted_episodes(metadata: Sequence[dict], field: str, infos: Sequence[dict]
     Raises:
         ValueError: an episode without the field, or a value that is not a boolean.
     """
-    if infos is not None and not any(field in meta for meta in metadata):
+    if infos is not None:
         from curteach_teaching.datasets.task_scores import last_step_flags
 
-        flags = last_step_flags(infos, field)
+        flags = last_step_flags(metadata, infos, field)
         if flags is not None:
             return flags
     values = []

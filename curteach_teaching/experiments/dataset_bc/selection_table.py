@@ -93,10 +93,9 @@ def bad_episodes(pool: Any, field: str | None) -> np.ndarray | None:
             raise ValueError(f"bad_field {field!r} names no field after {NEGATION!r} (e.g. not:success)")
         negated = bad_episodes(pool, field[len(NEGATION):])
         return None if negated is None else ~negated
-    if not any(field in meta for meta in pool.metadata):  # a flag recorded per step only (success): its last value
-        flags = last_step_flags(pool.infos, field)
-        if flags is not None:
-            return flags
+    flags = last_step_flags(pool.metadata, pool.infos, field)  # a flag recorded per step only: its last value
+    if flags is not None:
+        return flags
     values = []
     for i, meta in enumerate(pool.metadata):
         where = f"episode {i} of the pool (id {pool.episode_ids[i]} of {pool.groups[i]})"
