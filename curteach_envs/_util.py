@@ -120,11 +120,14 @@ def row_pieces(begin: int, end: int, rows: int | None) -> list[tuple[int, int]]:
     return list(zip(bounds[:-1], bounds[1:]))
 
 
-def _ignore_sigint() -> None:
-    """A pool worker leaves Ctrl-C to the driver, which says what was kept and stops the pool."""
+def _pool_worker_signals() -> None:
+    """A pool worker leaves Ctrl-C to the driver, which says what was kept and stops the pool, and ends on SIGTERM,
+    by which the pool stops it (``terminate``): a driver started with SIGTERM ignored passes that on to the workers
+    it spawns, and the pool would then wait for them forever."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 @contextmanager
@@ -134,7 +137,7 @@ def spawned_pool(processes: int) -> Iterator[Any]:
     when the block ends normally and terminated however it ends (an interrupt included), then joined."""
     import multiprocessing
 
-    pool = multiprocessing.get_context("spawn").Pool(processes, initializer=_ignore_sigint)
+    pool = multiprocessing.get_context("spawn").Pool(processes, initializer=_pool_worker_signals)
     try:
         yield pool
         pool.close()

@@ -85,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; a ``ValueError`` (bad input) or an ``OSError`` (a full disk, ...) becomes a one-line
     message and exit code 2, a run lost with its worker (:class:`~curteach_teaching.sweeps.backends.LostRun`)
-    a one-line message and exit code 1, Ctrl-C exit code 130 (see :mod:`curteach_teaching.sweeps.interrupts`)."""
+    a one-line message and exit code 1, Ctrl-C exit code 130, SIGTERM 143 (see
+    :mod:`curteach_teaching.sweeps.interrupts`)."""
     from curteach_teaching.sweeps.backends import LostRun
 
     parser = build_parser()
@@ -120,8 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LostRun as error:  # the machine lost a worker more often than it is retried
         print(f"curteach {args.command}: error: {error}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:  # the sweep has said what it kept; no traceback
-        return EXIT_CODE
+    except KeyboardInterrupt as interruption:  # the sweep has said what it kept; no traceback
+        return getattr(interruption, "exit_code", EXIT_CODE)  # 143 for a SIGTERM (Terminated)
     return int(result or 0)
 
 

@@ -54,6 +54,9 @@ def _portable(error: BaseException) -> tuple:
 
 
 def _exit_on_sigterm(signum, frame) -> None:
+    # A second SIGTERM would interrupt the clean-ups of the first, e.g. the finalizers at exit, with a traceback: a
+    # scheduler's SIGTERM reaches the workers and the driver, and the driver's closing pool sends its own.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise SystemExit(128 + signum)  # unwinds the task: its clean-ups and the process's finalizers run
 
 

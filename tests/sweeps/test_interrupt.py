@@ -1,4 +1,5 @@
-"""Ctrl-C on a parallel sweep (real subprocesses): prompt exit 130, one line, finished runs kept, no process left."""
+"""Ctrl-C (and a scheduler's SIGTERM) on a parallel sweep (real subprocesses): prompt exit 130 (143), one line,
+finished runs kept, no process left."""
 
 import os
 import signal
@@ -30,7 +31,7 @@ def _processes_with(token: str) -> list[int]:
     return found
 
 
-def _start(args: list[str], token: str) -> subprocess.Popen:
+def _start(args: list[str], token: str, *, sigterm_ignored: bool = False) -> subprocess.Popen:
     env = {**os.environ, "CURTEACH_TEST_TOKEN": token}
     return subprocess.Popen(
         [sys.executable, "-m", "curteach_teaching.cli", *args],
@@ -39,6 +40,7 @@ def _start(args: list[str], token: str) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        preexec_fn=(lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN)) if sigterm_ignored else None,
     )
 
 
@@ -104,10 +106,72 @@ def test_ctrl_c_stops_a_parallel_sweep_and_keeps_finished_runs(tmp_path, presses
         assert read_summary(out / "summary.csv") == read_summary(tmp_path / "whole" / "summary.csv")
 
 
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc to find the workers")
+def test_sigterm_to_the_job_stops_the_sweep_cleanly_with_exit_143(tmp_path):
+    # Slurm's scancel (and its time limit) sends SIGTERM to every process of the job step, workers included
+    out = tmp_path / "sweep"
+    args = ["car-bc", "--runs", "8", "--steps", "300", "--workers", "2", "--no-progress", "--no-figures",
+            "--out", str(out)]
+    token = uuid.uuid4().hex
+    proc = _start(args, token)
+    _wait_for_runs(out, 2, proc)
+    os.killpg(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err and "starting it again" not in err  # a worker's SIGTERM is no lost run
+    lines = [line for line in err.splitlines() if line.startswith("interrupted:")]
+    assert len(lines) == 1 and "run the same command again" in lines[0]
+    assert lines[0].endswith("(stopped by SIGTERM)")
+    saved = len(list((out / "runs" / "main").glob("run_*.json")))
+    assert 2 <= saved < 8 and not list((out / "runs" / "main").glob(".*.tmp"))
+    time.sleep(0.5)
+    assert _processes_with(token) == []
+
+
+def test_sigterm_raises_terminated_and_both_signals_stay_ignored_after_it():
+    from curteach_teaching.sweeps import interrupts
+
+    before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with pytest.raises(interrupts.Terminated) as caught, interrupts.handle_interrupts():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)
+        assert isinstance(caught.value, KeyboardInterrupt) and caught.value.exit_code == 143
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+    with interrupts.handle_interrupts():  # no signal: the previous handlers come back
+        assert signal.getsignal(signal.SIGTERM) is not before[signal.SIGTERM]
+    assert signal.getsignal(signal.SIGTERM) is before[signal.SIGTERM]
+
+
+_SECOND_SIGTERM = """
+import os, signal, sys, time
+from curteach_teaching.sweeps import interrupts
+with interrupts.handle_interrupts(), interrupts.interruption_message(lambda: "interrupted: 3 of 5 runs saved"):
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    except KeyboardInterrupt:
+        os.kill(os.getpid(), signal.SIGTERM)  # the scheduler's second notice, in the middle of the clean-up
+        time.sleep(5)
+        print("clean-up went on after the second signal", flush=True)
+"""
+
+
+def test_second_sigterm_prints_the_message_once_and_exits_143():
+    proc = subprocess.run([sys.executable, "-c", _SECOND_SIGTERM], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 143 and "clean-up went on" not in proc.stdout
+    assert proc.stderr.splitlines() == ["interrupted: 3 of 5 runs saved (stopped by SIGTERM)"]
+
+
 def test_first_press_raises_and_sigint_stays_ignored_after_an_interruption():
     from curteach_teaching.sweeps import interrupts
 
     before = signal.getsignal(signal.SIGINT)
+    before_term = signal.getsignal(signal.SIGTERM)
     try:
         with pytest.raises(KeyboardInterrupt), interrupts.handle_interrupts():
             with interrupts.interruption_message(lambda: "interrupted: test"):
@@ -117,8 +181,9 @@ def test_first_press_raises_and_sigint_stays_ignored_after_an_interruption():
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
         with interrupts.handle_interrupts():  # an ignored SIGINT is left alone (a background job)
             assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-    finally:
+    finally:  # both: an ignored signal would pass on to every process this one starts later
         signal.signal(signal.SIGINT, before)
+        signal.signal(signal.SIGTERM, before_term)
     with interrupts.handle_interrupts():  # no press: the previous handler comes back
         assert signal.getsignal(signal.SIGINT) is not before
     assert signal.getsignal(signal.SIGINT) is before
@@ -155,7 +220,8 @@ def test_ctrl_c_keeps_the_finished_dataset_chunks_and_the_rerun_resumes(tmp_path
     out = tmp_path / "tsp.npz"
     args = ["make-dataset", "tsp", "--split-sizes", "paper", "--workers", "2", "--no-progress", "--out", str(out)]
     token = uuid.uuid4().hex
-    proc = _start(args, token)
+    # started with SIGTERM ignored, which its spawned workers would inherit: the pool stops them by SIGTERM
+    proc = _start(args, token, sigterm_ignored=True)
     chunks = tmp_path / "tsp.npz.chunks"
     deadline = time.monotonic() + 240
     while len(list(chunks.glob("chunk-*.npz"))) < 2:
