@@ -27,6 +27,7 @@ _COMMAND_MODULES = (
     "curteach_teaching.commands.teach",
     "curteach_teaching.commands.dataset_bc",
     "curteach_teaching.commands.rank",
+    "curteach_teaching.commands.report",
 )
 
 
@@ -59,11 +60,14 @@ class OneLineErrorParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
     def parse_args(self, args=None, namespace=None):
-        """As argparse's, with unrecognized arguments reported by the sub-command's parser."""
+        """As argparse's, with unrecognized arguments reported by the sub-command's parser, or handed to it in
+        ``passed_on`` where it says so (``passes_on_unknown``)."""
         namespace, extras = self.parse_known_args(args, namespace)
         if extras:
             owner = self.commands.get(getattr(namespace, "command", None), self)
-            owner.error(f"unrecognized arguments: {' '.join(extras)}")
+            if not getattr(owner, "passes_on_unknown", False):
+                owner.error(f"unrecognized arguments: {' '.join(extras)}")
+            namespace.passed_on = extras  # `curteach report DIR --paired-against X`: flags of the recorded command
         return namespace
 
 

@@ -217,7 +217,8 @@ def sweep_session(args: argparse.Namespace, out: Path):
     backend = check_sweep_flags(args)
     with named_as_options(args):  # --runs, not the session's runs
         return SweepSession(out, args.runs, seed=args.seed, backend=backend, progress=progress_wanted(args),
-                            compute=not args.report_only, overwrite=args.overwrite)
+                            compute=not args.report_only, overwrite=args.overwrite,
+                            command=getattr(args, "command_line", None))
 
 
 def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path, session=None) -> int:

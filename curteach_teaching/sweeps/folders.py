@@ -17,6 +17,9 @@
   the folder. A sweep of the same shared settings may then add, drop or reorder cells: a new cell is recorded and
   computed, a dropped one keeps its runs (they are reported again when it comes back), and only a cell recorded
   with other settings is a difference.
+* **Command.** The record also keeps the command line that last computed in the folder and its working folder
+  (``{"argv": [...], "cwd": ...}``), so that ``curteach report DIR`` can write the folder's report without the
+  flags being repeated; it is not a setting (another ``--workers`` is the same sweep).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import importlib.metadata
 import json
 import os
 import re
+import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,6 +43,7 @@ __all__ = [
     "folder_lock",
     "library_files",
     "library_version",
+    "recorded_command",
     "remove_interrupted_writes",
     "remove_stale_outputs",
 ]
@@ -237,19 +242,32 @@ def _clear(out_dir: Path) -> None:
             root.rmdir()
 
 
-def _recorded_command(out_dir: Path) -> str:
-    """The command line the folder's ``report.json`` records (``""`` without one), quoted for a shell."""
-    import shlex
+def recorded_command(out_dir: Path) -> tuple[list[str], str | None] | None:
+    """``(argv, working folder)`` of the command that last computed in ``out_dir`` (``sweep.json``), else the one
+    that wrote its report (``report.json``, which has no working folder: ``None``); ``None`` where neither records
+    one (a sweep run from Python, or written before the record kept it)."""
+    for name in (RECORD_NAME, "report.json"):
+        try:
+            command = json.loads((out_dir / name).read_text()).get("command")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(command, dict):
+            argv, cwd = command.get("argv"), command.get("cwd")
+        else:
+            argv, cwd = command, None
+        if isinstance(argv, list) and argv and all(isinstance(part, str) for part in argv):
+            return argv, cwd if isinstance(cwd, str) else None
+    return None
 
-    try:
-        command = json.loads((out_dir / "report.json").read_text()).get("command")
-    except (OSError, ValueError, AttributeError):
-        return ""
-    return shlex.join(str(part) for part in command) if isinstance(command, list) and command else ""
+
+def _recorded_command(out_dir: Path) -> str:
+    """The command line the folder records (``""`` without one), quoted for a shell."""
+    found = recorded_command(out_dir)
+    return "" if found is None else shlex.join(found[0])
 
 
 def check_folder(out_dir: Path, settings: dict, fingerprint: str | dict, seed: int, overwrite: bool = False,
-                 write: bool = True, cells: dict | None = None) -> None:
+                 write: bool = True, cells: dict | None = None, command: list[str] | None = None) -> None:
     """Make sure ``out_dir`` holds nothing but this sweep's runs, and record the sweep in ``sweep.json``.
 
     Args:
@@ -262,6 +280,8 @@ def check_folder(out_dir: Path, settings: dict, fingerprint: str | dict, seed: i
         cells: ``{cell: its own settings}`` of an experiment whose cells have them (``None``: the cells are part of
             ``settings``); the record keeps every cell run here, and only a cell recorded with other settings
             differs.
+        command: the command line computing the sweep (``["curteach", "nav", ...]``), recorded with the working
+            folder; ``None`` (a sweep run from Python) keeps the recorded one.
 
     Raises:
         ValueError: the folder holds a sweep of other settings, seed or version (each difference is named), or run
@@ -273,6 +293,7 @@ def check_folder(out_dir: Path, settings: dict, fingerprint: str | dict, seed: i
         current["cells"] = json.loads(json.dumps(cells))
     record_path = out_dir / RECORD_NAME
     recorded_cells: dict = {}
+    recorded_command = None
     hint = "pass --overwrite to replace it (its runs are deleted), or choose another --out"
     if record_path.exists():
         try:
@@ -290,11 +311,14 @@ def check_folder(out_dir: Path, settings: dict, fingerprint: str | dict, seed: i
             if differences and not overwrite:
                 ran = _recorded_command(out_dir)  # what to repeat, e.g. for --report-only of a finished sweep
                 raise ValueError(f"{out_dir} holds a sweep of other settings ({'; '.join(differences)}); {hint}"
-                                 + (f"; to resume or report it, repeat its command: {ran}" if ran else ""))
+                                 + (f"; to resume it, repeat its command: {ran}; to report it: curteach report "
+                                    f"{shlex.quote(str(out_dir))}" if ran else ""))
             if differences:
                 _clear(out_dir)
-            elif cells is not None:
-                recorded_cells = record["cells"]
+            else:
+                recorded_command = record.get("command")
+                if cells is not None:
+                    recorded_cells = record["cells"]
     else:
         foreign = _foreign_run_files(out_dir, fingerprint, seed)
         if foreign and not overwrite:
@@ -303,8 +327,13 @@ def check_folder(out_dir: Path, settings: dict, fingerprint: str | dict, seed: i
             _clear(out_dir)
     if cells is not None:  # the cells run before and not now keep their record (and their runs)
         current["cells"] = {**recorded_cells, **current["cells"]}
-    if write and (not record_path.exists() or (cells is not None and current["cells"] != recorded_cells)):
+    new_command = recorded_command if command is None else {"argv": [str(part) for part in command],
+                                                             "cwd": os.getcwd()}
+    if write and (not record_path.exists() or (cells is not None and current["cells"] != recorded_cells)
+                  or new_command != recorded_command):
         document = {"format": RECORD_FORMAT, **current}
+        if new_command is not None:
+            document["command"] = new_command
         atomic_write(record_path, lambda stream: json.dump(document, stream, indent=1))
 
 

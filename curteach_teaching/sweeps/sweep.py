@@ -203,6 +203,7 @@ class SweepSession:
         compute: ``False`` computes and writes nothing (a report of the saved runs).
         overwrite: replace a sweep of other settings in ``out_dir`` instead of refusing.
         on_saved: called with each run computed, right after its file is written.
+        command: the command line running the sweep, recorded in ``sweep.json`` (for ``curteach report``).
 
     Attributes:
         data: what the command prepared for its experiment once (e.g. nav's dataset, loaded and hashed once:
@@ -215,7 +216,7 @@ class SweepSession:
 
     def __init__(self, out_dir, runs: int, *, seed: int = 0, backend: Backend | None = None,
                  workers: int | None = None, progress: bool = True, compute: bool = True, overwrite: bool = False,
-                 on_saved: Callable[[RunResult], None] | None = None):
+                 on_saved: Callable[[RunResult], None] | None = None, command: list[str] | None = None):
         check_int("runs", runs, 1, MAX_RUNS)
         check_int("seed", seed, 0)
         self.out_dir = Path(out_dir)
@@ -226,6 +227,7 @@ class SweepSession:
         self.compute = compute
         self.overwrite = overwrite
         self.on_saved = on_saved
+        self.command = command
         self.data: dict = {}
         self._lock = None
         self._fingerprint: tuple | None = None  # (experiment, settings, fingerprints, cells' own settings)
@@ -302,7 +304,7 @@ def _run_sweep(session: SweepSession, experiment, cells: tuple) -> SweepResult:
     settings, fingerprints, own = session._settings(experiment)
     check_folder(out_dir, settings, fingerprints if own is not None else fingerprints[cells[0]], seed,
                  overwrite=session.overwrite, write=compute,
-                 cells=None if own is None else {cell: own[cell] for cell in cells})
+                 cells=None if own is None else {cell: own[cell] for cell in cells}, command=session.command)
 
     sweep = SweepResult(cells={cell: [None] * runs for cell in cells}, seed=seed)
     todo = []

@@ -77,7 +77,8 @@ def test_changed_observations_or_labels_are_another_sweep(robot_files, tmp_path,
         error = capsys.readouterr().err.strip()
         assert "holds a sweep of other settings (digest:" in error and "\n" not in error
         ran = shlex.join(json.loads((tmp_path / "out" / "report.json").read_text())["command"])
-        assert error.endswith(f"; to resume or report it, repeat its command: {ran}")  # e.g. for --report-only
+        assert error.endswith(f"; to resume it, repeat its command: {ran}; to report it: curteach report "
+                              f"{shlex.quote(str(tmp_path / 'out'))}")
     assert {p: p.read_bytes() for p in runs} == before  # nothing lost
     assert main(argv) == 0  # the unchanged file still resumes
     assert "2 runs (0 computed, 2 reused)" in capsys.readouterr().out
