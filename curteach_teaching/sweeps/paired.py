@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from curteach_teaching.sweeps.sample_size import floor_note, min_p_value
+from curteach_teaching.sweeps.sample_size import detectable_difference, floor_note, min_p_value
 
 __all__ = [
     "PairedDifference", "PairedStatistics", "TargetComparison", "interquartile_mean", "paired_comparison",
@@ -54,6 +54,9 @@ class PairedDifference:
         ties: pairs with ``d_i = 0`` exactly.
         higher_is_better: the direction that ``better`` counts.
         confidence, n_resamples: the bootstrap's level and resample count.
+        detectable: the smallest mean difference a paired t-test at 0.05 finds with 80 % power at these pairs'
+            count and spread (:func:`~curteach_teaching.sweeps.sample_size.detectable_difference`); None for
+            fewer than 2 pairs or equal differences.
     """
 
     pairs: int
@@ -70,6 +73,7 @@ class PairedDifference:
     higher_is_better: bool
     confidence: float
     n_resamples: int
+    detectable: float | None = None
 
     @property
     def better_share(self) -> float | None:
@@ -198,7 +202,8 @@ def _compare(differences: np.ndarray, higher_is_better: bool, confidence: float,
     return PairedDifference(pairs=n, mean=mean, low=low, high=high, interval_note=note, p_value=p_value,
                             p_value_method=method, min_p_value=min_p, nonzero=nonzero, better=better,
                             ties=int(np.sum(differences == 0)), higher_is_better=higher_is_better,
-                            confidence=confidence, n_resamples=n_resamples)
+                            confidence=confidence, n_resamples=n_resamples,
+                            detectable=detectable_difference(differences))
 
 
 def _wilcoxon(differences: np.ndarray) -> tuple[float | None, str, float | None, int]:
@@ -362,7 +367,7 @@ def _difference_json(difference: PairedDifference) -> dict[str, object]:
         "nonzero_pairs": difference.nonzero,
         "better": difference.better, "ties": difference.ties,
         "better_share": difference.better_share, "tie_share": difference.tie_share,
-        "higher_is_better": difference.higher_is_better,
+        "higher_is_better": difference.higher_is_better, "detectable_difference": difference.detectable,
     }
 
 
@@ -375,7 +380,8 @@ def statistics_to_json(results: Mapping[str, PairedStatistics]) -> dict[str, dic
     ``mean_difference``, ``ci_low``, ``ci_high``, ``ci_note``, ``confidence``, ``n_resamples``, ``wilcoxon_p``,
     ``wilcoxon_method``, ``wilcoxon_min_p``, ``wilcoxon_note`` (None, or why the p-value cannot fall below 0.05:
     too few non-zero pairs), ``nonzero_pairs``, ``better``, ``ties``, ``better_share``, ``tie_share``,
-    ``higher_is_better``. Differences are ``cell − baseline``; the meaning of each is on docs/statistics.md.
+    ``higher_is_better``, ``detectable_difference`` (80 % power at 0.05; None without spread). Differences are
+    ``cell − baseline``; the meaning of each is on docs/statistics.md.
     """
     report = {}
     for cell, result in results.items():

@@ -133,10 +133,11 @@ def test_the_committed_cartpole_folder_is_upgraded_and_reports_the_same(tmp_path
     assert report["final"] == old["final"]
     mine, theirs = report["paired"]["statistics"]["Cur"], old["paired"]["statistics"]["Cur"]
     # the committed report predates the per-point scalars (return@250, ...) and the notes on what few pairs can show
-    # (wilcoxon_note); every number it holds is the same
+    # (wilcoxon_note, detectable_difference); every number it holds is the same
     def numbers(stats):
         if isinstance(stats, dict):
-            return {k: numbers(v) for k, v in stats.items() if k not in ("scalars", "wilcoxon_note")}
+            return {k: numbers(v) for k, v in stats.items()
+                    if k not in ("scalars", "wilcoxon_note", "detectable_difference")}
         return stats
 
     assert numbers(mine) == numbers(theirs)

@@ -12,7 +12,7 @@ from curteach_teaching.sweeps.paired import paired_comparison, paired_difference
 from curteach_teaching.sweeps.paired_text import summary_lines
 from curteach_teaching.sweeps.reports import Report
 from curteach_teaching.sweeps.results import RunResult
-from curteach_teaching.sweeps.sample_size import min_p_value, pairs_needed, sample_size_note
+from curteach_teaching.sweeps.sample_size import detectable_difference, min_p_value, pairs_needed, sample_size_note
 from curteach_teaching.sweeps.sweep import SweepResult
 
 FAST = 500
@@ -109,3 +109,43 @@ def test_the_report_prints_and_records_the_note(tmp_path, capsys, runs, expected
     else:
         assert written["note"].startswith(expected) and expected in out and report["paired"] == written
         assert "6 paired runs are the fewest" in written["note"]
+
+
+def test_the_detectable_difference_against_a_hand_computed_value():
+    # d = 0.1, 0.3, -0.2, 0.4, 0.0, 0.2: mean 2/15, squared deviations sum to 0.233333, s = sqrt(0.233333/5)
+    # = 0.216025; t_{0.975,5} = 2.570582, t_{0.8,5} = 0.919544 (tables): 3.490126 * 0.216025 / sqrt(6) = 0.307800
+    differences = [0.1, 0.3, -0.2, 0.4, 0.0, 0.2]
+    assert detectable_difference(differences) == pytest.approx(0.307800, rel=1e-5)
+    # the same difference at 90 % power: t_{0.9,5} = 1.475884
+    assert detectable_difference(differences, power=0.9) == pytest.approx(
+        (2.570582 + 1.475884) * 0.216025 / math.sqrt(6), rel=1e-5)
+    assert detectable_difference([0.3]) is None and detectable_difference([0.2, 0.2, 0.2]) is None
+    with pytest.raises(ValueError, match="power"):
+        detectable_difference(differences, power=1.0)
+
+
+def test_the_detectable_difference_finds_four_in_five_of_such_differences():
+    # its meaning, simulated: normal differences of that mean and spread are found (t-test p < 0.05) in about 80 %
+    from scipy import stats
+
+    rng = np.random.default_rng(7)
+    n = 10
+    delta = detectable_difference(_unit_spread(n))  # pairs whose differences have standard deviation 1
+    samples = rng.normal(delta, 1.0, size=(20_000, n))
+    found = stats.ttest_1samp(samples, 0.0, axis=1).pvalue < 0.05
+    assert found.mean() == pytest.approx(0.80, abs=0.01)
+
+
+def _unit_spread(n: int) -> np.ndarray:
+    """``n`` values whose sample standard deviation is exactly 1."""
+    values = np.arange(n, dtype=float)
+    return (values - values.mean()) / values.std(ddof=1)
+
+
+def test_a_comparison_that_found_nothing_says_what_it_could_find():
+    final = {"Agn": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], "Cur": [1.5, 1.5, 3.5, 3.0, 5.5, 6.5, 6.5]}
+    result = paired_comparison(final, n_resamples=FAST)["Cur"]
+    assert result.final.p_value >= 0.05
+    assert f"detects ±{result.final.detectable:.3g}" in summary_lines({"Cur": result})[0]
+    strong = paired_comparison({"Agn": np.zeros(7), "Cur": np.arange(1.0, 8.0)}, n_resamples=FAST)
+    assert strong["Cur"].final.p_value < 0.05 and "detects" not in summary_lines(strong)[0]

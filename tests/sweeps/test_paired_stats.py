@@ -228,13 +228,16 @@ def test_json_keys_are_stable_and_plain():
     difference_keys = {"pairs", "mean_difference", "ci_low", "ci_high", "ci_note", "confidence", "n_resamples",
                        "wilcoxon_p", "wilcoxon_method", "wilcoxon_min_p", "wilcoxon_note", "nonzero_pairs", "better",
                        "ties",
-                       "better_share", "tie_share", "higher_is_better"}
+                       "better_share", "tie_share", "higher_is_better", "detectable_difference"}
     cur = report["Cur"]
     assert set(cur) == {"baseline", "runs", "iqm", "baseline_iqm", "final", "steps_to_target", "scalars"}
     assert set(cur["final"]) == difference_keys
     assert set(cur["steps_to_target"]) == difference_keys | {"target", "reached", "baseline_reached"}
     assert (cur["baseline"], cur["runs"], cur["final"]["mean_difference"], cur["final"]["better"]) == ("Agn", 3, 2, 3)
     assert report["Same"]["final"]["wilcoxon_p"] is None and report["Same"]["final"]["ci_low"] == 0.0
+    # differences 1, 2, 3: s = 1, (t_{0.975,2} + t_{0.8,2}) / sqrt(3) = (4.302653 + 1.060660) / 1.732051
+    assert cur["final"]["detectable_difference"] == pytest.approx(3.096511, rel=1e-6)
+    assert report["Same"]["final"]["detectable_difference"] is None
     assert cur["steps_to_target"]["mean_difference"] is None
 
 
