@@ -52,6 +52,7 @@ def test_bc_learns_cartpole_and_the_report_holds_paired_statistics(cartpole_root
     report = json.loads((out / "report.json").read_text())
     assert set(report["paired"]["statistics"]) == {"Cur", "Cur-T"}
     assert report["paired"]["statistics"]["Cur"]["final"]["pairs"] == 2
+    assert report["metric"] == {"name": "return", "higher_is_better": True}  # in the environment
     rows = (out / "summary.csv").read_text().splitlines()
     assert rows[0] == "curriculum,batches,mean,sem,n"  # CartPole rewards every step: no success column
     runs = {cell: [json.loads(p.read_text())["data"] for p in sorted((out / "runs" / cell).glob("*.json"))]

@@ -23,8 +23,8 @@ better, or ``accuracy`` (discrete actions), higher is better; ``mean, sem`` are 
 group) are columns ``<metric>_mean[:<group>], <metric>_sem[:<group>]``; ``target`` is in its units. The paired
 statistics then compare the final main metric, the other overall metric and, with several groups, the main metric per
 group (each in its own direction), and the main metric at every point in between (``nll@500``). ``report.json`` says
-which metric (``metric``) and which episodes were held out (``held_out``); ``selection.csv`` and the bad episodes cover
-the training part.
+which episodes were held out (``held_out``); ``selection.csv`` and the bad episodes cover the training part. Its
+``metric`` names the main metric and its direction either way (``return``, higher, with an environment).
 """
 
 from __future__ import annotations
@@ -244,7 +244,8 @@ class DatasetBCReport(Report):
         return {name: metric_higher_is_better(name.partition("@")[0]) for name in scalars}
 
     def report_data(self, sweep, rows: list) -> dict:
-        """The paired statistics, the per-epoch selected fractions (mean over runs) and the diverged runs."""
+        """The main metric, the per-epoch selected fractions (mean over runs), the diverged runs and, without an
+        environment, the held-out episodes."""
         selected = {}
         for cell, results in sweep.cells.items():
             fractions = [r.extras.get("selected_fraction", []) for r in results]
@@ -252,22 +253,21 @@ class DatasetBCReport(Report):
             selected[cell] = np.mean([f[:length] for f in fractions], axis=0).tolist() if length else []
         diverged = {cell: {str(r.index): r.extras["diverged"] for r in results if "diverged" in r.extras}
                     for cell, results in sweep.cells.items()}
-        data = {"selected_fraction": selected,
+        data = {"metric": {"name": self.metric, "higher_is_better": self.higher_is_better},
+                "selected_fraction": selected,
                 "diverged_runs": {cell: runs for cell, runs in diverged.items() if runs}}
         if self.held_out:
             data.update(self._held_out_data())
         return data
 
     def _held_out_data(self) -> dict:
-        """``metric`` (its name and direction) and ``held_out``: the fraction, the field and the held-out episodes'
-        ids per group."""
+        """``held_out``: the fraction, the field and the held-out episodes' ids per group."""
         experiment, pool = self.experiment, self.full_pool
         held = experiment.data.split.held_out.tolist()
         episodes: dict = {}
         for i in held:
             episodes.setdefault(pool.groups[i], []).append(int(pool.episode_ids[i]))
-        return {"metric": {"name": self.metric, "higher_is_better": self.higher_is_better},
-                "held_out": {"fraction": experiment.holdout, "field": experiment.holdout_field,
+        return {"held_out": {"fraction": experiment.holdout, "field": experiment.holdout_field,
                              "episodes": len(held), "steps": int(sum(len(pool.trajectories[i].acts) for i in held)),
                              "training_episodes": len(self.pool), "ids": episodes}}
 
