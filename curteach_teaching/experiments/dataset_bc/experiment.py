@@ -45,20 +45,17 @@ from typing import Any
 
 import numpy as np
 
-from curteach_envs._util import check_int
-from curteach_teaching.curriculum.scaled import LEARNER_TERMS, SCALES
 from curteach_teaching.curriculum.selection import check_variant, variant_name
 from curteach_teaching.curriculum.uses import USES, Order, Select, Weight
 from curteach_teaching.datasets.task_scores import is_fitted, score_terms, task_difficulty
 from curteach_teaching.experiments.dataset_bc.cells import CellSpec, parse_cell
+from curteach_teaching.experiments.dataset_bc.settings_checks import BUDGETS, check_settings
 from curteach_teaching.names import AGN, CUR, PAPER_CURRICULA
 from curteach_teaching.sweeps.results import RunResult
 
 __all__ = ["BUDGETS", "CURRICULA", "DatasetBCExperiment", "FITTERS", "NOT_SETTINGS"]
 
 CURRICULA = PAPER_CURRICULA
-#: ``"equal"``: the same optimizer steps in every epoch of every curriculum; ``"per-epoch"``: one pass per epoch
-BUDGETS = ("equal", "per-epoch")
 #: the fitted task scores of :data:`~curteach_teaching.datasets.task_scores.TASK_SCORES` this experiment fits
 #: (:meth:`DatasetBCExperiment.fit`)
 FITTERS = ("ensemble",)
@@ -72,12 +69,6 @@ _LATER_SETTINGS = ("use", "keep", "temperature", "ensemble_size", "ensemble_batc
 #: reads, and the sweep's shared settings none
 _CELL_SETTINGS = ("curricula", "task_difficulty", "use", "keep", "temperature", "ensemble_size", "ensemble_batches",
                   "teacher_seed", "keep_within")
-
-
-def _finite_positive(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
-    return float(value)
 
 
 @dataclass(frozen=True)
@@ -176,44 +167,7 @@ class DatasetBCExperiment:
                                  f"{spec.use}, task score {spec.task}); give it once")
         if len(set(names)) != len(names):
             raise ValueError(f"curricula must have distinct names; got {names}")
-        Select(self.keep)  # the range checks of keep and temperature, in one place
-        if self.keep_within not in ("pool", "group"):
-            raise ValueError(f"keep_within must be 'pool' or 'group'; got {self.keep_within!r}")
-        Weight(self.temperature)
-        check_int("ensemble_size", self.ensemble_size, 2)
-        if self.ensemble_batches is not None:
-            check_int("ensemble_batches", self.ensemble_batches, 1)
-        check_int("teacher_seed", self.teacher_seed, 0)
-        if self.holdout is not None:
-            h = self.holdout
-            if isinstance(h, bool) or not isinstance(h, (int, float)) or not 0 < h < 1:
-                raise ValueError(f"holdout must be a fraction in (0, 1) (the share of episodes held out); got {h!r}")
-        if self.holdout_field is not None and (self.holdout is None or not isinstance(self.holdout_field, str)
-                                               or not self.holdout_field):
-            raise ValueError("holdout_field must name a boolean metadata field, and goes with holdout (no "
-                             f"environment); got {self.holdout_field!r}")
-        if self.obs_keys is not None:
-            keys = tuple(self.obs_keys) if not isinstance(self.obs_keys, str) else ()
-            if not keys or not all(isinstance(k, str) and k for k in keys):
-                raise ValueError(f"obs_keys must be observation key names; got {self.obs_keys!r}")
-            object.__setattr__(self, "obs_keys", keys)
-        if self.device not in ("cpu", "cuda"):
-            raise ValueError(f"device must be 'cpu' or 'cuda' (resolve 'auto' first); got {self.device!r}")
-        if self.learner_term not in LEARNER_TERMS:
-            raise ValueError(f"learner_term must be one of {LEARNER_TERMS}; got {self.learner_term!r}")
-        if self.scale not in SCALES:
-            raise ValueError(f"scale must be one of {SCALES}; got {self.scale!r}")
-        if self.budget not in BUDGETS:
-            raise ValueError(f"budget must be one of {BUDGETS}; got {self.budget!r}")
-        for name in ("max_batches", "batch_size", "eval_every", "eval_episodes"):
-            check_int(name, getattr(self, name), 1)
-        if self.epochs is not None:
-            check_int("epochs", self.epochs, 1)
-        _finite_positive("learning_rate", self.learning_rate)
-        _finite_positive("pacing_a", self.pacing_a)
-        b = self.pacing_b
-        if isinstance(b, bool) or not isinstance(b, (int, float)) or not 0 <= b <= 1:
-            raise ValueError(f"pacing_b must be in [0, 1]; got {self.pacing_b!r}")
+        check_settings(self)  # the other settings
 
     @property
     def cells(self) -> tuple:
