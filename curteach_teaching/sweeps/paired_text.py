@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from curteach_teaching.sweeps.paired import PairedDifference, PairedStatistics
-from curteach_teaching.sweeps.sample_size import ALPHA, below_floor
+from curteach_teaching.sweeps.sample_size import ALPHA, DETECTABLE_PRINTED_FROM, below_floor
 
 __all__ = ["summary_lines"]
 
@@ -27,8 +27,9 @@ def _difference_text(difference: PairedDifference, more: str = "") -> str:
     p = "p n/a" if difference.p_value is None else f"p={_number(difference.p_value)}"
     if below_floor(difference):  # the test's floor, so that p=0.0625 is not read as "nearly 0.05"
         p += f", floor 2/2^{difference.nonzero}={_number(difference.min_p_value)}"
-    elif difference.p_value is not None and difference.p_value >= ALPHA and difference.detectable is not None:
-        p += f", detects ±{_number(difference.detectable)}"  # what "no difference found" can mean at these pairs
+    elif (difference.p_value is not None and difference.p_value >= ALPHA and difference.detectable is not None
+          and difference.pairs >= DETECTABLE_PRINTED_FROM):  # what "no difference found" can mean at these pairs
+        p += f", t-test detects ±{_number(difference.detectable)}"
     return (f"{_number(difference.mean, signed=True)} {interval} ({p}, better in {difference.better}/"
             f"{difference.pairs}, ties {difference.ties}{'; ' + more if more else ''})")
 
@@ -50,8 +51,8 @@ def summary_lines(results: Mapping[str, PairedStatistics]) -> list[str]:
     ``; name …``), each followed by one indented line per group of scalars named ``group:member`` (e.g. a
     success rate per dataset), in brief: ``  success: reach +0 [0, 0] p=1; push +0.12 [0.03, 0.2]
     p=0.031`` (ten of them in full made a line of about 2,000 characters). A p-value whose ``m`` non-zero pairs
-    cannot take it below 0.05 names its floor ``2/2^m``; one of 0.05 or more the smallest difference the pairs
-    detect with 80 % power (``p=0.41, detects ±0.12``);
+    cannot take it below 0.05 names its floor ``2/2^m``; one of 0.05 or more, from 10 pairs, the smallest difference
+    a paired t-test detects with 80 % power (``p=0.41, t-test detects ±0.12``);
     :func:`~curteach_teaching.sweeps.sample_size.sample_size_note` says what that means for the whole comparison.
     """
     lines = []

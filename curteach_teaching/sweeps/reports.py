@@ -434,8 +434,8 @@ class Report:
             if paired.get("lines"):
                 if legend:  # once: what every number of the lines below is
                     print("paired statistics, run i of a cell against run i of the other: mean difference [95 % "
-                          "bootstrap interval] (Wilcoxon signed-rank p, pairs better, pairs tied); detects ±d: where "
-                          "p >= 0.05, the difference a paired t-test finds 4 times in 5 at these pairs' spread; IQM: "
+                          "bootstrap interval] (Wilcoxon signed-rank p, pairs better, pairs tied); t-test detects ±d: "
+                          "where p >= 0.05, the difference a paired t-test finds 4 times in 5 at this spread; IQM: "
                           "the interquartile mean of the final values; steps to target: the first evaluation step at "
                           "which a run reaches the target value")
                     legend = False
