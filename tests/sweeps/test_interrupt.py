@@ -44,6 +44,17 @@ def _start(args: list[str], token: str, *, sigterm_ignored: bool = False) -> sub
     )
 
 
+def _communicate(proc: subprocess.Popen, timeout: float = 120) -> tuple[str, str]:
+    """``proc.communicate`` within ``timeout`` seconds; a hang kills its process group (workers included) before the
+    test fails, so that no hung command outlives the test."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+
+
 def _wait_for_runs(out: Path, n: int, proc: subprocess.Popen, limit: float = 240.0) -> None:
     deadline = time.monotonic() + limit
     while len(list((out / "runs" / "main").glob("run_*.json"))) < n:
@@ -89,7 +100,7 @@ def test_ctrl_c_stops_a_parallel_sweep_and_keeps_finished_runs(tmp_path, presses
     for _ in range(presses):  # the terminal's Ctrl-C reaches the whole process group
         os.killpg(proc.pid, signal.SIGINT)
         time.sleep(0.05)
-    _, err = proc.communicate(timeout=120)  # a hang fails here; how fast it stops is not asserted
+    _, err = _communicate(proc)  # a hang fails here; how fast it stops is not asserted
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     lines = [line for line in err.splitlines() if line.startswith("interrupted:")]
@@ -116,7 +127,7 @@ def test_sigterm_to_the_job_stops_the_sweep_cleanly_with_exit_143(tmp_path):
     proc = _start(args, token)
     _wait_for_runs(out, 2, proc)
     os.killpg(proc.pid, signal.SIGTERM)
-    _, err = proc.communicate(timeout=120)
+    _, err = _communicate(proc)
     assert proc.returncode == 143, err
     assert "Traceback" not in err and "starting it again" not in err  # a worker's SIGTERM is no lost run
     lines = [line for line in err.splitlines() if line.startswith("interrupted:")]
@@ -229,7 +240,7 @@ def test_ctrl_c_keeps_the_finished_dataset_chunks_and_the_rerun_resumes(tmp_path
         assert time.monotonic() < deadline, "no chunk was saved"
         time.sleep(0.1)
     os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=120)  # a hang fails here; how fast it stops is not asserted
+    _, err = _communicate(proc)  # a hang fails here; how fast it stops is not asserted
     assert proc.returncode == 130
     assert "Traceback" not in err and not out.exists()
     lines = [line for line in err.splitlines() if line.startswith("interrupted:")]
