@@ -122,5 +122,6 @@ def run_report(args: argparse.Namespace, commands: dict) -> int:
         inner.out = str(folder)
         inner.no_figures = inner.no_figures or args.no_figures  # given before DIR, or after it
         inner.no_progress = inner.no_progress or args.no_progress
-        inner.command_line = line
+        # report.json's line stays the one that made the runs (an older folder records it nowhere else)
+        inner.command_line = [*argv, *getattr(args, "passed_on", [])]
         return inner.func(inner)

@@ -187,7 +187,13 @@ def check_sweep_flags(args: argparse.Namespace):
     if device is not None:
         from curteach_teaching.sweeps.devices import gpu_count, gpu_workers, sweep_device
 
-        args.sweep_device = sweep_device(device, on_ray=args.backend == "ray", gpus_per_run=args.gpus_per_run)
+        try:
+            args.sweep_device = sweep_device(device, on_ray=args.backend == "ray", gpus_per_run=args.gpus_per_run)
+        except ValueError as error:
+            if not args.report_only:
+                raise
+            raise ValueError(f"{error}; a report trains nothing: where the device is not one of the sweep's settings "
+                             "(dataset-bc), add --device cpu (after DIR with curteach report)") from None
         if args.backend == "processes" and args.sweep_device == "cuda" and args.gpus_per_run:
             from curteach_teaching.sweeps.backends import capped_workers
 
@@ -246,6 +252,12 @@ def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path, s
     # the lock covers the report too: two commands never write one folder's outputs at once
     with nullcontext() if session.claimed else session:
         sweep = session.run(experiment)
+        runs_dir = out / "runs"
+        others = sorted(folder.name for folder in (runs_dir.iterdir() if runs_dir.is_dir() else ())
+                        if folder.is_dir() and folder.name not in experiment.cells and any(folder.glob("run_*.json")))
+        if others:  # e.g. cells added by a later command: a report of the last command's cells alone says so
+            print(f"note: {out} also holds runs of {', '.join(others)}, which this command does not name: they are "
+                  "kept, and left out of this report (a command naming them reports them)")
         if args.report_only:
             found = sum(len(runs) for runs in sweep.cells.values())
             print(f"report of the {found} of {counted(len(experiment.cells) * args.runs, 'run')} saved so far")

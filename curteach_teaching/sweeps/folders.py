@@ -261,9 +261,13 @@ def recorded_command(out_dir: Path) -> tuple[list[str], str | None] | None:
 
 
 def _recorded_command(out_dir: Path) -> str:
-    """The command line the folder records (``""`` without one), quoted for a shell."""
+    """The command line the folder records (``""`` without one), quoted for a shell, with its working folder where
+    that is not this one."""
     found = recorded_command(out_dir)
-    return "" if found is None else shlex.join(found[0])
+    if found is None:
+        return ""
+    argv, cwd = found  # relative paths in it (--out) mean that folder's
+    return shlex.join(argv) + ("" if cwd is None or cwd == os.getcwd() else f" (from {shlex.quote(cwd)})")
 
 
 def check_folder(out_dir: Path, settings: dict, fingerprint: str | dict, seed: int, overwrite: bool = False,

@@ -38,7 +38,7 @@ def test_report_reruns_the_recorded_command_from_its_working_folder(swept, tmp_p
     assert "report of the 2 of 2 runs saved so far" in out
     assert (swept / "summary.csv").read_bytes() == summary  # the same report, and nothing recomputed
     assert sorted((path.name, path.read_bytes()) for path in (swept / "runs").rglob("run_*.json")) == runs
-    assert json.loads((swept / "report.json").read_text())["command"] == expected
+    assert json.loads((swept / "report.json").read_text())["command"] == ["curteach", *SWEEP]  # what made the runs
     assert json.loads((swept / "sweep.json").read_text()) == record  # a report writes no record
 
 
@@ -107,3 +107,9 @@ def test_flags_after_the_folder_go_to_the_recorded_command(swept, capsys):
     assert main(["report", str(swept), "--steps", "30"]) == 2  # a setting: another sweep's report, refused
     err = capsys.readouterr().err
     assert "holds a sweep of other settings" in err and err.count("\n") == 1
+
+
+def test_runs_of_cells_the_command_does_not_name_are_noted(swept, capsys):
+    shutil.copytree(swept / "runs" / "main", swept / "runs" / "other")  # as a later command's cell would be
+    assert main(["report", str(swept), "--no-figures"]) == 0
+    assert f"note: {swept} also holds runs of other, which this command does not name" in capsys.readouterr().out
