@@ -113,3 +113,19 @@ def test_runs_of_cells_the_command_does_not_name_are_noted(swept, capsys):
     shutil.copytree(swept / "runs" / "main", swept / "runs" / "other")  # as a later command's cell would be
     assert main(["report", str(swept), "--no-figures"]) == 0
     assert f"note: {swept} also holds runs of other, which this command does not name" in capsys.readouterr().out
+
+
+def test_the_refusal_names_the_recorded_working_folder(swept, tmp_path, capsys):
+    assert main([*SWEEP[:3], "--steps", "30", *SWEEP[5:-1], str(swept)]) == 2  # other settings, from elsewhere
+    err = capsys.readouterr().err
+    assert f"repeat its command: curteach {' '.join(SWEEP)} (from {tmp_path / 'work'}); to report it" in err
+
+
+def test_a_cuda_report_without_a_gpu_says_how(tmp_path, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    assert main(["dataset-bc", "--dataset", "x", "--device", "cuda", "--report-only", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "a report trains nothing" in err and "add --device cpu" in err and err.count("\n") == 1
