@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -107,16 +106,11 @@ def rank_scores(pool, score: str, *, teacher=None, policy: str = "auto", cache: 
     codec = codec_for(pool.observation_space, pool.env_specs)
     trajectories = codec.trajectories(pool.trajectories, pool.groups)
     factory = _policy_factory(policy, codec.observation_space, pool.action_space)
-    # said whether or not a bar is drawn: in a batch job's log the fit is otherwise minutes of silence
-    print(f"ensemble teacher: {teacher.size} BC policies x {teacher.batches} steps"
-          + ("" if cache is None else f" (cached in {cache})"), flush=True)
-    started = time.perf_counter()
-    scores = teacher.scores(trajectories, factory, codec.observation_space, pool.action_space, cache=cache,
-                            label=f"rank|{policy}",  # the cache key's data digest covers the observations read
-                            progress=progress, say=lambda line: print(line, flush=True))  # a damaged cache: one line
-    how = "read from the cache" if scores.from_cache else f"fitted in {time.perf_counter() - started:.0f} s"
-    print(f"ensemble teacher ready ({how})", flush=True)
-    return np.asarray(task_difficulty(pool, score, fitted={"ensemble": scores.difficulty}), dtype=np.float64)
+    # said whether or not a bar is drawn (what it fits, a damaged cache, how long it took)
+    difficulty = teacher.scores(trajectories, factory, codec.observation_space, pool.action_space, cache=cache,
+                                label=f"rank|{policy}",  # the cache key's data digest covers the observations read
+                                progress=progress, say=lambda line: print(line, flush=True)).difficulty
+    return np.asarray(task_difficulty(pool, score, fitted={"ensemble": difficulty}), dtype=np.float64)
 
 
 def _ties(ranking, within, keep: float) -> dict | list | None:

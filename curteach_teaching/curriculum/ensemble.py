@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -49,13 +50,11 @@ class EnsembleScores:
         difficulty: ``(N,)`` ``log Psi^E`` of every demonstration (larger = less likely under the held-out members).
         log_likelihood: ``(K, N)`` each member's mean per-step log-likelihood of each demonstration.
         in_bag: ``(K, N)`` bool, demonstration ``i`` was in member ``k``'s half.
-        from_cache: whether :meth:`EnsembleTeacher.scores` read them from its cache rather than fitting them.
     """
 
     difficulty: np.ndarray
     log_likelihood: np.ndarray
     in_bag: np.ndarray
-    from_cache: bool = False
 
 
 def _held_out_difficulty(log_likelihood: np.ndarray, in_bag: np.ndarray) -> np.ndarray:
@@ -150,7 +149,7 @@ class EnsembleTeacher:
         try:
             with np.load(path, allow_pickle=False) as saved:
                 found = EnsembleScores(np.array(saved["difficulty"]), np.array(saved["log_likelihood"]),
-                                       np.array(saved["in_bag"]), from_cache=True)
+                                       np.array(saved["in_bag"]))
         except Exception as error:
             # a damaged zip raises nearly anything from zipfile or numpy's parser (BadZipFile, EOFError, KeyError,
             # ValueError, NotImplementedError for a garbled compression method, OSError); each means the same here:
@@ -180,7 +179,9 @@ class EnsembleTeacher:
             progress: a bar over the members.
             device: where the members train and score (the scores do not depend on it beyond rounding; not part of
                 the cache key).
-            say: gets one line when the cached file is damaged (default: nothing is said).
+            say: gets its lines (default: nothing is said): ``ensemble teacher: K BC policies x B steps (cached in
+                C)`` first (in a batch job's log the fit is otherwise minutes of silence), one when the cached file
+                is damaged, and ``ensemble teacher ready (read from the cache)`` or ``(fitted in S s)`` last.
 
         Returns:
             The :class:`EnsembleScores`.
@@ -195,10 +196,16 @@ class EnsembleTeacher:
         n = len(demonstrations)
         if n < 2:
             raise ValueError(f"an ensemble teacher needs at least 2 demonstrations to split in halves; got {n}")
+        if say is not None:
+            say(f"ensemble teacher: {self.size} BC policies x {self.batches} steps"
+                + ("" if cache is None else f" (cached in {cache})"))
+        started = time.perf_counter()
         path = None if cache is None else self.cache_file(demonstrations, cache, label)
         if path is not None:
             cached, problem = self.read_cache(path, n)
             if cached is not None:
+                if say is not None:
+                    say("ensemble teacher ready (read from the cache)")
                 return cached
             if problem != "missing" and say is not None:
                 say(f"ensemble teacher: the cached scores {path} are damaged ({problem}); fitting them again")
@@ -233,4 +240,6 @@ class EnsembleTeacher:
             finally:
                 if os.path.exists(tmp):
                     os.unlink(tmp)
+        if say is not None:
+            say(f"ensemble teacher ready (fitted in {time.perf_counter() - started:.0f} s)")
         return result

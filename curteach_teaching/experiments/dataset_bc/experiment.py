@@ -352,7 +352,6 @@ class DatasetBCExperiment:
             raise ValueError("prepare(pool) the experiment before fitting its teachers")
         if not self.unfitted():
             return self
-        import time
 
         from curteach_teaching.learners.factory import make_policy
 
@@ -361,17 +360,9 @@ class DatasetBCExperiment:
         from curteach_teaching.sweeps.devices import run_device
 
         spaces = (data.codec.observation_space, data.action_space)
-        if say is not None:
-            where = f" (cached in {teacher_cache})" if teacher_cache is not None else ""
-            say(f"ensemble teacher: {teacher.size} BC policies x {teacher.batches} steps{where}")
-        started = time.perf_counter()
-        scores = teacher.scores(list(data.trajectories), lambda seed: make_policy(self.policy, *spaces, seed),
-                                *spaces, cache=teacher_cache, label=label, progress=progress,
-                                device=run_device(self.device), say=say)
-        difficulty = scores.difficulty
-        if say is not None:
-            how = "read from the cache" if scores.from_cache else f"fitted in {time.perf_counter() - started:.0f} s"
-            say(f"ensemble teacher ready ({how})")
+        difficulty = teacher.scores(list(data.trajectories), lambda seed: make_policy(self.policy, *spaces, seed),
+                                    *spaces, cache=teacher_cache, label=label, progress=progress,
+                                    device=run_device(self.device), say=say).difficulty
         data = data.with_scores({"ensemble": np.asarray(difficulty, dtype=np.float64)})
         return dataclasses.replace(self, data=data.with_scores(data.sums(self.tasks())))
 
