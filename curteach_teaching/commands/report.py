@@ -107,7 +107,8 @@ def run_report(args: argparse.Namespace, commands: dict) -> int:
     if cwd is not None and not Path(cwd).is_dir():
         print(f"(the recorded working folder {cwd} is gone: relative paths in the command resolve from here)")
         cwd = None
-    line = [*report_command(argv, folder), *getattr(args, "passed_on", [])]
+    added = getattr(args, "passed_on", [])  # the flags after DIR that report does not know
+    line = [*report_command(argv, folder), *added]
     print(f"report of {args.folder} by its recorded command{'' if cwd is None else f' (in {cwd})'}:")
     print(f"  {shlex.join(line)}")
     if args.dry_run:
@@ -123,5 +124,5 @@ def run_report(args: argparse.Namespace, commands: dict) -> int:
         inner.no_figures = inner.no_figures or args.no_figures  # given before DIR, or after it
         inner.no_progress = inner.no_progress or args.no_progress
         # report.json's line stays the one that made the runs (an older folder records it nowhere else)
-        inner.command_line = [*argv, *getattr(args, "passed_on", [])]
+        inner.command_line = [*argv, *added]
         return inner.func(inner)

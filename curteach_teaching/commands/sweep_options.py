@@ -252,9 +252,7 @@ def run_sweep_command(args: argparse.Namespace, experiment, report, out: Path, s
     # the lock covers the report too: two commands never write one folder's outputs at once
     with nullcontext() if session.claimed else session:
         sweep = session.run(experiment)
-        runs_dir = out / "runs"
-        others = sorted(folder.name for folder in (runs_dir.iterdir() if runs_dir.is_dir() else ())
-                        if folder.is_dir() and folder.name not in experiment.cells and any(folder.glob("run_*.json")))
+        others = sorted({path.parent.name for path in (out / "runs").glob("*/run_*.json")} - set(experiment.cells))
         if others:  # e.g. cells added by a later command: a report of the last command's cells alone says so
             print(f"note: {out} also holds runs of {', '.join(others)}, which this command does not name: they are "
                   "kept, and left out of this report (a command naming them reports them)")

@@ -297,7 +297,7 @@ def check_folder(out_dir: Path, settings: dict, fingerprint: str | dict, seed: i
         current["cells"] = json.loads(json.dumps(cells))
     record_path = out_dir / RECORD_NAME
     recorded_cells: dict = {}
-    recorded_command = None
+    previous_command = None
     hint = "pass --overwrite to replace it (its runs are deleted), or choose another --out"
     if record_path.exists():
         try:
@@ -320,7 +320,7 @@ def check_folder(out_dir: Path, settings: dict, fingerprint: str | dict, seed: i
             if differences:
                 _clear(out_dir)
             else:
-                recorded_command = record.get("command")
+                previous_command = record.get("command")
                 if cells is not None:
                     recorded_cells = record["cells"]
     else:
@@ -331,10 +331,10 @@ def check_folder(out_dir: Path, settings: dict, fingerprint: str | dict, seed: i
             _clear(out_dir)
     if cells is not None:  # the cells run before and not now keep their record (and their runs)
         current["cells"] = {**recorded_cells, **current["cells"]}
-    new_command = recorded_command if command is None else {"argv": [str(part) for part in command],
-                                                             "cwd": os.getcwd()}
+    new_command = previous_command if command is None else {"argv": [str(part) for part in command],
+                                                            "cwd": os.getcwd()}
     if write and (not record_path.exists() or (cells is not None and current["cells"] != recorded_cells)
-                  or new_command != recorded_command):
+                  or new_command != previous_command):
         document = {"format": RECORD_FORMAT, **current}
         if new_command is not None:
             document["command"] = new_command

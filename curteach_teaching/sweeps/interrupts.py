@@ -101,7 +101,7 @@ def stop_now() -> None:
         except OSError:  # already gone
             pass
     sys.stderr.flush()
-    os._exit(EXIT_CODE if _stopped_by in (None, signal.SIGINT) else 128 + _stopped_by)
+    os._exit(128 + (_stopped_by or signal.SIGINT))  # EXIT_CODE after Ctrl-C
 
 
 def _on_signal(signum, frame) -> None:
