@@ -114,3 +114,16 @@ def test_dataset_bc_declares_every_field():
     assert experiment.cell_settings("Cur-T+select") == {
         "curriculum": "Cur-T", "use": "select", "task": "ensemble", "keep": 0.6, "ensemble_size": 5,
         "ensemble_batches": 1000, "teacher_seed": 0}
+
+
+def test_the_sweeps_page_example_runs():
+    """docs/experiments/sweeps.md's example of a declaration runs as written (it asserts its own settings)."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "experiments" / "sweeps.md").read_text(encoding="utf-8")
+    [block] = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "shared_settings" in b]
+    namespace: dict = {"__name__": "sweeps_page"}
+    exec(compile(block, "sweeps.md", "exec", dont_inherit=True), namespace)  # not this module's __future__
+    assert namespace["MyExperiment"](dataset="elsewhere.npz").settings() == {"learning_rate": 1e-3,
+                                                                            "experiment": "mine"}
