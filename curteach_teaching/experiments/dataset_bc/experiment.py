@@ -229,7 +229,8 @@ class DatasetBCExperiment:
     def cell_settings(self, cell: str) -> dict:
         """The settings of ``cell``'s runs beyond :meth:`settings`: its curriculum, use and task score as resolved
         (:meth:`cell_spec`; Agn has neither), and the settings of that use and score it reads (``keep`` to select,
-        ``temperature`` to weight, the ensemble's to read ``ensemble``), each by its declared rule."""
+        ``temperature`` to weight, by their declared rules; the ensemble's three, whatever their values, to read
+        ``ensemble``: what keys its fit)."""
         spec = self.cell_spec(cell)
         own: dict = {"curriculum": spec.curriculum, "use": spec.use, "task": spec.task}
         if spec.use == "select":
