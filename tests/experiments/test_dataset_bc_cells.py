@@ -61,16 +61,15 @@ def test_the_dropped_episodes_line_names_its_epoch(capsys):
         "transitions)"]
 
 
-def as_last_version(out, renamed=None, **cells_flags):
-    """Rewrite ``out`` (a folder this version wrote) as the last version wrote it: one settings dict for the whole
-    sweep, its cells in ``curricula`` (``cells_flags``: the flags of the cells, ``curricula`` a tuple), every run
-    file fingerprinted by it; ``renamed``: ``{name: older name}`` of cells whose runs lay under another name."""
-    from curteach_teaching.experiments.dataset_bc.migrate import _recorded_experiment, legacy_settings
+def as_last_version(out, renamed=None, **recorded):
+    """Rewrite ``out`` (a folder this version wrote) as the versions before per-cell settings wrote it: one settings
+    dict for the whole sweep (the shared settings and ``recorded``, the cells in ``curricula`` and the flags they
+    read, as those versions recorded them), every run file fingerprinted by it; ``renamed``: ``{name: older name}``
+    of cells whose runs lay under another name."""
     from curteach_teaching.sweeps.results import fingerprint
 
     record = json.loads((out / "sweep.json").read_text())
-    experiment = _recorded_experiment({**record["settings"], **cells_flags})
-    legacy = legacy_settings(experiment)
+    legacy = {**record["settings"], **recorded}
     for path in sorted((out / "runs").glob("*/run_*.json")):
         document = json.loads(path.read_text())
         older = (renamed or {}).get(path.parent.name)
@@ -105,11 +104,12 @@ def test_use_select_names_the_cell_and_an_older_folder_resumes(cartpole_root, tm
     document = json.loads(new.read_text())
     record = json.loads((out / "sweep.json").read_text())
     # the folder as the versions before wrote it: the cell named Cur, its run file saying so
-    as_last_version(out, {"Cur+select": "Cur"}, curricula=("Agn", "Cur"), use="select")
+    # (keep at its default and temperature, read by no cell, were not recorded)
+    as_last_version(out, {"Cur+select": "Cur"}, curricula=["Agn", "Cur"], task_difficulty="length", use="select")
     assert main(args) == 0
     printed = capsys.readouterr().out
-    assert f"renamed the cells of {out} that take --use select to say so: Cur -> Cur+select (1 run files)" in printed
-    assert f"upgraded {out}: each cell has its own settings now" in printed
+    assert (f"upgraded {out}: each cell has its own settings now, so cells can be added, dropped or reordered; the "
+            "cells that take --use select say so (Cur -> Cur+select: 1 run files) (2 run files re-keyed)") in printed
     assert "2 runs (0 computed, 2 reused)" in printed
     assert json.loads(new.read_text()) == document  # the run file this version writes
     assert json.loads((out / "sweep.json").read_text()) == record
@@ -154,19 +154,12 @@ def test_a_flag_no_cell_reads_does_not_change_the_sweep(cartpole_root, tmp_path,
     assert "2 runs (0 computed, 2 reused)" in capsys.readouterr().out
     record = json.loads((out / "sweep.json").read_text())
     # a folder of a version before, which recorded --keep 0.5 although no cell selects: upgraded, then resumed
-    legacy = as_last_version(out, curricula=("Agn", "Cur"))
-    (out / "sweep.json").write_text(json.dumps({**json.loads((out / "sweep.json").read_text()),
-                                                "settings": {**legacy, "keep": 0.5}}))
-    from curteach_teaching.sweeps.results import fingerprint
-
-    for path in (out / "runs").glob("*/run_*.json"):
-        path.write_text(json.dumps({**json.loads(path.read_text()), "fingerprint": fingerprint({**legacy,
-                                                                                                "keep": 0.5})}))
+    as_last_version(out, curricula=["Agn", "Cur"], task_difficulty="length", keep=0.5)
     # the command adds a cell: the folder is upgraded as the sweep it records, then only the new cell computes
     assert main([*args, "--keep", "0.7", "--curricula", "Agn,Cur-L,Cur"]) == 0
     printed = capsys.readouterr().out
-    assert f"upgraded {out}: settings no cell reads are left out of them (keep) (2 run files re-keyed)" in printed
-    assert f"upgraded {out}: each cell has its own settings now" in printed
+    assert (f"upgraded {out}: each cell has its own settings now, so cells can be added, dropped or reordered; "
+            "settings no cell reads are left out of them (keep) (2 run files re-keyed)") in printed
     assert "3 runs (1 computed, 2 reused)" in printed
     upgraded = json.loads((out / "sweep.json").read_text())
     assert upgraded["settings"] == record["settings"] and list(upgraded["cells"]) == ["Agn", "Cur", "Cur-L"]

@@ -168,23 +168,34 @@ def test_ctrl_c_during_the_ensemble_fit_says_so(tmp_path, monkeypatch, capsys):
     assert not list((out / "runs").rglob("run_*.json")) and not (out / "teachers").exists()
 
 
-def test_only_a_folder_of_the_same_settings_is_upgraded(tmp_path):
-    from curteach_teaching.experiments.dataset_bc.migrate import migrate_folder
+def test_only_a_folder_of_the_recorded_sweep_and_seed_is_upgraded(tmp_path):
+    """A whole-sweep record (with ``sources``) is upgraded to per-cell settings when its seed is the command's; only
+    the intact run files of its fingerprint are re-keyed, the others are left for the sweep to recompute; a record
+    of a setting this version does not know describes no sweep, and is left to the sweep to refuse."""
+    from curteach_teaching.experiments.dataset_bc.migrate import upgrade_folder
     from curteach_teaching.sweeps.results import RunResult, fingerprint, load_run, save_run
+    from curteach_teaching.sweeps.sweep import cell_fingerprints
 
-    settings = json.loads(json.dumps(DatasetBCExperiment(digest="d" * 64, **SMALL).settings()))
-    old = {"sources": ["somewhere/on-disk"], **settings}
+    experiment = DatasetBCExperiment(digest="d" * 64, curricula=("Agn", "Cur"), **SMALL)
+    settings = json.loads(json.dumps(experiment.settings()))
+    old = {"sources": ["somewhere/on-disk"], **settings, "curricula": ["Agn", "Cur"], "task_difficulty": "length"}
     result = RunResult(index=0, seed=0, cell="Agn", curves={"return": np.array([1.0, float("nan")])})
-    for folder, recorded in (("same", old), ("other", {**old, "max_batches": 99})):
+    for folder, recorded in (("same", old), ("unknown", {**old, "later_flag": 3})):
         save_run(tmp_path / folder / "runs" / "Agn" / "run_00000.json", result, fingerprint(recorded))
+        save_run(tmp_path / folder / "runs" / "Agn" / "run_00001.json", RunResult(**{**vars(result), "index": 1}),
+                 fingerprint({**recorded, "max_batches": 99}))  # a run of other settings
         (tmp_path / folder / "sweep.json").write_text(json.dumps({"format": "curteach-sweep-1", "settings": recorded,
                                                                   "seed": 0, "curteach": "0.1.0"}))
-    assert migrate_folder(tmp_path / "other", settings, 0) == ""  # other settings: left to the sweep to refuse
-    assert migrate_folder(tmp_path / "same", settings, 1) == ""  # another seed, too
-    assert migrate_folder(tmp_path / "same", settings, 0).endswith("(1 run files re-keyed)")
-    assert json.loads((tmp_path / "same" / "sweep.json").read_text())["settings"] == settings
-    run = tmp_path / "same" / "runs" / "Agn" / "run_00000.json"
-    loaded, reason = load_run(run, fingerprint(settings), 0, "Agn")
+    assert upgrade_folder(tmp_path / "unknown", 0) == []
+    assert upgrade_folder(tmp_path / "same", 1) == []  # another seed: left to the sweep to refuse
+    [line] = upgrade_folder(tmp_path / "same", 0)
+    assert "name the data by its digest, not the datasets' paths" in line and line.endswith("(1 run files re-keyed)")
+    record = json.loads((tmp_path / "same" / "sweep.json").read_text())
+    assert record["settings"] == settings and list(record["cells"]) == ["Agn", "Cur"]
+    runs = tmp_path / "same" / "runs" / "Agn"
+    fingerprints = cell_fingerprints(experiment, experiment.settings())
+    loaded, reason = load_run(runs / "run_00000.json", fingerprints["Agn"], 0, "Agn")
     assert reason == "" and np.isnan(loaded.curves["return"][1])
-    assert migrate_folder(tmp_path / "same", settings, 0) == ""  # once is enough
-    assert migrate_folder(tmp_path / "nothing", settings, 0) == ""
+    assert load_run(runs / "run_00001.json", fingerprints["Agn"], 1, "Agn")[1] == "written for other settings"
+    assert upgrade_folder(tmp_path / "same", 0) == []  # once is enough
+    assert upgrade_folder(tmp_path / "nothing", 0) == []

@@ -31,7 +31,7 @@ Device: the learners' policies live and (batch update) train on the experiment's
 from __future__ import annotations
 
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -45,6 +45,7 @@ from curteach_teaching.learners.bc_car import step_many as _step_many
 from curteach_teaching.learners.divergence import LearnerDiverged
 from curteach_teaching.names import BC_TEACHER_NAMES, MAX_STEPS
 from curteach_teaching.planning import expected_return, hard_value_iteration
+from curteach_teaching.sweeps.fingerprints import WHEN_NOT_DEFAULT, setting, shared_settings
 from curteach_teaching.sweeps.results import RunResult
 from curteach_teaching.sweeps.sweep import SingleCellExperiment
 from curteach_teaching.teaching.factories import TEACHERS, make_teachers, plugin_seed_sequence, teacher_specs
@@ -94,7 +95,8 @@ class CarBCExperiment(SingleCellExperiment):
     learning_rate: float = 0.01
     pretrain_sweeps: int = 1000
     aggregation: str = "geometric"
-    device: str = "cpu"
+    # added after runs were saved on the CPU (a GPU's numbers may differ in the last bits): those keep their fingerprint
+    device: str = setting("cpu", fingerprint=WHEN_NOT_DEFAULT)
 
     def __post_init__(self):
         check_int("init_types", self.init_types, 0, N_TASK_TYPES)
@@ -120,12 +122,11 @@ class CarBCExperiment(SingleCellExperiment):
         return tuple(TEACHERS.load(spec)[0] for spec in self.teachers)
 
     def settings(self) -> dict:
-        """JSON-serialisable settings (fingerprinted into run files). ``device`` only away from ``"cpu"``: the runs
-        saved before the setting existed were computed on the CPU and keep their fingerprint (and resume), while a
-        GPU's runs are another sweep's."""
-        data = asdict(self)
-        if data["device"] == "cpu":
-            del data["device"]
+        """JSON-serialisable settings (fingerprinted into run files), each field by its declared rule
+        (:mod:`~curteach_teaching.sweeps.fingerprints`). ``device`` only away from ``"cpu"``: the runs saved before
+        the setting existed were computed on the CPU and keep their fingerprint (and resume), while a GPU's runs are
+        another sweep's."""
+        data = shared_settings(self)
         data["teachers"] = list(self.teachers)
         data["experiment"] = "car-bc"
         return data

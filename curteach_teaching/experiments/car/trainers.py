@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import traceback
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from curteach_teaching.curriculum.metrics import EpochMetricMean
 from curteach_teaching.names import BC_TEACHER_NAMES
 from curteach_teaching.planning import expected_return
 from curteach_teaching.registry import PluginError
+from curteach_teaching.sweeps.fingerprints import WHEN_NOT_DEFAULT, setting, shared_settings
 from curteach_teaching.sweeps.results import RunResult
 
 __all__ = ["CURVE", "LOSS_CURVE", "CarTrainersExperiment", "cell_name", "split_cell"]
@@ -89,12 +90,6 @@ def _call_recipe(recipe, trainer: str, curriculum: str, plugin: bool, setup, spe
                           f"{error}", traceback.format_exc()) from error
 
 
-#: Settings added after runs were saved, with their defaults (left out of the fingerprint at the default). The
-#: device among them: every run saved before it was computed on the CPU, and a GPU's numbers may differ in the last
-#: bits, so CPU runs keep their fingerprint and GPU runs are another sweep's.
-_ADDED_LATER = {"disc_updates": 2, "match_starts": False, "device": "cpu"}
-
-
 @dataclass(frozen=True)
 class CarTrainersExperiment:
     """Settings of the car trainers experiment; :meth:`run_cell` performs one run of one cell.
@@ -137,9 +132,12 @@ class CarTrainersExperiment:
     mce_iterations: int = 5
     mce_learning_rate: float = 0.05
     pretrain_iterations: int = 20
-    disc_updates: int = 2
-    match_starts: bool = False
-    device: str = "cpu"
+    # added after runs were saved, with defaults that reproduce them: left out of the fingerprint at those defaults.
+    # The device among them: every run saved before it was computed on the CPU, and a GPU's numbers may differ in the
+    # last bits, so CPU runs keep their fingerprint and GPU runs are another sweep's.
+    disc_updates: int = setting(2, fingerprint=WHEN_NOT_DEFAULT)
+    match_starts: bool = setting(False, fingerprint=WHEN_NOT_DEFAULT)
+    device: str = setting("cpu", fingerprint=WHEN_NOT_DEFAULT)
 
     def __post_init__(self):
         trainers = _names("trainers", self.trainers, None)
@@ -210,10 +208,7 @@ class CarTrainersExperiment:
     def settings(self) -> dict:
         """JSON-serialisable settings (fingerprinted into run files). A setting added after runs were saved is
         recorded only when it differs from its default, so those runs stay valid."""
-        data = asdict(self)
-        for name, default in _ADDED_LATER.items():
-            if data[name] == default:
-                del data[name]
+        data = shared_settings(self)
         data["trainers"], data["curricula"] = list(self.trainers), list(self.curricula)
         data["experiment"] = "car-trainers"
         return data

@@ -1,10 +1,10 @@
 """The learner-centric experiment on any demonstration dataset (``curteach dataset-bc``).
 
 ``data`` prepares what the runs read, once, in the driver; ``experiment`` holds the settings and the prepare and fit
-steps; ``run`` performs one run; ``report`` writes the outputs; ``migrate`` upgrades folders written before the
-settings named the data by its digest alone. The evaluator is the library's (:mod:`curteach_teaching.rollouts`), the
-BabyAI bot datasets a dataset source (:mod:`curteach_teaching.datasets.sources.babyai`). Names are imported on first
-use (torch loads only then).
+steps; ``run`` performs one run; ``report`` writes the outputs; ``migrate`` upgrades folders written before each
+cell had its own settings (the committed ones), ``upgrade_digest`` those of the earlier data digest. The evaluator is
+the library's (:mod:`curteach_teaching.rollouts`), the BabyAI bot datasets a dataset source
+(:mod:`curteach_teaching.datasets.sources.babyai`). Names are imported on first use (torch loads only then).
 """
 
 from __future__ import annotations

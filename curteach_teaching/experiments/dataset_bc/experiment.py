@@ -40,7 +40,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -51,24 +51,15 @@ from curteach_teaching.datasets.task_scores import is_fitted, score_terms, task_
 from curteach_teaching.experiments.dataset_bc.cells import CellSpec, parse_cell
 from curteach_teaching.experiments.dataset_bc.settings_checks import BUDGETS, check_settings
 from curteach_teaching.names import AGN, CUR, PAPER_CURRICULA
+from curteach_teaching.sweeps.fingerprints import NEVER, WHEN_NOT_DEFAULT, cell_fields, setting, shared_settings
 from curteach_teaching.sweeps.results import RunResult
 
-__all__ = ["BUDGETS", "CURRICULA", "DatasetBCExperiment", "FITTERS", "NOT_SETTINGS"]
+__all__ = ["BUDGETS", "CURRICULA", "DatasetBCExperiment", "FITTERS"]
 
 CURRICULA = PAPER_CURRICULA
 #: the fitted task scores of :data:`~curteach_teaching.datasets.task_scores.TASK_SCORES` this experiment fits
 #: (:meth:`DatasetBCExperiment.fit`)
 FITTERS = ("ensemble",)
-#: the fields that are not settings: where a run shows its progress, the prepared data and the runner's device
-NOT_SETTINGS = ("progress", "data", "device")
-#: settings added after the first sweeps; left out of :meth:`DatasetBCExperiment.settings` at their defaults, so that
-#: the folders of those sweeps still resume
-_LATER_SETTINGS = ("use", "keep", "temperature", "ensemble_size", "ensemble_batches", "teacher_seed", "holdout",
-                   "holdout_field", "obs_keys", "keep_within")
-#: settings that only some cells read: each cell's settings (:meth:`DatasetBCExperiment.cell_settings`) hold those it
-#: reads, and the sweep's shared settings none
-_CELL_SETTINGS = ("curricula", "task_difficulty", "use", "keep", "temperature", "ensemble_size", "ensemble_batches",
-                  "teacher_seed", "keep_within")
 
 
 @dataclass(frozen=True)
@@ -114,10 +105,13 @@ class DatasetBCExperiment:
             modulo the GPUs).
     """
 
+    # which settings enter the runs' fingerprint, and when (curteach_teaching.sweeps.fingerprints): those added
+    # after the first sweeps, with a default that reproduces them, only away from it (so the folders saved before
+    # resume); those only some cells read (cell=True) in those cells' settings alone (cell_settings)
     digest: str = ""
     env_id: str | None = None
-    curricula: tuple = (AGN, CUR)
-    task_difficulty: str = "length"
+    curricula: tuple = setting((AGN, CUR), cell=True)
+    task_difficulty: str = setting("length", cell=True)
     learner_term: str = "per-step"
     scale: str = "standard"
     budget: str = "equal"
@@ -131,19 +125,19 @@ class DatasetBCExperiment:
     pacing_a: float = 0.8
     pacing_b: float = 0.5
     policy: str = "auto"
-    use: str = "order"
-    keep: float = 0.6
-    temperature: float = 1.0
-    ensemble_size: int = 5
-    ensemble_batches: int | None = None
-    teacher_seed: int = 0
-    holdout: float | None = None
-    holdout_field: str | None = None
-    obs_keys: tuple | None = None
-    keep_within: str = "pool"
-    progress: bool = field(default=False, compare=False)
-    data: Any = field(default=None, compare=False, repr=False)
-    device: str = field(default="cpu", compare=False)
+    use: str = setting("order", cell=True)
+    keep: float = setting(0.6, cell=True)
+    temperature: float = setting(1.0, cell=True)
+    ensemble_size: int = setting(5, cell=True)
+    ensemble_batches: int | None = setting(None, cell=True)
+    teacher_seed: int = setting(0, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    holdout: float | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)
+    holdout_field: str | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)
+    obs_keys: tuple | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)
+    keep_within: str = setting("pool", fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    progress: bool = setting(False, fingerprint=NEVER, compare=False)
+    data: Any = setting(None, fingerprint=NEVER, compare=False, repr=False)
+    device: str = setting("cpu", fingerprint=NEVER, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.digest, str):
@@ -216,45 +210,33 @@ class DatasetBCExperiment:
 
     def settings(self) -> dict:
         """The settings every cell's runs share, JSON-serialisable (fingerprinted into run files with the cell's
-        own, :meth:`cell_settings`): everything but the cells and what only some cells read (the task score, the
-        use, ``keep``, ``temperature``, the ensemble's settings). So a folder's sweep may gain, lose or reorder
-        cells and compute only the missing runs, and a flag no cell reads does not make it another sweep."""
+        own, :meth:`cell_settings`): each field by its declared rule
+        (:func:`~curteach_teaching.sweeps.fingerprints.shared_settings`), without the cells and what only some cells
+        read (the task score, the use, ``keep``, ``temperature``, the ensemble's settings). So a folder's sweep may
+        gain, lose or reorder cells and compute only the missing runs, and a flag no cell reads does not make it
+        another sweep."""
         # the data is named by its digest only: a moved dataset resumes (folders that named the datasets' paths are
         # upgraded by experiments.dataset_bc.migrate)
         if not self.digest:
             raise ValueError("the settings name the data by its digest: prepare(pool) the experiment first")
-        data = self.setting_fields()
-        for name in _CELL_SETTINGS:
-            if not (name == "teacher_seed" and self.holdout is not None):  # the held-out split's seed: every run's
-                data.pop(name, None)
+        # the held-out split's seed: every run reads it
+        data = shared_settings(self, read_by_every_cell=("teacher_seed",) if self.holdout is not None else ())
         if "obs_keys" in data:
             data["obs_keys"] = list(self.obs_keys)
         data["experiment"] = "dataset-bc"
         return data
 
-    def setting_fields(self) -> dict:
-        """``{name: value}`` of every field that is a setting (not :data:`NOT_SETTINGS`), those added after the first
-        sweeps (:data:`_LATER_SETTINGS`) left out at their defaults: what both :meth:`settings` and the whole-sweep
-        settings of earlier versions (:mod:`~curteach_teaching.experiments.dataset_bc.migrate`) start from."""
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in NOT_SETTINGS}
-        defaults = {f.name: f.default for f in fields(self)}
-        for name in _LATER_SETTINGS:
-            if data[name] == defaults[name]:
-                data.pop(name)
-        return data
-
     def cell_settings(self, cell: str) -> dict:
         """The settings of ``cell``'s runs beyond :meth:`settings`: its curriculum, use and task score as resolved
         (:meth:`cell_spec`; Agn has neither), and the settings of that use and score it reads (``keep`` to select,
-        ``temperature`` to weight, the ensemble's to read ``ensemble``)."""
+        ``temperature`` to weight, by their declared rules; the ensemble's three, whatever their values, to read
+        ``ensemble``: what keys its fit)."""
         spec = self.cell_spec(cell)
         own: dict = {"curriculum": spec.curriculum, "use": spec.use, "task": spec.task}
         if spec.use == "select":
-            own["keep"] = self.keep
-            if self.keep_within != "pool":  # absent at the default: the folders of earlier sweeps resume
-                own["keep_within"] = self.keep_within
+            own.update(cell_fields(self, ("keep", "keep_within")))
         elif spec.use == "weight":
-            own["temperature"] = self.temperature
+            own.update(cell_fields(self, ("temperature",)))
         if spec.task is not None and "ensemble" in score_terms(spec.task):
             own.update(ensemble_size=self.ensemble_size, ensemble_batches=self.ensemble_batches,
                        teacher_seed=self.teacher_seed)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from curteach_envs._util import atomic_write
-from curteach_teaching.experiments.dataset_bc.migrate import rekey_run_files
+from curteach_teaching.experiments.dataset_bc.migrate import rekey_run_file
 from curteach_teaching.sweeps.folders import RECORD_FORMAT, RECORD_NAME
 from curteach_teaching.sweeps.results import fingerprint
 
@@ -81,10 +81,9 @@ def upgrade_digest(out_dir: str | os.PathLike, pool: Any, experiment: Any) -> st
             recorded != legacy_pool_digest(pool):
         return ""
     new_settings = {**settings, "digest": experiment.digest}
-    count = sum(rekey_run_files(sorted((out_dir / "runs" / cell).glob("run_*.json")),
-                                fingerprint({"sweep": settings, "cell": own}),
-                                fingerprint({"sweep": new_settings, "cell": own}))
-                for cell, own in cells.items())
+    count = sum(rekey_run_file(path, fingerprint({"sweep": settings, "cell": own}),
+                               fingerprint({"sweep": new_settings, "cell": own}))
+                for cell, own in cells.items() for path in sorted((out_dir / "runs" / cell).glob("run_*.json")))
     teacher_line = _rename_teacher_cache(out_dir / "teachers", experiment, recorded)
     atomic_write(record_path, lambda stream: json.dump({**record, "settings": new_settings}, stream, indent=1))
     return (f"upgraded {out_dir}: the data's digest now covers its observations, metadata and step infos, not only "

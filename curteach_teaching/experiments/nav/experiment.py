@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +56,7 @@ from curteach_teaching.curriculum.selection import check_curricula, curriculum_c
 from curteach_teaching.difficulty import DIFFICULTY_VARIANTS
 from curteach_teaching.experiments.nav.data import NAV_TASKS, PAPER_WINDOW
 from curteach_teaching.names import PAPER_CURRICULA
+from curteach_teaching.sweeps.fingerprints import NEVER, WHEN_NOT_DEFAULT, setting, shared_settings
 from curteach_teaching.sweeps.results import RunResult
 
 __all__ = ["CURRICULA", "LOSSES", "OPTIMIZERS", "NavExperiment"]
@@ -103,7 +104,8 @@ class NavExperiment:
             Not a setting (the digest is).
     """
 
-    dataset: str
+    # the dataset is named by its digest: its path never enters the runs' fingerprint
+    dataset: str = setting(fingerprint=NEVER)
     dataset_digest: str
     task: str = "shortest_path"
     curricula: tuple = CURRICULA
@@ -115,13 +117,13 @@ class NavExperiment:
     lr_period: int = 5000
     loss: str = "original"
     teacher_difficulty: str = "original"
-    optimizer: str = "sgd"
+    optimizer: str = setting("sgd", fingerprint=WHEN_NOT_DEFAULT)  # every run made before the option: SGD
     pacing_a: float = 0.8
     pacing_b: float = 0.5
     device: str = "cpu"
-    checkpoint_dir: str | None = field(default=None, compare=False)
-    progress: bool = field(default=False, compare=False)
-    dataset_bytes: bytes | None = field(default=None, compare=False, repr=False)
+    checkpoint_dir: str | None = setting(None, fingerprint=NEVER, compare=False)
+    progress: bool = setting(False, fingerprint=NEVER, compare=False)
+    dataset_bytes: bytes | None = setting(None, fingerprint=NEVER, compare=False, repr=False)
 
     def __post_init__(self):
         if self.task not in NAV_TASKS.values():
@@ -160,12 +162,8 @@ class NavExperiment:
 
     def settings(self) -> dict:
         """JSON-serialisable settings (fingerprinted into run files); the dataset is identified by its digest."""
-        data = asdict(self)
-        for name in ("dataset", "checkpoint_dir", "progress", "dataset_bytes"):
-            data.pop(name)
+        data = shared_settings(self)  # each field by its declared rule (sweeps.fingerprints)
         data["curricula"] = list(self.curricula)
-        if data["optimizer"] == "sgd":  # the settings of every run made before the option existed
-            data.pop("optimizer")
         data["experiment"] = "nav"
         return data
 
