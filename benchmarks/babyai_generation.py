@@ -101,12 +101,8 @@ def main() -> None:
 
     from curteach_teaching.datasets import read_pool, write_pool
     from curteach_teaching.datasets.sources.babyai import bot_pool, dataset_id
-    from curteach_teaching.datasets.sources.babyai_bot import (
-        HELD_OUT_SEEDS,
-        generate_bot_episodes,
-        plan_episodes,
-        resolve_levels,
-    )
+    from curteach_teaching.datasets.sources.babyai_bot import generate_bot_episodes, plan_episodes, resolve_levels
+    from curteach_teaching.datasets.sources.base import HELD_OUT_SEEDS
     from curteach_teaching.experiments.dataset_bc.observations import codec_for
     from curteach_teaching.learners.babyai import BabyAIFiLMPolicy
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from curteach_teaching.commands.learner_options import add_learner_arguments
 from curteach_teaching.commands.sweep_options import (
@@ -117,7 +116,7 @@ def add_parser(subparsers) -> None:
 
 def run_dataset_bc(args: argparse.Namespace) -> int:
     """Read the pool, check every flag, run (or resume) the sweep and write its report."""
-    from curteach_teaching.datasets import read_pool, source_format
+    from curteach_teaching.datasets import format_of, read_pool
     from curteach_teaching.datasets.task_scores import level_order, score_terms
     from curteach_teaching.experiments.dataset_bc.data import success_defined
     from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment
@@ -140,12 +139,9 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     chosen = {"max_batches": args.max_batches, "eval_every": args.eval_every, "eval_episodes": args.eval_episodes}
     settings = {k: v if v is not None else scale.get(k) for k, v in chosen.items()}
     settings = {k: v for k, v in settings.items() if v is not None}
-    # a ladder's rank by default where the groups are datasets given as one; a LeRobot dataset's groups are its
-    # tasks, and a folder of robomimic files is a suite of tasks (LIBERO's), neither a ladder
-    kinds = {source: source_format(source) for source in sources}
-    ladder = len(pool.group_names) > 1 and not any(
-        kind == "lerobot" or (kind == "robomimic" and Path(source).expanduser().is_dir())
-        for source, kind in kinds.items())
+    # a ladder's rank by default where the groups are datasets given as one, not a suite of tasks the format
+    # reads as groups (a LeRobot dataset's tasks, a folder of robomimic files: LIBERO's)
+    ladder = len(pool.group_names) > 1 and not any(format_of(source).groups_are_tasks(source) for source in sources)
     task = args.task_difficulty or ("level" if ladder else "length")
     # a setting named otherwise than its flag: the flag in the message (--seed must be ..., not teacher_seed)
     renamed = {"teacher_seed": "seed", "learner_term": "learner_difficulty", "scale": "difficulty_scale"}

@@ -142,30 +142,32 @@ def _summary(ranking, groups, order, lengths, within=None) -> dict:
     return out
 
 
-def _sources(text: str) -> tuple[list[str], str, dict]:
-    """``(sources, kind, files)`` of ``--dataset``: the comma-separated sources, their one format, and for robomimic
-    ``group -> file`` (each file of a folder of them: a LIBERO suite). Raises ValueError for mixed formats or
-    several LeRobot datasets (one ``episodes.json`` names one dataset's episodes)."""
-    from curteach_teaching.datasets import source_format
-    from curteach_teaching.datasets.robomimic import robomimic_files
+def _sources(text: str) -> tuple[list[str], object]:
+    """``(sources, format)`` of ``--dataset``: the comma-separated sources and their one format
+    (:class:`~curteach_teaching.datasets.formats.base.DatasetFormat`). Raises ValueError for mixed formats or sources
+    whose kept share cannot be written together (several LeRobot datasets: one ``episodes.json`` names one dataset's
+    episodes)."""
+    from curteach_teaching.datasets.formats import format_of
 
     sources = [s.strip() for s in str(text).split(",") if s.strip()]
     if not sources:
         raise ValueError("--dataset must name at least one dataset")
-    kinds = {source: source_format(source) for source in sources}
-    if len(set(kinds.values())) > 1:
-        raise ValueError("--dataset mixes formats (" + ", ".join(f"{s}: {k}" for s, k in kinds.items())
+    found = {source: format_of(source) for source in sources}
+    if len({fmt.name for fmt in found.values()}) > 1:
+        raise ValueError("--dataset mixes formats (" + ", ".join(f"{s}: {f.name}" for s, f in found.items())
                          + "); rank one format at a time")
-    kind = kinds[sources[0]]
-    if kind == "lerobot" and len(sources) > 1:
-        raise ValueError("rank writes one episodes.json for one LeRobot dataset: give one at a time")
-    files = {path.stem: path for source in sources for path in robomimic_files(source)} if kind == "robomimic" else {}
-    return sources, kind, files
+    fmt = found[sources[0]]
+    fmt.check_sources(sources)
+    return sources, fmt
 
 
 def _remove_earlier_outputs(out: Path, writes: dict) -> None:
     """Remove the files of an earlier rank in ``out`` that this one does not write again (``writes``: name ->
-    whether it does), so that no file there describes another ranking; one line each."""
+    whether it does; every format's kept files are among the names), so that no file there describes another
+    ranking; one line each."""
+    from curteach_teaching.datasets.formats import formats
+
+    writes = {**{name: False for other in formats() for name in other.kept_files}, **writes}
     if not (out / "rank.json").is_file():
         return  # not a folder of rank's: nothing of ours to remove
     for name, written in writes.items():
@@ -176,12 +178,7 @@ def _remove_earlier_outputs(out: Path, writes: dict) -> None:
 
 def run_rank(args: argparse.Namespace) -> int:
     """Read, check, score, rank, and write the outputs (the kept share in the source's terms before rank.json)."""
-    from curteach_teaching.commands.rank_outputs import (
-        check_out_outside,
-        check_outputs,
-        episode_names,
-        write_kept,
-    )
+    from curteach_teaching.commands.rank_outputs import check_out_outside, check_outputs, write_kept
     from curteach_teaching.commands.sweep_options import named_as_options, output_folder, progress_wanted
     from curteach_teaching.datasets import is_fitted, read_pool
     from curteach_teaching.datasets.curation import (
@@ -196,7 +193,7 @@ def run_rank(args: argparse.Namespace) -> int:
     from curteach_teaching.sweeps.interrupts import announce, interruption_message
 
     obs_keys = None if args.obs_keys is None else [k.strip() for k in args.obs_keys.split(",") if k.strip()]
-    sources, kind, files = _sources(args.dataset)
+    sources, fmt = _sources(args.dataset)
     pool = read_pool(sources, obs_keys=obs_keys)
     key = "curated" if args.filter_key is None else args.filter_key
     if args.keep is not None:
@@ -208,7 +205,7 @@ def run_rank(args: argparse.Namespace) -> int:
     within = (groups if groups is not None else list(pool.groups)) if args.per_group else None
     out = output_folder(args, "results/rank")
     check_out_outside(out, sources)
-    check_outputs(args, kind, pool, key, out, files)
+    check_outputs(args, fmt, sources, pool, key, out)
     teacher = None
     if is_fitted(args.score):  # the ensemble, alone or in a sum
         from curteach_teaching.curriculum.ensemble import EnsembleTeacher
@@ -229,24 +226,24 @@ def run_rank(args: argparse.Namespace) -> int:
     keep = 1.0 if args.keep is None else args.keep
     ranking = rank_episodes(difficulty, keep) if within is None else rank_within_groups(difficulty, within, keep)
     out.mkdir(parents=True, exist_ok=True)  # checked before the scoring, created after it
-    _remove_earlier_outputs(out, writes={"episodes.json": args.keep is not None and kind == "lerobot",
+    _remove_earlier_outputs(out, writes={**{name: args.keep is not None for name in fmt.kept_files},
                                          "scores.png": groups is not None})
     order = None if groups is None else group_order(groups, args.group_field)
     summary = _summary(ranking, groups, order, pool.lengths, within)
     ties = None if args.keep is None else _ties(ranking, within, keep)
-    write_scores_csv(out / "scores.csv", pool, ranking, groups, episode_names(pool, kind),
+    write_scores_csv(out / "scores.csv", pool, ranking, groups, fmt.episode_names(pool),
                      with_kept=args.keep is not None)
     written = [str(out / "scores.csv")]
     if groups is not None:
         name = Path(sources[0]).name if len(sources) == 1 else f"{len(sources)} datasets"
         title = f"{name}: {args.score}" + (f", keep {args.keep:g}" if args.keep else "")
-        what = args.group_field or ("task" if kind == "lerobot" else "dataset")
+        what = args.group_field or fmt.group_word
         written.append(str(plot_scores(out / "scores.png", ranking, groups, order, title, xlabel=what)))
     if args.keep is not None:
-        written.append(write_kept(args, kind, pool, ranking, key, out, files))
+        written.append(write_kept(args, fmt, sources, pool, ranking, key, out))
     control = summary["length_control"]
     report = {"command_line": getattr(args, "command_line", None),
-              "source": sources[0] if len(sources) == 1 else sources, "format": kind,
+              "source": sources[0] if len(sources) == 1 else sources, "format": fmt.name,
               "obs_keys": obs_keys, "score": args.score, "keep": args.keep,
               "per_group": bool(args.per_group), **summary, "ties_at_cut": ties,
               "outputs": written,
@@ -256,7 +253,7 @@ def run_rank(args: argparse.Namespace) -> int:
                                                         "policy": args.policy}}
     (out / "rank.json").write_text(json.dumps(report, indent=2) + "\n")
     rho, share = control["spearman_length"], control["kept_by_length_too"]
-    print(f"rank: {counted(len(pool), 'episode')} of {', '.join(sources)} ({kind}) scored by {args.score}"
+    print(f"rank: {counted(len(pool), 'episode')} of {', '.join(sources)} ({fmt.name}) scored by {args.score}"
           + (f"; kept {ranking.n_kept} (--keep {args.keep:g}{' within each group' if within else ''}), dropped "
              f"{len(pool) - ranking.n_kept}" if args.keep is not None else ""))
     for group, row in summary.get("groups", {}).items():

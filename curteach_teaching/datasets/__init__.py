@@ -2,9 +2,10 @@
 
 * :mod:`~curteach_teaching.datasets.pool`: :class:`EpisodePool`, imitation ``Trajectory``s with each episode's id,
   seed, task group, metadata and infos, the spaces and the environment specs;
-* :mod:`~curteach_teaching.datasets.reading`: :func:`read_pool`, local Minari datasets by id or folder, never
-  downloading; :mod:`~curteach_teaching.datasets.robomimic` and :mod:`~curteach_teaching.datasets.lerobot`, robot
-  datasets in robomimic's HDF5 and LeRobot's parquet layouts;
+* :mod:`~curteach_teaching.datasets.reading`: :func:`read_pool`, local datasets of any registered format, never
+  downloading;
+* :mod:`~curteach_teaching.datasets.formats`: :data:`FORMATS`, one class per format (Minari, robomimic's HDF5,
+  LeRobot's parquet layout) that detects, reads and checks a source and writes a kept subset in its own terms;
 * :mod:`~curteach_teaching.datasets.writing`: :func:`write_pool`, a pool as a Minari dataset in any storage format;
 * :mod:`~curteach_teaching.datasets.task_scores`: :data:`TASK_SCORES` and :func:`task_difficulty`, the one place
   that decides a demonstration's task difficulty (``length``, ``return``, ``level``, the fitted ``ensemble``, a
@@ -23,9 +24,11 @@ from curteach_teaching._lazy import lazy_getattr
 
 _EXPORTS = {
     "curteach_teaching.datasets.pool": ("EpisodePool",),
-    "curteach_teaching.datasets.reading": ("datasets_root", "find_datasets", "read_pool", "source_format"),
-    "curteach_teaching.datasets.robomimic": ("read_robomimic",),
-    "curteach_teaching.datasets.lerobot": ("episode_indices_note", "read_lerobot"),
+    "curteach_teaching.datasets.reading": ("read_pool", "source_format"),
+    "curteach_teaching.datasets.formats": ("FORMATS", "DatasetFormat", "format_of"),
+    "curteach_teaching.datasets.formats.minari_read": ("datasets_root", "find_datasets"),
+    "curteach_teaching.datasets.formats.robomimic_read": ("read_robomimic",),
+    "curteach_teaching.datasets.formats.lerobot_read": ("episode_indices_note", "read_lerobot"),
     "curteach_teaching.datasets.writing": ("DATA_FORMATS", "write_pool"),
     "curteach_teaching.datasets.task_scores": ("TASK_SCORES", "TaskScore", "describe_task_scores", "is_fitted",
                                                "score_names", "score_terms", "task_difficulty"),

@@ -189,10 +189,11 @@ def _field(pool: EpisodePool, name: str) -> np.ndarray | None:
 
 
 def _renamed(pool: EpisodePool, name: str) -> str:
-    """A LeRobot column ``next.X`` is the field ``X`` (:mod:`~curteach_teaching.datasets.lerobot`): say so when
-    ``name`` is such a column and ``X`` a field, else ``""``."""
-    short = name.removeprefix("next.")
-    return f" (LeRobot's {name} is the field {short!r})" if short != name and short in _fields(pool) else ""
+    """A format's spelling of a field (LeRobot's column ``next.X`` is the field ``X``): the hint of
+    :func:`~curteach_teaching.datasets.formats.field_hint` when ``name`` is such a spelling, else ``""``."""
+    from curteach_teaching.datasets.formats import field_hint
+
+    return field_hint(name, _fields(pool))
 
 
 def _negated(pool: EpisodePool, spec: str) -> np.ndarray:

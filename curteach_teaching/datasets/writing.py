@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from curteach_teaching.datasets.formats.minari_read import datasets_root
 from curteach_teaching.datasets.pool import EpisodePool
-from curteach_teaching.datasets.reading import datasets_root
 from curteach_teaching.datasets.spaces import check_space, describe_space, env_space_matches, to_minari_values
 
 __all__ = ["write_pool", "DATA_FORMATS", "RESERVED_METADATA", "minari_root"]

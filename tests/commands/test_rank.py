@@ -102,7 +102,7 @@ def test_robomimic_bad_input_exit_2_file_unchanged(robot_files, tmp_path, episod
     finally:
         os.chmod(path, 0o644)
     assert not (tmp_path / "out").exists()  # refused before anything was written
-    from curteach_teaching.datasets import robomimic_mask
+    from curteach_teaching.datasets.formats import robomimic_mask
 
     def full_disk(*_):
         raise OSError(28, "No space left on device")

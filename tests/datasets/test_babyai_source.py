@@ -13,14 +13,13 @@ pytest.importorskip("minari")
 from curteach_teaching.datasets import read_pool  # noqa: E402
 from curteach_teaching.datasets.sources.babyai import dataset_id, write_babyai_datasets  # noqa: E402
 from curteach_teaching.datasets.sources.babyai_bot import (  # noqa: E402
-    HELD_OUT_SEEDS,
     NOISE_STEP_PROBABILITY,
-    TRAINING_SEEDS,
     plan_episodes,
     replay_episode,
     resolve_levels,
     show_progress,
 )
+from curteach_teaching.datasets.sources.base import HELD_OUT_SEEDS, TRAINING_SEEDS  # noqa: E402
 
 LEVELS = ("GoToRedBallGrey", "PutNextLocal")
 EPISODES = 6

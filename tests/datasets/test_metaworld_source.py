@@ -13,12 +13,9 @@ pytest.importorskip("metaworld", reason="Meta-World needs the metaworld extra (G
 minari = pytest.importorskip("minari", reason="Minari datasets need the datasets extra")
 
 from curteach_teaching.datasets.sources import metaworld_episodes  # noqa: E402
+from curteach_teaching.datasets.sources.base import HELD_OUT_SEEDS, TRAINING_SEEDS  # noqa: E402
 from curteach_teaching.datasets.sources.metaworld import MetaWorldSource, dataset_id  # noqa: E402
-from curteach_teaching.datasets.sources.metaworld_episodes import (  # noqa: E402
-    HELD_OUT_SEEDS,
-    TRAINING_SEEDS,
-    plan_episodes,
-)
+from curteach_teaching.datasets.sources.metaworld_episodes import plan_episodes  # noqa: E402
 
 QUIET = r".*(A Box observation space (minimum|maximum) value is|Constant\(s\) may be too high)"
 TASKS = "reach,push-v3"

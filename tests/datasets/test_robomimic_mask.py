@@ -14,8 +14,9 @@ h5py = pytest.importorskip("h5py")
 pytest.importorskip("imitation")
 
 
-from curteach_teaching.datasets import read_robomimic, robomimic_mask  # noqa: E402
-from curteach_teaching.datasets.robomimic_mask import check_filter_key, write_filter_key  # noqa: E402
+from curteach_teaching.datasets import read_robomimic  # noqa: E402
+from curteach_teaching.datasets.formats import robomimic_mask  # noqa: E402
+from curteach_teaching.datasets.formats.robomimic_mask import check_filter_key, write_filter_key  # noqa: E402
 
 
 def sha256(path) -> str:
@@ -147,7 +148,7 @@ def test_too_little_space_is_refused_before_copying(file, monkeypatch):
 
 
 def test_a_locked_file_is_said_to_be_locked_not_damaged(tmp_path):
-    from curteach_teaching.datasets.robomimic import hdf5_open_error
+    from curteach_teaching.datasets.formats.robomimic_read import hdf5_open_error
 
     locked = OSError("[Errno 11] Unable to synchronously open file (unable to lock file, errno = 11, error message = "
                      "'Resource temporarily unavailable')")

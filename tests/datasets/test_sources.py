@@ -93,3 +93,28 @@ def test_a_duck_typed_source_runs_and_gets_the_generic_interrupt_line(monkeypatc
     monkeypatch.setitem(SOURCES._builtins, "plain", Plain)
     assert main(["make-dataset", "plain", "--out", str(tmp_path / "x")]) == 130
     assert capsys.readouterr().err.strip() == "interrupted: make-dataset plain wrote nothing"
+
+
+def test_write_staged_replaces_whole_datasets_or_none(tmp_path):
+    """The sources' shared writer: every dataset written beside the old ones, then moved over them; a failure part-way
+    leaves the old ones as they were and no staging folder."""
+    from curteach_teaching.datasets.sources.base import write_staged
+
+    targets = {key: tmp_path / f"set-{key}" for key in ("a", "b")}
+    targets["a"].mkdir()
+    (targets["a"] / "old").write_text("old")
+
+    def write(key, staging):
+        if key == "b" and fail:
+            raise OSError("disk full")
+        (staging / targets[key].name).mkdir(parents=True)
+        (staging / targets[key].name / "new").write_text(key)
+
+    fail = True
+    with pytest.raises(OSError, match="disk full"):
+        write_staged(tmp_path, "test", targets, write)
+    assert [p.name for p in tmp_path.iterdir()] == ["set-a"] and (targets["a"] / "old").is_file()
+    fail = False
+    write_staged(tmp_path, "test", targets, write)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["set-a", "set-b"]
+    assert [p.name for p in targets["a"].iterdir()] == ["new"] and (targets["b"] / "new").read_text() == "b"

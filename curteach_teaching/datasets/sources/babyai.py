@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from curteach_teaching.datasets.sources.base import DatasetSource, check_out_folder
+from curteach_teaching.datasets.sources.base import DatasetSource, check_out_folder, write_staged
 
 __all__ = ["DATA_FORMATS", "BabyAISource", "bot_pool", "dataset_id", "write_babyai_datasets"]
 
@@ -146,26 +145,17 @@ def write_babyai_datasets(
     out = Path(out)
     plans = plan_episodes(level_ids, episodes, seed, noise)
     generated = generate_bot_episodes(plans, workers=workers, progress=progress)
-    out.mkdir(parents=True, exist_ok=True)
-    staging = out / f".babyai-staging-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
     requirements = [f"minigrid=={importlib.metadata.version('minigrid')}"]
-    try:
-        for level in level_ids:
-            mine = [e for e in generated if e.plan.level == level]
-            description = (f"BabyAIBot (minigrid.utils.baby_ai_bot) demonstrations on {level}: {len(mine)} "
-                           f"episodes, seed {seed}, noise share {noise} (random action with probability "
-                           f"{NOISE_STEP_PROBABILITY} per step in noisy episodes); written by `curteach make-dataset "
-                           "babyai`.")
-            write_pool(bot_pool(level, mine), dataset_id(level), root=staging, data_format=data_format,
-                       author="curteach", algorithm_name="BabyAIBot", description=description,
-                       requirements=requirements)
-        for level, target in targets.items():
-            if target.exists():
-                shutil.rmtree(target)
-            (staging / dataset_id(level)).rename(target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+
+    def write(level: str, staging: Path) -> None:
+        mine = [e for e in generated if e.plan.level == level]
+        description = (f"BabyAIBot (minigrid.utils.baby_ai_bot) demonstrations on {level}: {len(mine)} episodes, "
+                       f"seed {seed}, noise share {noise} (random action with probability {NOISE_STEP_PROBABILITY} "
+                       "per step in noisy episodes); written by `curteach make-dataset babyai`.")
+        write_pool(bot_pool(level, mine), dataset_id(level), root=staging, data_format=data_format,
+                   author="curteach", algorithm_name="BabyAIBot", description=description, requirements=requirements)
+
+    write_staged(out, "babyai", targets, write)
     return targets
 
 

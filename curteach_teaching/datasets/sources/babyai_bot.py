@@ -2,8 +2,9 @@
 
 Seeds. One ``numpy.random.SeedSequence(seed)`` spawns one child per level, in the order the levels are given; each
 level's child spawns three streams: the episodes' reset seeds, the choice of the noisy episodes and the noisy
-episodes' own action streams. Reset seeds are drawn from ``[2**20, 2**31)`` (:data:`TRAINING_SEEDS`), distinct over
-all episodes of all levels; they never meet :data:`HELD_OUT_SEEDS` = ``range(0, 2**20)``, the seeds kept for
+episodes' own action streams. Reset seeds are drawn from ``[2**20, 2**31)``
+(:data:`~curteach_teaching.datasets.sources.base.TRAINING_SEEDS`), distinct over all episodes of all levels; they
+never meet :data:`~curteach_teaching.datasets.sources.base.HELD_OUT_SEEDS` = ``range(0, 2**20)``, the seeds kept for
 evaluation. Every episode is a pure function of its :class:`EpisodePlan`, so the episodes are the same for any number
 of worker processes.
 
@@ -30,12 +31,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from curteach_teaching.datasets.sources.base import run_in_chunks
+from curteach_teaching.datasets.sources.base import TRAINING_SEEDS, run_in_chunks
 
 __all__ = [
-    "HELD_OUT_SEEDS",
     "NOISE_STEP_PROBABILITY",
-    "TRAINING_SEEDS",
     "BotEpisode",
     "EpisodePlan",
     "babyai_level_ids",
@@ -52,10 +51,6 @@ __all__ = [
     "show_progress",
 ]
 
-#: Reset seeds kept for evaluation: no generated episode ever starts from one of them.
-HELD_OUT_SEEDS = range(0, 2**20)
-#: Where the generated episodes' reset seeds are drawn from (``[low, high)``).
-TRAINING_SEEDS = range(2**20, 2**31)
 #: Per-step probability that a noisy episode takes a uniformly random action instead of the bot's.
 NOISE_STEP_PROBABILITY = 0.5
 _CHUNK = 25  # episodes per task sent to a worker: large enough to amortise the transfer, small for a live bar
@@ -127,7 +122,7 @@ class EpisodePlan:
     Attributes:
         level: the Gymnasium id.
         index: the episode's position in its level's dataset (its Minari episode id).
-        seed: the reset seed (in :data:`TRAINING_SEEDS`).
+        seed: the reset seed (in :data:`~.base.TRAINING_SEEDS`).
         noisy: whether some of its actions are random.
         noise_seed: seed of the episode's own stream of random actions (used only when ``noisy``).
     """

@@ -13,13 +13,19 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from curteach_envs._util import spawned_pool
 
-__all__ = ["DatasetSource", "check_out_folder"]
+__all__ = ["HELD_OUT_SEEDS", "TRAINING_SEEDS", "DatasetSource", "check_out_folder", "run_in_chunks", "write_staged"]
+
+#: Reset seeds kept for evaluation: no episode a source generates starts from one of them.
+HELD_OUT_SEEDS = range(0, 2**20)
+#: Where the generated episodes' reset seeds are drawn from (``[low, high)``), disjoint from :data:`HELD_OUT_SEEDS`.
+TRAINING_SEEDS = range(2**20, 2**31)
 
 
 class DatasetSource:
@@ -90,3 +96,29 @@ def run_in_chunks(run_chunk: Callable[[tuple], tuple[int, list]], chunks: list[t
     finally:
         bar.close()
     return results
+
+
+def write_staged(out: Path, tag: str, targets: Mapping[str, Path], write: Callable[[str, Path], None]) -> None:
+    """Write every dataset of ``targets`` (``key -> its folder, directly in out``) into a hidden staging folder
+    ``out/.<tag>-staging-<pid>``, then move each into place, replacing an earlier one (the caller checked
+    ``--overwrite``): a failure while writing leaves every earlier dataset as it was. The staging folder is removed
+    in any case.
+
+    Args:
+        out: the output folder (created if missing).
+        tag: the source's name, in the staging folder's name.
+        targets: the datasets' final folders, in the order they are written.
+        write: ``write(key, staging)`` writes the dataset of ``key`` into ``staging / targets[key].name``.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    staging = out / f".{tag}-staging-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        for key in targets:
+            write(key, staging)
+        for target in targets.values():
+            if target.exists():
+                shutil.rmtree(target)
+            (staging / target.name).rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

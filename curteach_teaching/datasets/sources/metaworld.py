@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from curteach_teaching.datasets.sources.base import DatasetSource
+from curteach_teaching.datasets.sources.base import DatasetSource, write_staged
 from curteach_teaching.datasets.sources.metaworld_episodes import (
     ExpertEpisode,
     generate_expert_episodes,
@@ -116,24 +115,17 @@ def write_metaworld_datasets(
     out = Path(out)
     targets = _targets(out, task_names, overwrite)
     generated = generate_expert_episodes(plans, workers=workers, progress=progress)
-    out.mkdir(parents=True, exist_ok=True)
-    staging = out / f".metaworld-staging-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        for task in task_names:
-            mine = [e for e in generated if e.plan.task == task]
-            noisy = sum(e.plan.noise > 0 for e in mine)
-            description = (f"Meta-World {task}: {len(mine)} scripted-expert episodes (metaworld.policies), seed "
-                           f"{seed}, {noisy} with Gaussian action noise of std {noise:g}; episodes end at the first "
-                           f"success or after {max_steps} steps; written by `curteach make-dataset metaworld`.")
-            write_pool(expert_pool(task, mine, max_steps), dataset_id(task), root=staging, data_format=data_format,
-                       author="curteach", algorithm_name="Meta-World scripted expert", description=description)
-        for task, target in targets.items():
-            if target.exists():
-                shutil.rmtree(target)
-            (staging / dataset_id(task)).rename(target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+
+    def write(task: str, staging: Path) -> None:
+        mine = [e for e in generated if e.plan.task == task]
+        noisy = sum(e.plan.noise > 0 for e in mine)
+        description = (f"Meta-World {task}: {len(mine)} scripted-expert episodes (metaworld.policies), seed {seed}, "
+                       f"{noisy} with Gaussian action noise of std {noise:g}; episodes end at the first success or "
+                       f"after {max_steps} steps; written by `curteach make-dataset metaworld`.")
+        write_pool(expert_pool(task, mine, max_steps), dataset_id(task), root=staging, data_format=data_format,
+                   author="curteach", algorithm_name="Meta-World scripted expert", description=description)
+
+    write_staged(out, "metaworld", targets, write)
     return targets
 
 

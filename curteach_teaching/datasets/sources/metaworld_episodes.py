@@ -4,7 +4,8 @@ Seeds. Task ``t`` (its position in Meta-World's list of 50) gets the child ``See
 (what ``SeedSequence(seed).spawn(50)[t]`` would be), so a task's episodes depend on the master seed and the task only,
 not on the other tasks of the command or their order. Each task's child spawns three streams: the episodes' reset
 seeds, the choice of the noisy episodes and the noisy episodes' own noise streams. Reset seeds are drawn distinct from
-``[2**20, 2**31)`` (:data:`TRAINING_SEEDS`), never from :data:`HELD_OUT_SEEDS` = ``range(0, 2**20)``, the seeds left
+``[2**20, 2**31)`` (:data:`~curteach_teaching.datasets.sources.base.TRAINING_SEEDS`), never from
+:data:`~curteach_teaching.datasets.sources.base.HELD_OUT_SEEDS` = ``range(0, 2**20)``, the seeds left
 for evaluation. Every episode is a pure function of its :class:`EpisodePlan`, so the episodes are the same for any
 number of worker processes.
 
@@ -28,11 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from curteach_teaching.datasets.sources.base import run_in_chunks
+from curteach_teaching.datasets.sources.base import TRAINING_SEEDS, run_in_chunks
 
 __all__ = [
-    "HELD_OUT_SEEDS",
-    "TRAINING_SEEDS",
     "ExpertEpisode",
     "EpisodePlan",
     "generate_expert_episodes",
@@ -40,10 +39,6 @@ __all__ = [
     "run_expert_episode",
 ]
 
-#: Reset seeds kept for evaluation: no generated episode starts from one of them.
-HELD_OUT_SEEDS = range(0, 2**20)
-#: Where the generated episodes' reset seeds are drawn from (``[low, high)``).
-TRAINING_SEEDS = range(2**20, 2**31)
 _CHUNK = 10  # episodes sent to a worker at once: large enough to amortise the transfer, small for a live bar
 # Meta-World's policies warn that their gains may exceed the action bounds (the actions are clipped below), and
 # Gymnasium's checker that the unbounded observation space is "probably too low": neither says anything here.
@@ -57,7 +52,7 @@ class EpisodePlan:
     Attributes:
         task: Meta-World's task name (``"push-v3"``).
         index: the episode's position in its task's dataset (its Minari episode id).
-        seed: the reset seed (in :data:`TRAINING_SEEDS`).
+        seed: the reset seed (in :data:`~.base.TRAINING_SEEDS`).
         noise: the standard deviation of the Gaussian action noise (0 for a clean episode).
         noise_seed: seed of the episode's own noise stream (used only when ``noise > 0``).
         max_steps: the step limit.

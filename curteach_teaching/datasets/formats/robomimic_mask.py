@@ -25,7 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_teaching.datasets.robomimic import demo_names, hdf5_open_error, read_filter_keys, require_h5py
+from curteach_teaching.datasets.formats.robomimic_read import (
+    demo_names,
+    hdf5_open_error,
+    read_filter_keys,
+    require_h5py,
+)
 
 __all__ = ["check_filter_key", "check_key_name", "write_filter_key"]
 
