@@ -1,5 +1,5 @@
-"""Demonstration Information (DemInf; Hejna, Mirchandani, Balakrishna, Xie, Wahid, Sadigh, 2025, arXiv 2502.08623):
-how much a demonstration adds to the mutual information between a pool's states and actions.
+"""Demonstration Information (DemInf; Hejna et al., "Robot Data Curation with Mutual Information Estimators", 2025,
+arXiv 2502.08623): how much a demonstration adds to the mutual information between a pool's states and actions.
 
 A demonstration whose actions follow from its states (one operator, consistent) sits where states and actions are
 dependent and raises ``I(S; A)``; one whose actions are noise or contradict other operators' lowers it. DemInf
