@@ -48,13 +48,19 @@ from curteach_teaching.datasets.mutual_information import ksg_mutual_information
 if TYPE_CHECKING:
     import torch as th
 
-__all__ = ["ENCODERS", "VAE_HIDDEN", "deminf_contributions", "deminf_scores", "encode", "pca_codes", "vae_codes"]
+__all__ = ["DEFAULT_SETTINGS", "ENCODERS", "VAE_HIDDEN", "deminf_contributions", "deminf_scores", "encode",
+           "pca_codes", "vae_codes"]
 
 ENCODERS = ("vae", "pca")
 VAE_HIDDEN = 256
 VAE_BETA = 0.05
 VAE_BATCH = 256
 VAE_LEARNING_RATE = 1e-3
+
+#: :func:`deminf_scores`'s keyword defaults besides ``seed`` and ``device``: what a fitted score's settings (and a cache
+#: key) must hold, since each of them changes the scores.
+DEFAULT_SETTINGS = {"k": 5, "encoder": "pca", "state_latent": 8, "action_latent": 3, "vae_steps": 2000, "batch": None,
+                    "repeats": 4}
 
 
 def _standardise(values: np.ndarray) -> np.ndarray:
@@ -148,6 +154,10 @@ def deminf_contributions(states: np.ndarray, actions: np.ndarray, *, k: int, bat
     into batches of about ``B`` (as the authors' batched estimate), each step's contributions averaged over the
     ``repeats`` batches that held it (``n`` in ``psi(n)`` is then the batch's size)."""
     total = states.shape[0]
+    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch <= 2 * k):
+        raise ValueError(f"batch must be None or an integer above 2 k = {2 * k}; got {batch!r}")
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ValueError(f"repeats must be a positive integer; got {repeats!r}")
     if batch is None or batch >= total:
         return ksg_mutual_information(states, actions, k).contributions
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0x6465]))

@@ -1,10 +1,12 @@
 """DemInf's per-demonstration score (datasets.deminf): demonstrations whose actions follow from their states rank
 before those with random actions, for both encoders; a seed gives one answer; torch's global generator is untouched."""
 
+import inspect
+
 import numpy as np
 import pytest
 
-from curteach_teaching.datasets.deminf import deminf_scores
+from curteach_teaching.datasets.deminf import DEFAULT_SETTINGS, deminf_scores
 
 
 def auroc(score: np.ndarray, label: np.ndarray) -> float:
@@ -64,3 +66,15 @@ def test_bad_input_is_refused(episodes, encoder, message):
     obs = np.arange(8.0).reshape(4, 2) ** 2
     with pytest.raises(ValueError, match=message):
         deminf_scores(obs, np.sqrt(obs), episodes, k=1, encoder=encoder)
+
+
+def test_a_batch_too_small_for_k_is_refused():
+    obs, acts, episode_of_step, _ = synthetic_pool(episodes=4, steps=10)
+    with pytest.raises(ValueError, match="batch must be"):
+        deminf_scores(obs, acts, episode_of_step, k=5, batch=10)
+
+
+def test_the_default_settings_are_the_signatures_defaults():
+    defaults = {name: parameter.default for name, parameter in inspect.signature(deminf_scores).parameters.items()
+                if parameter.default is not inspect.Parameter.empty and name not in ("seed", "device")}
+    assert defaults == DEFAULT_SETTINGS
