@@ -70,7 +70,7 @@ class DiffusionLearner:
         seed: the seed of the weights, the training noise and the scoring noise.
         device: where the network trains and acts ("cpu", "cuda", a ``torch.device``).
         batch_size: kept for the protocol (the curriculum chooses the batches).
-        learning_rate: Adam's rate.
+        learning_rate: Adam's rate (3e-3: the pilot of docs/learners-diffusion.md).
         rng: unused (the learner's randomness comes from ``seed``).
         hidden_sizes: the denoiser's hidden widths; embedding_dim: the timestep embedding's width.
         train_timesteps: ``T``, the DDPM's number of noise levels; ddim_steps: the DDIM steps of an action.
@@ -82,7 +82,7 @@ class DiffusionLearner:
     """
 
     def __init__(self, observation_space: gym.Space, action_space: gym.Space, *, seed: int, device: Any = "cpu",
-                 batch_size: int = 256, learning_rate: float = 1e-3, rng: np.random.Generator | None = None,
+                 batch_size: int = 256, learning_rate: float = 3e-3, rng: np.random.Generator | None = None,
                  hidden_sizes: Sequence[int] = (256, 256, 256), embedding_dim: int = 32, train_timesteps: int = 100,
                  ddim_steps: int = 10, score_draws: int = 8, beta_schedule: str = "squaredcos_cap_v2"):
         import torch
