@@ -107,6 +107,9 @@ def make_policy(kind: str, observation_space: gym.spaces.Space, action_space: gy
 
         policies = Registry("policy", "curteach.policies")
         name, factory = policies.load(kind)
+        if callable(getattr(factory, "check", None)):  # a dataset learner kind has its own way of learning
+            raise ValueError(f"policy {kind!r} is a dataset learner, not an SB3 policy factory; the ensemble teacher "
+                             "and rank train SB3 policies by BC (give them a built-in --policy)")
         policy = policies.call(name, factory, observation_space, action_space, seed,
                                expect=lambda p: callable(getattr(p, "evaluate_actions", None)))
         return policy.to(device) if hasattr(policy, "to") else policy

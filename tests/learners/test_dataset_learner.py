@@ -113,6 +113,9 @@ def test_a_kind_that_cannot_fit_the_data_is_one_line(example_learner):
                                          r"Discrete\(2\)$"):
         check_learner(example_learner, VECTORS, gym.spaces.Discrete(2))
     check_learner(example_learner, VECTORS, BOX)
+    # what still trains SB3 policies by BC (the ensemble teacher, rank) says it cannot take a dataset learner
+    with pytest.raises(ValueError, match="is a dataset learner, not an SB3 policy factory"):
+        make_policy(example_learner, VECTORS, BOX, 0)
 
 
 def test_a_plug_in_that_breaks_the_protocol_is_named(tmp_path, monkeypatch):
