@@ -19,9 +19,10 @@ Success of an episode: it succeeds if the env reports success at any of its step
 never reports either key, an episode succeeds when a step that terminates it has a positive reward (BabyAI and
 Minigrid reward only an accomplished mission, on the terminating step; a one-step episode counts like any other).
 
-The policy is an SB3 ``BasePolicy`` (its ``obs_to_tensor`` and ``get_distribution``), or a callable
-``logits(observations) -> (B, A)`` of a categorical policy taking a batch of NumPy observations (a dict of arrays
-for a ``Dict`` space).
+The policy is a dataset learner (:class:`~curteach_teaching.learners.dataset_learner.DatasetLearner`, which acts
+through its own ``act(observations, streams)``), an SB3 ``BasePolicy`` (its ``obs_to_tensor`` and
+``get_distribution``), or a callable ``logits(observations) -> (B, A)`` of a categorical policy taking a batch of
+NumPy observations (a dict of arrays for a ``Dict`` space).
 """
 
 from __future__ import annotations
@@ -111,18 +112,22 @@ class _Outcomes:
 
 def _actor(policy: Any, action_space: gym.spaces.Space, n: int, deterministic: bool,
            generator: Any) -> Callable[[Any, list[int]], list]:
-    """``(stacked observations, their episodes) -> env actions``, greedy or from each episode's stream."""
+    """``(stacked observations, their episodes) -> env actions``, greedy or from each episode's stream: the
+    learner's own :meth:`act`, or the action seam's for a policy."""
     from curteach_teaching.learners import actions
+    from curteach_teaching.learners.dataset_learner import DatasetLearner
     from curteach_teaching.learners.seeding import episode_streams
 
     streams = None if deterministic else episode_streams(n, generator)
 
-    def act(observations: Any, episodes: list[int]) -> list:
+    def chosen_by_policy(observations: Any, mine: list | None) -> Any:
         distribution = actions.action_distribution(policy, observations)
-        if streams is None:
-            chosen = actions.greedy_actions(distribution)
-        else:
-            chosen = actions.sampled_actions(distribution, [streams[e] for e in episodes])
+        return actions.greedy_actions(distribution) if mine is None else actions.sampled_actions(distribution, mine)
+
+    choose = policy.act if isinstance(policy, DatasetLearner) else chosen_by_policy
+
+    def act(observations: Any, episodes: list[int]) -> list:
+        chosen = choose(observations, None if streams is None else [streams[e] for e in episodes])
         return [actions.env_action(action, action_space) for action in chosen]
 
     return act
@@ -140,7 +145,7 @@ def evaluate_policy(
     """Roll out one episode per seed, batching the policy's forward pass over the live episodes.
 
     Args:
-        policy: an SB3 policy or a ``logits`` callable (see the module docstring).
+        policy: a dataset learner, an SB3 policy or a ``logits`` callable (see the module docstring).
         make_env: builds one environment (called ``min(len(seeds), max_envs)`` times); its observations must be
             what the policy takes, and its episodes must end (terminate or truncate).
         seeds: ``(E,)`` reset seeds, one episode each.

@@ -30,6 +30,7 @@ import numpy as np
 
 from curteach_envs._util import CPU_PIECE_ROWS, row_pieces
 from curteach_teaching.difficulty import index_observations
+from curteach_teaching.learners.divergence import parameters_finite
 
 __all__ = [
     "KINDS",
@@ -288,8 +289,7 @@ def step_log_probs(policy: Any, obs: Any, acts: np.ndarray, *, chunk_size: int =
 
     T = len(acts)
     log_probs = np.empty(T, dtype=np.float64)
-    parameters = list(policy.parameters()) if hasattr(policy, "parameters") else []
-    if not all(bool(th.isfinite(p).all()) for p in parameters):
+    if not parameters_finite(policy):
         log_probs.fill(np.nan)
         return log_probs
     was_training = policy.training

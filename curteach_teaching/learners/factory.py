@@ -37,10 +37,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["ACTION_SPACES", "POLICY_KINDS", "make_bc_trainer", "make_policy"]
+from curteach_teaching.learners.policy_kinds import POLICY_KINDS
 
-#: the built-in kinds; anything else must be ``module:attr``
-POLICY_KINDS = ("auto", "babyai-film", "mlp", "mlp-256", "cnn", "multi-input")
+__all__ = ["ACTION_SPACES", "make_bc_trainer", "make_policy"]
+
 #: the layers of ``mlp-256``: two of 256 units for the action, none for the unused value
 WIDE_NET_ARCH = {"pi": [256, 256], "vf": []}
 #: the action spaces a built-in policy learns through imitation's ``BC``
@@ -91,7 +91,8 @@ def make_policy(kind: str, observation_space: gym.spaces.Space, action_space: gy
     """A fresh policy whose weights come from ``seed`` alone (global generators are restored after), on ``device``.
 
     Args:
-        kind: one of :data:`POLICY_KINDS` or ``module:attr`` (see the module docstring).
+        kind: one of :data:`~curteach_teaching.learners.policy_kinds.POLICY_KINDS` or ``module:attr`` (see the
+            module docstring).
         observation_space, action_space: the policy's spaces.
         seed: the seed of the weights.
         device: where the policy lives (``"cpu"``, ``"cuda"``, ``"cuda:1"``, a ``torch.device``); weights are drawn
@@ -106,6 +107,9 @@ def make_policy(kind: str, observation_space: gym.spaces.Space, action_space: gy
 
         policies = Registry("policy", "curteach.policies")
         name, factory = policies.load(kind)
+        if callable(getattr(factory, "check", None)):  # a dataset learner kind has its own way of learning
+            raise ValueError(f"policy {kind!r} is a dataset learner, not an SB3 policy factory; the ensemble teacher "
+                             "and rank train SB3 policies by BC (give them a built-in --policy)")
         policy = policies.call(name, factory, observation_space, action_space, seed,
                                expect=lambda p: callable(getattr(p, "evaluate_actions", None)))
         return policy.to(device) if hasattr(policy, "to") else policy

@@ -4,11 +4,13 @@ import argparse
 
 from curteach_teaching.cli import build_parser
 from curteach_teaching.commands import learner_options
-from curteach_teaching.learners.factory import POLICY_KINDS
+from curteach_teaching.learners.dataset_learner import DATASET_LEARNERS
+from curteach_teaching.learners.policy_kinds import POLICY_KINDS
 
 
-def test_the_written_out_policy_kinds_are_the_factorys():
-    assert learner_options._POLICY_KINDS == POLICY_KINDS
+def test_the_help_lists_the_kinds_the_registry_resolves():
+    assert learner_options.POLICY_KINDS is POLICY_KINDS
+    assert DATASET_LEARNERS.names()[: len(POLICY_KINDS)] == POLICY_KINDS
 
 
 def _subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:

@@ -168,20 +168,22 @@ def test_a_group_of_one_episode_trains_only():
 
 # ------------------------------------------------------------------------------------------- the scores by hand
 def _flat_policy(observation_space, action_space):
-    """A policy whose action head ignores the observation (weights 0): its output is the head's bias."""
+    """The BC learner of an MLP whose action head ignores the observation (weights 0): its output is the head's
+    bias. Returns ``(learner, its policy, torch)``."""
     import torch as th
 
-    from curteach_teaching.learners.factory import make_policy
+    from curteach_teaching.learners.dataset_learner import make_learner
 
-    policy = make_policy("mlp", observation_space, action_space, 0)
+    learner = make_learner("mlp", observation_space, action_space, seed=0, device="cpu", batch_size=8,
+                           learning_rate=1e-3, rng=np.random.default_rng(0))
     with th.no_grad():
-        policy.action_net.weight.zero_()
-    return policy, th
+        learner.policy.action_net.weight.zero_()
+    return learner, learner.policy, th
 
 
 def test_the_held_out_nll_and_mse_are_the_hand_computed_ones():
     obs_space, act_space = gym.spaces.Box(-np.inf, np.inf, (3,), np.float32), gym.spaces.Box(-1, 1, (2,), np.float32)
-    policy, th = _flat_policy(obs_space, act_space)
+    learner, policy, th = _flat_policy(obs_space, act_space)
     mu, sigma = np.array([0.25, -0.5]), np.array([0.5, 2.0])
     with th.no_grad():
         policy.action_net.bias.copy_(th.tensor(mu))
@@ -190,7 +192,7 @@ def test_the_held_out_nll_and_mse_are_the_hand_computed_ones():
     obs = rng.normal(size=(5, 3)).astype(np.float32)
     acts = np.array([[0.0, 0.0], [1.0, -1.0], [0.25, -0.5], [-0.5, 0.5], [2.0, 0.0]], dtype=np.float32)  # one outside
     groups = np.array(["x", "x", "y", "y", "y"], dtype=object)
-    point = held_out_metrics(policy, obs, acts, groups, act_space, per_group=True)
+    point = held_out_metrics(learner, obs, acts, groups, act_space, per_group=True)
     # per step: sum over d of (a - mu)^2 / (2 sigma^2) + log sigma + log(2 pi) / 2
     nll = [sum((a[d] - mu[d]) ** 2 / (2 * sigma[d] ** 2) + math.log(sigma[d]) + 0.5 * math.log(2 * math.pi)
                for d in range(2)) for a in acts.astype(np.float64)]
@@ -205,17 +207,22 @@ def test_the_held_out_nll_and_mse_are_the_hand_computed_ones():
 
 def test_the_held_out_nll_and_accuracy_of_discrete_actions_are_the_hand_computed_ones():
     obs_space, act_space = gym.spaces.Box(-np.inf, np.inf, (2,), np.float32), gym.spaces.Discrete(3)
-    policy, th = _flat_policy(obs_space, act_space)
+    learner, policy, th = _flat_policy(obs_space, act_space)
     logits = np.array([1.0, 0.0, -1.0])
     with th.no_grad():
         policy.action_net.bias.copy_(th.tensor(logits))
     acts = np.array([0, 1, 2, 0])
-    point = held_out_metrics(policy, np.zeros((4, 2), np.float32), acts, np.array(["g"] * 4, dtype=object),
+    point = held_out_metrics(learner, np.zeros((4, 2), np.float32), acts, np.array(["g"] * 4, dtype=object),
                              act_space)
     log_softmax = logits - math.log(np.exp(logits).sum())
     assert point["nll"] == pytest.approx(-np.mean(log_softmax[acts]), rel=1e-6)
     assert point["accuracy"] == 0.5  # the greedy action, 0, is right on 2 of 4 steps
     assert set(point) == {"nll", "accuracy"}
+    with th.no_grad():
+        policy.action_net.bias[0] = float("nan")  # a diverged learner scores NaN, every metric
+    point = held_out_metrics(learner, np.zeros((4, 2), np.float32), acts, np.array(["g"] * 4, dtype=object),
+                             act_space)
+    assert math.isnan(point["nll"]) and math.isnan(point["accuracy"])
 
 
 # ------------------------------------------------------------------------------------------------- the command

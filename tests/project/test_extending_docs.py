@@ -36,9 +36,10 @@ def _copy_plugins(work: Path) -> None:
     shutil.copytree(PLUGINS, work / "examples" / "plugins", ignore=shutil.ignore_patterns("__pycache__"))
 
 
-def _run(command, cwd: Path, pythonpath: str, timeout: int = 300) -> subprocess.CompletedProcess:
+def _run(command, cwd: Path, pythonpath: str, timeout: int = 300,
+         extra: dict | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PATH": os.pathsep.join([BIN, os.environ.get("PATH", "")]), "PYTHONPATH": pythonpath,
-           "MPLBACKEND": "Agg"}
+           "MPLBACKEND": "Agg", **(extra or {})}
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -246,3 +247,30 @@ def test_the_dataset_source_example(tmp_path, monkeypatch, capsys):
     capsys.readouterr()
     assert read_pool(folder).seeds == (5, 6)  # replaced
     assert [p.name for p in (tmp_path / "data" / "minari").iterdir()] == ["cartpole"]  # no staging folder left
+
+
+def test_the_dataset_learner_commands(tmp_path):
+    """The page's dataset learner trains under three curricula in Pendulum-v1 and on held-out episodes, through
+    nothing but ``--policy module:attr``; on discrete actions it is refused in one line, before any training."""
+    _copy_plugins(tmp_path)
+    shutil.copytree(ROOT / "examples" / "datasets", tmp_path / "examples" / "datasets",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    done = _run(["bash", "-e", "examples/plugins/dataset_learner.sh"], tmp_path, str(ROOT), timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = tmp_path / "results/plugin-dataset-bc/runs"
+    assert {p.name for p in runs.iterdir()} == {"Agn", "Cur", "Cur+weight"}
+    weighted = json.loads((runs / "Cur+weight" / "run_00001.json").read_text())["data"]
+    assert len(weighted["curves"]["return"]) == 3 and np.all(np.isfinite(weighted["curves"]["sampled_return"]))
+    assert np.all(np.isfinite(weighted["curves"]["train:loss"][1:])) and "weights" in weighted["extras"]["selection"][0]
+    held = json.loads((tmp_path / "results/plugin-dataset-bc-held-out/runs/Cur-L/run_00001.json").read_text())["data"]
+    assert np.all(np.isfinite(held["curves"]["nll"])) and held["curves"]["nll"][-1] < held["curves"]["nll"][0]
+    cartpole = _run([sys.executable, "examples/datasets/scripted_cartpole.py", "--root", "minari", "--episodes", "4"],
+                    tmp_path, str(ROOT))
+    assert cartpole.returncode == 0, cartpole.stderr[-3000:]
+    refused = _run(["curteach", "dataset-bc", "--dataset", "cartpole/scripted-v0", "--policy",
+                    "mypkg.dataset_learners:LinearGaussian", "--out", "refused"], tmp_path,
+                   os.pathsep.join([str(tmp_path / "examples" / "plugins"), str(ROOT)]),
+                   extra={"MINARI_DATASETS_PATH": str(tmp_path / "minari")})
+    assert refused.returncode == 2 and refused.stderr.strip().splitlines() == [
+        "curteach dataset-bc: error: linear-gaussian learns continuous (Box) actions; the dataset's are Discrete(2)"]
+    assert not (tmp_path / "refused" / "runs").exists()

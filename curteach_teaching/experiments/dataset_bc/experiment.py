@@ -267,7 +267,7 @@ class DatasetBCExperiment:
         """
         from curteach_teaching.experiments.dataset_bc.data import DatasetBCData, pool_digest
         from curteach_teaching.experiments.dataset_bc.observations import codec_for
-        from curteach_teaching.learners.factory import make_policy
+        from curteach_teaching.learners.dataset_learner import check_learner
 
         digest = pool_digest(pool)
         if self.digest and self.digest != digest:
@@ -300,7 +300,7 @@ class DatasetBCExperiment:
             if len(pool) < 2:
                 raise ValueError("the ensemble teacher needs at least 2 episodes to split in halves")
         codec = codec_for(pool.observation_space, pool.env_specs)
-        make_policy(self.policy, codec.observation_space, pool.action_space, 0)
+        check_learner(self.policy, codec.observation_space, pool.action_space)
         trajectories = codec.trajectories(pool.trajectories, pool.groups)
         data = DatasetBCData(
             trajectories=tuple(trajectories),

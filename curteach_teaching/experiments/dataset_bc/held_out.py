@@ -6,11 +6,12 @@ scored by a teacher (the ensemble's scores too are computed on the training part
 the policy is scored on their demonstrated actions (:func:`held_out_metrics`):
 
 * ``nll``: the per-step negative log-likelihood ``-(1/T) sum_t log pi(a_t | s_t)`` over the ``T`` held-out steps pooled
-  (a long episode weighs by its steps), through the action seam
-  (:func:`~curteach_teaching.learners.actions.step_log_probs`): a log-probability for discrete actions, a log-density
-  summed over the action's dimensions for a ``Box`` (so it can be negative). Lower is better;
-* ``mse`` (``Box`` actions): the mean over steps and action dimensions of ``(mu(s_t) - a_t)^2``, ``mu`` the greedy
-  action (the Gaussian's mean, not clipped). Lower is better;
+  (a long episode weighs by its steps), the learner's own per-step log-likelihood
+  (:meth:`~curteach_teaching.learners.dataset_learner.DatasetLearner.log_likelihood`; for BC's SB3 policies the
+  action seam's: a log-probability for discrete actions, a log-density summed over the action's dimensions for a
+  ``Box``, so it can be negative). Lower is better;
+* ``mse`` (``Box`` actions): the mean over steps and action dimensions of ``(mu(s_t) - a_t)^2``, ``mu`` the
+  learner's greedy action (a Gaussian policy's mean, not clipped). Lower is better;
 * ``accuracy`` (discrete actions): the share of steps whose greedy action equals the demonstrated one (in every
   dimension, for the multi-spaces). Higher is better;
 * with several groups, each also per group (``nll:<group>``).
@@ -136,28 +137,25 @@ def held_out_split(groups: Sequence[str], fraction: float, seed: int,
     return HeldOutSplit(train=train, held_out=held_out)
 
 
-def _greedy_rows(policy: Any, obs: Any, acts: np.ndarray, continuous: bool) -> np.ndarray:
-    """``(T,)`` float64 per step: the squared error of the greedy action averaged over the action's dimensions
-    (``continuous``), else 1.0 where the greedy action equals the demonstrated one; NaN for a diverged network."""
-    import torch as th
+def _greedy_rows(learner: Any, obs: Any, acts: np.ndarray, continuous: bool) -> np.ndarray:
+    """``(T,)`` float64 per step: the squared error of the learner's greedy action averaged over the action's
+    dimensions (``continuous``), else 1.0 where the greedy action equals the demonstrated one; NaN for a diverged
+    learner (every step once its parameters are not finite, a chunk's steps where it cannot act on them)."""
     from imitation.data import types
 
     from curteach_teaching.difficulty import index_observations
-    from curteach_teaching.learners.actions import action_distribution, greedy_actions
+    from curteach_teaching.learners.divergence import LearnerDiverged
 
     T = len(acts)
     rows = np.full(T, np.nan)
-    parameters = list(policy.parameters()) if hasattr(policy, "parameters") else []
-    if not all(bool(th.isfinite(p).all()) for p in parameters):
+    if learner.diverged():
         return rows
     for begin in range(0, T, _CHUNK):
         index = np.arange(begin, min(T, begin + _CHUNK))
         chunk = types.maybe_unwrap_dictobs(index_observations(obs, index))
         try:
-            greedy = greedy_actions(action_distribution(policy, chunk))
-        except ValueError as error:  # finite weights whose outputs torch's distributions refuse: diverged
-            if "Expected parameter" not in str(error):
-                raise
+            greedy = np.asarray(learner.act(chunk))
+        except LearnerDiverged:
             continue
         given = np.asarray(acts[index])
         if continuous:
@@ -168,12 +166,13 @@ def _greedy_rows(policy: Any, obs: Any, acts: np.ndarray, continuous: bool) -> n
     return rows
 
 
-def held_out_metrics(policy: Any, obs: Any, acts: np.ndarray, step_groups: np.ndarray,
+def held_out_metrics(learner: Any, obs: Any, acts: np.ndarray, step_groups: np.ndarray,
                      action_space: gym.spaces.Space, *, per_group: bool = False) -> dict[str, float]:
-    """The held-out scores of ``policy`` (see the module docstring) on ``T`` demonstrated steps.
+    """The held-out scores of ``learner`` (see the module docstring) on ``T`` demonstrated steps.
 
     Args:
-        policy: an SB3 policy (scored through the action seam, in evaluation mode, without gradients).
+        learner: a dataset learner (:class:`~curteach_teaching.learners.dataset_learner.DatasetLearner`: its
+            ``log_likelihood`` and greedy ``act``, neither of which trains it).
         obs: ``(T, ...)`` the steps' observations (an array or an imitation ``DictObs``), as the policy reads them.
         acts: ``(T, ...)`` the demonstrated actions, scored as given.
         step_groups: ``(T,)`` each step's group.
@@ -183,12 +182,12 @@ def held_out_metrics(policy: Any, obs: Any, acts: np.ndarray, step_groups: np.nd
     Returns:
         ``{"nll": ..., "mse" or "accuracy": ..., ["nll:<group>": ..., ...]}``, NaN where the network diverged.
     """
-    from curteach_teaching.learners.actions import step_log_probs
+    from imitation.data import types
 
     continuous = isinstance(action_space, gym.spaces.Box)
     second = "mse" if continuous else "accuracy"
-    nll = -step_log_probs(policy, obs, acts)
-    greedy = _greedy_rows(policy, obs, acts, continuous)
+    nll = -np.asarray(learner.log_likelihood(types.maybe_unwrap_dictobs(obs), acts), dtype=np.float64)
+    greedy = _greedy_rows(learner, obs, acts, continuous)
     point = {"nll": float(nll.mean()), second: float(greedy.mean())}
     if per_group:
         labels = np.asarray(step_groups, dtype=object)
@@ -207,10 +206,10 @@ class HeldOutEvaluations:
     Args:
         data: the prepared :class:`~curteach_teaching.experiments.dataset_bc.data.DatasetBCData` with its held-out
             episodes (``held_out``, ``held_out_groups``).
-        policy: the run's policy.
+        learner: the run's dataset learner.
     """
 
-    def __init__(self, data: Any, policy: Any):
+    def __init__(self, data: Any, learner: Any):
         from imitation.data.rollout import flatten_trajectories
 
         from curteach_teaching.curriculum.metrics import MetricMean
@@ -220,7 +219,7 @@ class HeldOutEvaluations:
         lengths = [len(t.acts) for t in data.held_out]
         self.step_groups = np.repeat(np.asarray(data.held_out_groups, dtype=object), lengths)
         self.groups = list(dict.fromkeys(data.held_out_groups))
-        self.policy, self.action_space = policy, data.action_space
+        self.learner, self.action_space = learner, data.action_space
         self.second = "mse" if isinstance(data.action_space, gym.spaces.Box) else "accuracy"
         self.curves: dict[str, list[float]] = {}
         self.batches: list[int] = []
@@ -237,7 +236,7 @@ class HeldOutEvaluations:
 
     def __call__(self, step: int) -> None:
         """Score the policy on the held-out steps after ``step`` optimizer steps (one point of every curve)."""
-        point = held_out_metrics(self.policy, self.obs, self.acts, self.step_groups, self.action_space,
+        point = held_out_metrics(self.learner, self.obs, self.acts, self.step_groups, self.action_space,
                                  per_group=len(self.groups) > 1)
         point["train:loss"] = self.loss.close()
         self.batches.append(int(step))

@@ -1,5 +1,7 @@
-"""One run of ``dataset-bc``: the prepared data, the policy, imitation's ``BC`` through ``CurriculumBC``, and the
-seeded evaluations every ``eval_every`` optimizer steps.
+"""One run of ``dataset-bc``: the prepared data, the learner ``--policy`` names (from
+:data:`~curteach_teaching.learners.dataset_learner.DATASET_LEARNERS`; an SB3 policy trained by imitation's ``BC``
+through ``CurriculumBC`` by default) on the cell's curriculum, and the seeded evaluations every ``eval_every``
+optimizer steps.
 
 A run reads only what the driver prepared (:class:`~curteach_teaching.experiments.dataset_bc.data.DatasetBCData`:
 the encoded trajectories, the codec, every task score) and the settings; it reads no file and writes none.
@@ -63,10 +65,10 @@ def group_order(pool: Any) -> list[str]:
 class _Evaluations:
     """The evaluation points of one run (a curriculum callback every ``eval_every`` steps)."""
 
-    def __init__(self, experiment: Any, pool: Any, codec: Any, policy: Any, sample_seed: int):
+    def __init__(self, experiment: Any, pool: Any, codec: Any, learner: Any, sample_seed: int):
         from curteach_teaching.curriculum.metrics import MetricMean
 
-        self.experiment, self.pool, self.codec, self.policy = experiment, pool, codec, policy
+        self.experiment, self.pool, self.codec, self.learner = experiment, pool, codec, learner
         self.groups = group_order(pool)
         groups = np.asarray(pool.groups)
         self.seeds = {g: held_out_seeds(np.asarray(pool.seeds, dtype=object)[groups == g], experiment.eval_episodes)
@@ -89,7 +91,7 @@ class _Evaluations:
         for prefix, greedy in modes:
             outcomes = []
             for group in self.groups:
-                result = evaluate_policy(self.policy, lambda g=group: self.codec.wrap_env(self.pool.make_env(g)),
+                result = evaluate_policy(self.learner, lambda g=group: self.codec.wrap_env(self.pool.make_env(g)),
                                          self.seeds[group], deterministic=greedy,
                                          generator=None if greedy else self.sample_seed + step)
                 outcomes.append(result)
@@ -122,11 +124,11 @@ def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: n
             with the task score ``cell`` reads).
         cell: one of the experiment's cells; index: the run's number; seed_sequence: all of the run's randomness.
     """
-    from curteach_teaching.curriculum.adapters.bc import CurriculumBC
+    from curteach_teaching.curriculum.adapters.learner import learner_curriculum
     from curteach_teaching.curriculum.callbacks import CurriculumCallback, EveryNSteps
     from curteach_teaching.curriculum.pacing import LinearPacing
     from curteach_teaching.curriculum.scaled import scaled_curriculum
-    from curteach_teaching.learners.factory import make_bc_trainer, make_policy
+    from curteach_teaching.learners.dataset_learner import make_learner
     from curteach_teaching.sweeps.devices import run_device
 
     pool, codec = data, data.codec  # the evaluations read the groups, seeds and environments of the data
@@ -139,17 +141,16 @@ def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: n
 
     net_seed, batch_seed, sample_seed = (int(s.generate_state(1)[0]) for s in seed_sequence.spawn(3))
     device = run_device(experiment.device)  # the runner's: "cuda" -> this worker's GPU
-    policy = make_policy(experiment.policy, codec.observation_space, pool.action_space, net_seed, device=device)
-    trainer = make_bc_trainer(policy, codec.observation_space, pool.action_space, batch_size=experiment.batch_size,
-                              learning_rate=experiment.learning_rate, rng=np.random.default_rng(batch_seed),
-                              device=device)
+    learner = make_learner(experiment.policy, codec.observation_space, pool.action_space, seed=net_seed,
+                           device=device, batch_size=experiment.batch_size, learning_rate=experiment.learning_rate,
+                           rng=np.random.default_rng(batch_seed))
     steps_per_epoch, epochs = experiment.schedule(int(lengths.sum()))
     if data.split is not None:  # no environment: scored on the held-out demonstrations
         from curteach_teaching.experiments.dataset_bc.held_out import HeldOutEvaluations
 
-        evaluations = HeldOutEvaluations(data, policy)
+        evaluations = HeldOutEvaluations(data, learner)
     else:
-        evaluations = _Evaluations(experiment, pool, codec, policy, sample_seed)
+        evaluations = _Evaluations(experiment, pool, codec, learner, sample_seed)
 
     watch = _Watch(evaluations, experiment.eval_every)
 
@@ -165,12 +166,12 @@ def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: n
             else:
                 selection.append({"selected": np.sort(chosen.selected).astype(np.int64).tolist()})
 
-    curriculum = CurriculumBC(trainer, trajectories, variant=variant, teacher=teacher,
-                              pacing=LinearPacing(experiment.pacing_a, experiment.pacing_b),
-                              rng=np.random.default_rng(batch_seed), steps_per_epoch=steps_per_epoch, log=False,
-                              use=experiment.use_of(cell),
-                              callbacks=[watch, _Record(),
-                                         EveryNSteps(experiment.eval_every, evaluations, at_start=True)])
+    curriculum = learner_curriculum(learner, trajectories, batch_size=experiment.batch_size, variant=variant,
+                                    teacher=teacher, pacing=LinearPacing(experiment.pacing_a, experiment.pacing_b),
+                                    rng=np.random.default_rng(batch_seed), steps_per_epoch=steps_per_epoch,
+                                    log=False, use=experiment.use_of(cell),
+                                    callbacks=[watch, _Record(),
+                                               EveryNSteps(experiment.eval_every, evaluations, at_start=True)])
     extras: dict[str, Any] = {"steps_per_epoch": steps_per_epoch, "epochs": epochs, "use": spec.use,
                               "task": spec.task}
     try:
