@@ -96,6 +96,15 @@ for _name in POLICY_KINDS:
     DATASET_LEARNERS.add(_name, lambda name=_name: _bc_kind(name))
 
 
+def _diffusion_kind() -> Any:
+    from curteach_teaching.learners.diffusion import DiffusionLearner  # diffusers' schedulers: imported on use
+
+    return DiffusionLearner
+
+
+DATASET_LEARNERS.add("diffusion", _diffusion_kind)
+
+
 def learner_kind(policy: str) -> tuple[str, Any]:
     """``(name, kind)``: the learner kind ``--policy`` names (a registered name, an entry point or ``module:attr``);
     a ``module:attr`` without ``check`` is an SB3 policy factory, trained by BC.

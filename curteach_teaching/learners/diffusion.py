@@ -156,7 +156,8 @@ class DiffusionLearner:
         device."""
         import torch
 
-        obs = np.asarray(obs, dtype=np.float32).reshape(-1, self.observation_dim)
+        # a read-only array (the pool's) is copied: torch warns on wrapping memory it may not write
+        obs = np.require(np.asarray(obs, dtype=np.float32).reshape(-1, self.observation_dim), requirements="W")
         obs_t = torch.as_tensor(obs, device=self.device)
         if acts is None:
             return obs_t, None
