@@ -159,6 +159,10 @@ class BatchedMembers:
         self.buffers = {name: value.to(self.device) for name, value in self.buffers.items()}
         self._base = _actor_class()(self.template.to(self.device))
         self._mlp = _is_mlp(self.template)
+        from stable_baselines3.common.preprocessing import is_image_space
+
+        #: whether observations are images (kept as stored, preprocessed per batch)
+        self.is_image = is_image_space(self.template.observation_space, check_channels=False)
         if self._mlp:
             self._layers = [("linear", f"policy.mlp_extractor.policy_net.{i}") if isinstance(m, th.nn.Linear)
                             else ("act", m) for i, m in enumerate(self.template.mlp_extractor.policy_net)]
@@ -311,12 +315,17 @@ def fit_members(demonstrations: Sequence[Any], in_bag: np.ndarray, make_policy: 
             raise ValueError(f"ensemble member {k}'s half holds no transitions")
         plans.append(plan_batches(half, batches, batch_size, np.random.default_rng(batch_seed)))
     index = th.as_tensor(np.stack(plans, axis=1), device=members.device)  # (batches, K, batch_size), one copy
-    optimizer = th.optim.Adam(list(members.params.values()), lr=learning_rate)
+    # preprocessing is row by row (a dtype, a one-hot, a scale): done once for the pool where that costs no more memory
+    # than a few copies of it (not for images, whose floats take four times their bytes), per batch otherwise
+    prepared = members.is_image is False
+    features = members.preprocess(pool.obs) if prepared else pool.obs
+    optimizer = th.optim.Adam(list(members.params.values()), lr=learning_rate, foreach=True)
     losses = th.empty((batches, K), dtype=th.float64, device=members.device)
     with_entropy = ent_weight != 0
     for step in range(batches):
         rows = index[step].reshape(-1)
-        x = members.preprocess(pool.obs.index_select(0, rows))
+        x = features.index_select(0, rows)
+        x = x if prepared else members.preprocess(x)
         x = x.reshape(K, batch_size, *x.shape[1:])
         acts = pool.acts.index_select(0, rows)
         acts = acts.reshape(K, batch_size, *acts.shape[1:])
