@@ -16,8 +16,9 @@ Every fit uses the default policy (``make_policy("auto", ...)``: SB3's MLP of 2 
 Gaussian head) and Adam at 1e-3. It times:
 
 * ``bare``: the five members one after another, each the same network, BC's loss (the Gaussian negative
-  log-likelihood, the entropy at weight 1e-3) and Adam, on uniform batches drawn by ``torch.randint`` from a seeded
-  ``torch.Generator`` over its half's transitions, written out with nothing else per step; training only;
+  log-likelihood, the entropy at weight 1e-3) and Adam (fused, as the batched fit's), on uniform batches drawn by
+  ``torch.randint`` from a seeded ``torch.Generator`` over its half's transitions, written out with nothing else per
+  step; training only;
 * ``sequential``: ``EnsembleTeacher.scores`` (``CurriculumBC`` per member, then the scoring passes);
 * ``batched``: ``fit_members`` (training) and ``member_log_likelihoods`` (scoring), timed apart and together,
 
@@ -129,7 +130,7 @@ def bare_sequential(demos, in_bag, obs_space, act_space, batches: int, batch_siz
     started, cpu = time.perf_counter(), time.process_time()
     for k, policy in enumerate(policies):
         generator = th.Generator(device=device).manual_seed(k)
-        adam = th.optim.Adam(policy.parameters(), lr=1e-3)
+        adam = th.optim.Adam(policy.parameters(), lr=1e-3, fused=True)  # the batched fit's Adam
         half = halves[k]
         for _ in range(batches):
             rows = half[th.randint(0, len(half), (batch_size,), generator=generator, device=device)]

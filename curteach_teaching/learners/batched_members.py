@@ -13,9 +13,10 @@ runs all ``K`` members at once:
 * the loss: imitation's BC loss per member, ``-mean log pi(a | s) - ent_weight * mean entropy`` (L2 weight 0), on
   member ``k``'s own batch; the step backpropagates the sum over members, whose gradient with respect to member
   ``k``'s slice is member ``k``'s own loss's gradient (no term couples two members);
-* the optimizer: one ``torch.optim.Adam`` over the stacked tensors. Adam's update is elementwise (each entry's
-  moments, bias corrections and step depend on that entry's gradients alone, and every member takes the same number
-  of steps), so one Adam over a ``(K, ...)`` tensor is ``K`` independent Adams, one per slice (a test shows it);
+* the optimizer: one ``torch.optim.Adam`` (``fused``: one kernel per tensor) over the stacked tensors. Adam's update
+  is elementwise (each entry's moments, bias corrections and step depend on that entry's gradients alone, and every
+  member takes the same number of steps), so one Adam over a ``(K, ...)`` tensor is ``K`` independent Adams, one per
+  slice (a test shows it);
 * the batches: member ``k``'s net and batch seeds are the ensemble's (:func:`member_seeds`), its batches those of
   ``CurriculumBC``'s fixed-step scheme (:func:`plan_batches`: its half's transitions shuffled by a NumPy generator
   seeded with the batch seed, laid end to end, shuffled anew when they run out). Each member keeps its own stream.
@@ -133,7 +134,8 @@ class BatchedMembers:
         device: where the stacked members live.
 
     Attributes:
-        params: ``{name: (K, ...) leaf tensor}`` the actors' stacked parameters; kind: the head's kind.
+        params: ``{name: (K, ...) leaf tensor}`` the actors' stacked parameters; kind: the head's kind; size: K;
+            is_image: whether the observations are images (preprocessed per batch, not once for the pool).
 
     Raises:
         ValueError: a policy that is not batched (:func:`batch_reason`), or fewer than one policy.
@@ -317,9 +319,10 @@ def fit_members(demonstrations: Sequence[Any], in_bag: np.ndarray, make_policy: 
     index = th.as_tensor(np.stack(plans, axis=1), device=members.device)  # (batches, K, batch_size), one copy
     # preprocessing is row by row (a dtype, a one-hot, a scale): done once for the pool where that costs no more memory
     # than a few copies of it (not for images, whose floats take four times their bytes), per batch otherwise
-    prepared = members.is_image is False
+    prepared = not members.is_image
     features = members.preprocess(pool.obs) if prepared else pool.obs
-    optimizer = th.optim.Adam(list(members.params.values()), lr=learning_rate, foreach=True)
+    # fused: one kernel per tensor for the whole update; the same elementwise rule as the for-loop Adam of BC
+    optimizer = th.optim.Adam(list(members.params.values()), lr=learning_rate, fused=True)
     losses = th.empty((batches, K), dtype=th.float64, device=members.device)
     with_entropy = ent_weight != 0
     for step in range(batches):

@@ -55,7 +55,7 @@ def test_one_adam_over_stacked_parameters_is_k_separate_adams():
         return ((inputs[k] @ w.T - targets[k]) ** 2).mean()
 
     stacked = start.clone().requires_grad_(True)
-    one = th.optim.Adam([stacked], lr=0.05, foreach=True)  # as the fit steps it
+    one = th.optim.Adam([stacked], lr=0.05, fused=True)  # as the fit steps it
     separate = [start[k].clone().requires_grad_(True) for k in range(K)]
     adams = [th.optim.Adam([w], lr=0.05) for w in separate]
     for _ in range(steps):
