@@ -29,8 +29,9 @@ Batched here: ``ActorCriticPolicy`` actors (SB3's own or the bounded Gaussian of
 :mod:`~curteach_teaching.learners.gaussian`) with categorical, diagonal Gaussian or multi-categorical heads on
 non-``Dict`` observations: the built-in kinds ``mlp``, ``mlp-256`` and ``cnn``. Not batched (:func:`batch_reason`
 says why; the caller trains those one after another): BabyAI's FiLM policy and other logits policies (their own
-scoring path), ``Dict`` observations (``multi-input``), other distributions and policies that build their
-distribution their own way.
+network and scores; BabyAI's runs its mission GRU over packed sequences cut to each batch's longest mission, shapes
+that depend on the data, which ``vmap`` cannot batch), ``Dict`` observations (``multi-input``), other distributions
+and policies that build their distribution their own way.
 """
 
 from __future__ import annotations
@@ -73,10 +74,15 @@ def _head(policy: Any) -> tuple[str, bool] | str:
     from stable_baselines3.common.policies import ActorCriticPolicy
 
     from curteach_teaching.learners.gaussian import BOUNDED_HEAD
+    from curteach_teaching.learners.logits_policy import LogitsPolicy
 
     cls = type(policy)
     if not isinstance(policy, ActorCriticPolicy):
-        return f"{cls.__name__} is not an SB3 ActorCriticPolicy (a logits policy scores its own way)"
+        return f"{cls.__name__} is not an SB3 ActorCriticPolicy"
+    if isinstance(policy, LogitsPolicy):
+        # BabyAI's FiLM network runs its mission GRU over packed sequences cut to the batch's longest mission: shapes
+        # that depend on the data, which vmap cannot batch
+        return f"{cls.__name__} is a logits policy (its own network and scores; BabyAI's packs its missions per batch)"
     if (cls.evaluate_actions is not ActorCriticPolicy.evaluate_actions
             or cls.get_distribution is not ActorCriticPolicy.get_distribution
             or cls._get_action_dist_from_latent not in (ActorCriticPolicy._get_action_dist_from_latent, BOUNDED_HEAD)

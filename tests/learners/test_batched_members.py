@@ -202,6 +202,9 @@ def test_what_is_not_batched_says_why():
     both = gym.spaces.Dict({"x": VECTORS, "y": gym.spaces.Box(-1, 1, (2,))})
     assert "Dict" in bm.batch_reason(make_policy("auto", both, gym.spaces.Discrete(2), 0))
     assert "not an SB3 ActorCriticPolicy" in bm.batch_reason(th.nn.Linear(2, 2))
+    from curteach_teaching.learners.babyai import BabyAIFiLMPolicy
+
+    assert "logits policy" in bm.batch_reason(BabyAIFiLMPolicy.for_babyai(seed=0))
     with pytest.raises(ValueError, match="cannot be batched: .*Dict"):
         bm.BatchedMembers([make_policy("auto", both, gym.spaces.Discrete(2), 0)])
 
