@@ -100,6 +100,7 @@ def main() -> None:
     torch.set_num_threads(1)
 
     from curteach_teaching.datasets import read_pool, write_pool
+    from curteach_teaching.datasets.codecs import codec_for
     from curteach_teaching.datasets.sources.babyai import bot_pool, dataset_id
     from curteach_teaching.datasets.sources.babyai_bot import (
         HELD_OUT_SEEDS,
@@ -107,7 +108,6 @@ def main() -> None:
         plan_episodes,
         resolve_levels,
     )
-    from curteach_teaching.experiments.dataset_bc.observations import codec_for
     from curteach_teaching.learners.babyai import BabyAIFiLMPolicy
 
     levels = resolve_levels(args.levels)

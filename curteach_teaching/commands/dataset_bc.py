@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from curteach_teaching.commands.learner_options import add_learner_arguments
+from curteach_teaching.commands.score_options import add_score_arguments
 from curteach_teaching.commands.sweep_options import (
     add_sweep_arguments,
     check_sweep_flags,
@@ -68,16 +69,13 @@ def add_parser(subparsers) -> None:
                         "keeping --keep of its own episodes (as rank --per-group)")
     parser.add_argument("--temperature", type=float, default=1.0,
                         help="'weight': w = exp(preference / T), normalised to mean 1 (default 1)")
-    parser.add_argument("--ensemble-size", type=int, default=5,
-                        help="--task-difficulty ensemble: BC policies on bootstrap halves (default 5)")
-    parser.add_argument("--ensemble-batches", type=int, default=None,
-                        help="optimizer steps per ensemble member (default: --max-batches)")
+    add_score_arguments(parser)  # the trained scores' options (the ensemble's --ensemble-size, ...)
     parser.add_argument("--bad-field", default=None,
                         help="a boolean episode metadata field (True or False in every episode) marking bad episodes, "
                         "or not:FIELD for those where it is False (not:success: the failed ones), or several, "
                         "comma-separated; the report says how many of them each cell dropped or down-weighted "
                         "(default: noisy, where every episode has it)")
-    from curteach_teaching.datasets.task_scores import describe_task_scores
+    from curteach_teaching.datasets.scores.registry import describe_task_scores
 
     parser.add_argument("--task-difficulty", default=None,
                         help="the teacher's difficulty of a demonstration, larger = harder: "
@@ -118,8 +116,8 @@ def add_parser(subparsers) -> None:
 def run_dataset_bc(args: argparse.Namespace) -> int:
     """Read the pool, check every flag, run (or resume) the sweep and write its report."""
     from curteach_teaching.datasets import read_pool, source_format
-    from curteach_teaching.datasets.task_scores import level_order, score_terms
-    from curteach_teaching.experiments.dataset_bc.data import success_defined
+    from curteach_teaching.datasets.prepared import success_defined
+    from curteach_teaching.datasets.scores.registry import level_order, score_terms, trained_options
     from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment
     from curteach_teaching.experiments.dataset_bc.migrate import upgrade_folder
     from curteach_teaching.experiments.dataset_bc.report import DatasetBCReport
@@ -156,8 +154,8 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
             learner_term=args.learner_difficulty, scale=args.difficulty_scale, budget=args.budget,
             epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
             sampled=not args.no_sampled, policy=args.policy, use=args.use, keep=args.keep,
-            temperature=args.temperature, keep_within=args.keep_within, ensemble_size=args.ensemble_size,
-            ensemble_batches=args.ensemble_batches,
+            temperature=args.temperature, keep_within=args.keep_within,
+            **{option.name: getattr(args, option.name) for option in trained_options()},  # the trained scores'
             teacher_seed=args.seed, device=args.sweep_device, holdout=holdout, holdout_field=args.holdout_field,
             obs_keys=obs_keys, **settings,
         )
@@ -178,8 +176,8 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
             if upgraded:
                 print(upgraded)
         if experiment.unfitted() and not args.report_only:
-            with interruption_message(lambda: "interrupted while fitting the ensemble teacher; nothing of it is "
-                                      "saved (run the same command again)"):
+            with interruption_message(lambda: "interrupted while fitting the trained task scores; nothing of them "
+                                      "is saved (run the same command again)"):
                 try:
                     experiment = experiment.fit(teacher_cache=str(out / "teachers"), progress=progress_wanted(args),
                                                 say=lambda line: print(line, flush=True))

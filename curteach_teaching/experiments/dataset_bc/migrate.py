@@ -1,7 +1,7 @@
 """Folders of ``dataset-bc`` written before the settings named the data by its digest alone: upgraded in place.
 
 Until this version a sweep's settings also held ``sources``, the datasets' ids or paths as given, so a moved dataset
-did not resume. The data is named by ``digest`` (:func:`~curteach_teaching.experiments.dataset_bc.data.pool_digest`,
+did not resume. The data is named by ``digest`` (:func:`~curteach_teaching.datasets.prepared.pool_digest`,
 unchanged), so a folder whose recorded settings are the current ones plus ``sources`` holds runs of the same
 settings and the same data: :func:`migrate_folder` drops ``sources`` from its ``sweep.json`` and re-keys every run
 file to the new settings' fingerprint (a run file's data and checksum are left as they are; a file whose checksum or

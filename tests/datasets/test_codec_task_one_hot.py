@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from curteach_teaching.experiments.dataset_bc.task_one_hot import append_one_hot, one_hot_space
+from curteach_teaching.datasets.codecs.task_one_hot import append_one_hot, one_hot_space
 
 
 def test_append_one_hot_by_hand():
@@ -47,7 +47,7 @@ def _pool(tasks_by_group: dict):
 
 @pytest_metaworld
 def test_the_codec_appends_the_task_over_the_pools_tasks_sorted_by_name():
-    from curteach_teaching.experiments.dataset_bc.observations import codec_for
+    from curteach_teaching.datasets.codecs import codec_for
 
     pool = _pool({"metaworld-reach-v0": "reach-v3", "metaworld-push-v0": "push", "metaworld-door-open-v0": "door-open"})
     codec = codec_for(pool.observation_space, pool.env_specs)
@@ -74,7 +74,7 @@ def test_the_codec_appends_the_task_over_the_pools_tasks_sorted_by_name():
 
 @pytest_metaworld
 def test_one_task_or_other_environments_keep_the_observations_as_they_are():
-    from curteach_teaching.experiments.dataset_bc.observations import codec_for
+    from curteach_teaching.datasets.codecs import codec_for
 
     pool = _pool({"metaworld-reach-v0": "reach", "metaworld-reach-again-v0": "reach-v3"})
     codec = codec_for(pool.observation_space, pool.env_specs)
