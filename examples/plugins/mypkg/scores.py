@@ -16,6 +16,7 @@ class ActionDisagreement(TrainedScore):
     options = (ScoreOption("knn_k", int, 5, "neighbours per state (default 5)"),)
 
     def fit(self, data, learner, *, device="cpu", seed=0, cache=None, label="", progress=False, say=None):
+        """``(N,)`` each demonstration's mean disagreement (needs no learner, device or cache: k-NN is cheap)."""
         k = self.values["knn_k"]
         states, actions, owner = [], [], []
         for i, trajectory in enumerate(data.trajectories):  # the observations as the codec encoded them
