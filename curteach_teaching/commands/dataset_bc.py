@@ -67,6 +67,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--keep-within", choices=("pool", "group"), default="pool",
                         help="'select' cuts over the whole pool (default) or within each group, each dataset or task "
                         "keeping --keep of its own episodes (as rank --per-group)")
+    parser.add_argument("--task-one-hot", action="store_true",
+                        help="append a one-hot over the pool's groups (each dataset, robomimic file or LeRobot task a "
+                        "task) to flat observations, so that one policy learns several tasks (Meta-World's pools of "
+                        "two tasks or more get theirs without it)")
     parser.add_argument("--temperature", type=float, default=1.0,
                         help="'weight': w = exp(preference / T), normalised to mean 1 (default 1)")
     add_score_arguments(parser)  # the trained scores' options (the ensemble's --ensemble-size, ...)
@@ -154,13 +158,16 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
             learner_term=args.learner_difficulty, scale=args.difficulty_scale, budget=args.budget,
             epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
             sampled=not args.no_sampled, policy=args.policy, use=args.use, keep=args.keep,
-            temperature=args.temperature, keep_within=args.keep_within,
+            temperature=args.temperature, keep_within=args.keep_within, task_one_hot=args.task_one_hot,
             **{option.name: getattr(args, option.name) for option in trained_options()},  # the trained scores'
             teacher_seed=args.seed, device=args.sweep_device, holdout=holdout, holdout_field=args.holdout_field,
             obs_keys=obs_keys, **settings,
         )
     with named_as_options(args, renamed):  # --holdout-field must be ..., as the flag is spelt
         experiment = experiment.prepare(pool)  # a bad score, space or policy fails before the folder is touched
+    conditioning = task_conditioning(experiment.data.codec)
+    if conditioning:
+        print(conditioning, flush=True)
     if any("level" in score_terms(task) for task in experiment.tasks()):
         print(level_order(pool), flush=True)  # which dataset is which level: a folder's order is its names'
     report_out_of_bounds(pool)
@@ -185,6 +192,15 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
                     announce()
                     raise
         return run_sweep_command(args, experiment, report, out, session=session)
+
+
+def task_conditioning(codec) -> str:
+    """One line naming the tasks of a task one-hot over the pool's groups (asked for), else ``""``."""
+    if codec is None or not getattr(codec, "by_group", False):
+        return ""
+    tasks = list(codec.tasks)
+    named = ", ".join(tasks[:4]) + (f" and {len(tasks) - 4} more" if len(tasks) > 4 else "")
+    return f"task one-hot: the learner sees which of the pool's {len(tasks)} groups an episode is from ({named})"
 
 
 def further_baselines(text: str | None, experiment) -> tuple:

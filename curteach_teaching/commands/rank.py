@@ -67,6 +67,9 @@ def add_parser(subparsers) -> None:
                         "several comma-separated boolean fields, e.g. better,okay,worse (default: the dataset's "
                         "groups, LeRobot's tasks, where there are several)")
     add_score_arguments(parser)  # the trained scores' options (the ensemble's --ensemble-size, ...)
+    parser.add_argument("--task-one-hot", action="store_true",
+                        help="a trained score sees a one-hot over the pool's groups (each a task) appended to flat "
+                        "observations, as dataset-bc --task-one-hot (Meta-World's pools get theirs without it)")
     add_learner_arguments(parser, whose="the trained scores' policy, as dataset-bc's")
     parser.add_argument("--seed", type=int, default=0, help="the trained scores' seed (default 0)")
     from curteach_teaching.sweeps.devices import DEVICES
@@ -83,17 +86,22 @@ def add_parser(subparsers) -> None:
 
 
 def rank_scores(pool, score: str, *, trained: dict | None = None, policy: str = "auto", device: str = "cpu",
-                seed: int = 0, cache: Path | None = None, progress: bool = False) -> np.ndarray:
+                seed: int = 0, cache: Path | None = None, progress: bool = False,
+                task_one_hot: bool = False) -> np.ndarray:
     """``(N,)`` float64 difficulty of every episode of ``pool``, larger = less preferred: the prepare step's
     (:func:`~curteach_teaching.datasets.prepare.prepare`, then
     :func:`~curteach_teaching.datasets.prepare.fit_scores` for the trained scores ``score`` reads, ``trained``:
-    ``name -> trained score``, each cached in ``cache`` under the policy). The one place ``rank`` scores."""
+    ``name -> trained score``, each cached in ``cache`` under the policy; ``task_one_hot``: they see a one-hot over
+    the pool's groups). The one place ``rank`` scores."""
     from curteach_teaching.datasets.prepare import fit_scores, policy_factory, prepare
     from curteach_teaching.datasets.scores.registry import trained_terms
 
     needed = trained_terms([score])
-    data = prepare(pool, [score], policy=policy if needed else None)
+    data = prepare(pool, [score], policy=policy if needed else None, task_one_hot=task_one_hot)
     if needed:
+        if getattr(data.codec, "by_group", False):
+            print(f"task one-hot: the trained scores see which of the pool's {len(data.codec.tasks)} groups an "
+                  "episode is from", flush=True)
         learner = policy_factory(policy, data.codec.observation_space, data.action_space)
         # said whether or not a bar is drawn (what it fits, a damaged cache, how long it took); the cache key's
         # data digest covers the observations read
@@ -216,7 +224,7 @@ def run_rank(args: argparse.Namespace) -> int:
         try:
             difficulty = rank_scores(pool, args.score, trained=trained, policy=args.policy,
                                      device=run_device(device), seed=args.seed, cache=out / "teachers",
-                                     progress=progress_wanted(args))
+                                     progress=progress_wanted(args), task_one_hot=args.task_one_hot)
         except KeyboardInterrupt:
             announce()
             raise
@@ -242,7 +250,8 @@ def run_rank(args: argparse.Namespace) -> int:
     report = {"command_line": getattr(args, "command_line", None),
               "source": sources[0] if len(sources) == 1 else sources, "format": kind,
               "obs_keys": obs_keys, "score": args.score, "keep": args.keep,
-              "per_group": bool(args.per_group), **summary, "ties_at_cut": ties,
+              "per_group": bool(args.per_group), **({"task_one_hot": True} if args.task_one_hot else {}),
+              **summary, "ties_at_cut": ties,
               "outputs": written,
               # every built-in trained score's key (null where not read), then what each read one trained with
               **dict.fromkeys(trained_names()),

@@ -62,7 +62,7 @@ NOT_SETTINGS = ("progress", "data", "device")
 #: settings added after the first sweeps; left out of :meth:`DatasetBCExperiment.settings` at their defaults, so that
 #: the folders of those sweeps still resume
 _LATER_SETTINGS = ("use", "keep", "temperature", "ensemble_size", "ensemble_batches", "teacher_seed", "holdout",
-                   "holdout_field", "obs_keys", "keep_within")
+                   "holdout_field", "obs_keys", "keep_within", "task_one_hot")
 #: settings that only some cells read: each cell's settings (:meth:`DatasetBCExperiment.cell_settings`) hold those it
 #: reads, and the sweep's shared settings none
 _CELL_SETTINGS = ("curricula", "task_difficulty", "use", "keep", "temperature", "ensemble_size", "ensemble_batches",
@@ -95,6 +95,9 @@ class DatasetBCExperiment:
         keep: the fraction ``select`` keeps, in ``(0, 1]``; temperature: ``weight``'s (> 0).
         keep_within: ``"pool"``: select's cut is one over the pool; ``"group"``: within each group (each dataset or
             task keeps its share, :class:`~curteach_teaching.curriculum.uses.Select`'s ``groups``).
+        task_one_hot: the learner sees a one-hot over the pool's groups (each a task) appended to flat observations
+            (:mod:`~curteach_teaching.datasets.codecs.task_one_hot`); Meta-World's pools of two tasks or more get
+            theirs whatever this says.
         ensemble_size, ensemble_batches: the ensemble teacher's members and optimizer steps per member (``None``:
             ``max_batches``); it trains with ``batch_size`` and ``learning_rate``.
         teacher_seed: the sweep's seed: the ensemble's, and the held-out split's.
@@ -139,6 +142,7 @@ class DatasetBCExperiment:
     holdout_field: str | None = None
     obs_keys: tuple | None = None
     keep_within: str = "pool"
+    task_one_hot: bool = False
     progress: bool = field(default=False, compare=False)
     data: Any = field(default=None, compare=False, repr=False)
     device: str = field(default="cpu", compare=False)
@@ -304,7 +308,8 @@ class DatasetBCExperiment:
             split = held_out_split(pool.groups, self.holdout, self.teacher_seed, trusted)
         # the sweep's task score is checked even when every cell names its own (or is Agn): a flag is checked
         # whether or not the cells use it; only the scores the cells read are kept
-        data = prepare(pool, self.tasks(), checked=[self.task_difficulty], policy=self.policy, split=split)
+        data = prepare(pool, self.tasks(), checked=[self.task_difficulty], policy=self.policy, split=split,
+                       task_one_hot=self.task_one_hot)
         return dataclasses.replace(self, digest=digest, data=data)
 
     def unfitted(self) -> list[str]:

@@ -89,7 +89,7 @@ class _Evaluations:
         for prefix, greedy in modes:
             outcomes = []
             for group in self.groups:
-                result = evaluate_policy(self.policy, lambda g=group: self.codec.wrap_env(self.pool.make_env(g)),
+                result = evaluate_policy(self.policy, lambda g=group: self.codec.wrap_env(self.pool.make_env(g), g),
                                          self.seeds[group], deterministic=greedy,
                                          generator=None if greedy else self.sample_seed + step)
                 outcomes.append(result)
