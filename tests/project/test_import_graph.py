@@ -205,6 +205,13 @@ REMOVED_MODULES = (
     "curteach_teaching.evaluation",
     "curteach_teaching.experiments.dataset_bc.rollouts",
     "curteach_teaching.experiments.dataset_bc.policies",
+    "curteach_teaching.datasets.task_scores",
+    "curteach_teaching.datasets.score_sums",
+    "curteach_teaching.curriculum.ensemble",
+    "curteach_teaching.experiments.dataset_bc.observations",
+    "curteach_teaching.experiments.dataset_bc.channels_first",
+    "curteach_teaching.experiments.dataset_bc.task_one_hot",
+    "curteach_teaching.experiments.dataset_bc.data",
 )
 
 

@@ -309,8 +309,9 @@ def task_difficulty(pool: EpisodePool, spec: str | Callable[[EpisodePool], np.nd
 
     Raises:
         ValueError (one line): an unknown name (listing the available ones), a function that cannot be loaded,
-        returns the wrong shape or values that are NaN or infinite (naming the episode), a trained score without
-        its values. :class:`~curteach_teaching.registry.PluginError` (a ``ValueError``): a user's function raised.
+            returns the wrong shape or values that are NaN or infinite (naming the episode), a trained score
+            without its values. :class:`~curteach_teaching.registry.PluginError` (a ``ValueError``): a user's
+            function raised.
     """
     if isinstance(spec, str):
         if not spec.strip():
