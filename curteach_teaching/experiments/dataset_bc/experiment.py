@@ -248,7 +248,8 @@ class DatasetBCExperiment:
     def cell_settings(self, cell: str) -> dict:
         """The settings of ``cell``'s runs beyond :meth:`settings`: its curriculum, use and task score as resolved
         (:meth:`cell_spec`; Agn has neither), and the settings of that use and score it reads (``keep`` to select,
-        ``temperature`` to weight, the ensemble's to read ``ensemble``)."""
+        ``temperature`` to weight, each trained score's ``settings()`` and ``teacher_seed`` to read a trained
+        score: ``ensemble_size``, ``ensemble_batches``, ``teacher_seed`` for ``ensemble``)."""
         spec = self.cell_spec(cell)
         own: dict = {"curriculum": spec.curriculum, "use": spec.use, "task": spec.task}
         if spec.use == "select":
