@@ -200,8 +200,9 @@ def run_rank(args: argparse.Namespace) -> int:
     from curteach_teaching.sweeps.interrupts import announce, interruption_message
 
     device = resolve_device(args.device)  # --device cuda without a GPU: one line, before any reading
-    with named_as_options(args):
+    with named_as_options(args):  # a trained score's bad option (--ensemble-size must ...): before any reading
         check_int("seed", args.seed, 0)
+        trained = {name: trained_score(name, vars(args)) for name in trained_terms([args.score])}
     obs_keys = None if args.obs_keys is None else [k.strip() for k in args.obs_keys.split(",") if k.strip()]
     sources, kind, files = _sources(args.dataset)
     pool = read_pool(sources, obs_keys=obs_keys)
@@ -216,8 +217,6 @@ def run_rank(args: argparse.Namespace) -> int:
     out = output_folder(args, "results/rank")
     check_out_outside(out, sources)
     check_outputs(args, kind, pool, key, out, files)
-    with named_as_options(args):  # a trained score's bad option: --ensemble-size must ..., before any fitting
-        trained = {name: trained_score(name, vars(args)) for name in trained_terms([args.score])}
     if "level" in score_terms(args.score):
         print(level_order(pool), flush=True)
     with interruption_message(lambda: "interrupted while scoring; nothing was written (run the same command again)"):
