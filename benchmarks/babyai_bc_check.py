@@ -41,10 +41,10 @@ def main() -> None:
     from stable_baselines3.common import logger as sb_logger
 
     from curteach_teaching.datasets import read_pool
+    from curteach_teaching.datasets.codecs import codec_for
     from curteach_teaching.datasets.sources.babyai import dataset_id, write_babyai_datasets
     from curteach_teaching.datasets.sources.babyai_bot import make_policy_env, resolve_levels
     from curteach_teaching.datasets.sources.base import HELD_OUT_SEEDS
-    from curteach_teaching.experiments.dataset_bc.observations import codec_for
     from curteach_teaching.learners.babyai import BabyAIFiLMPolicy
     from curteach_teaching.rollouts import evaluate_policy
 

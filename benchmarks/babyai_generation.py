@@ -100,10 +100,10 @@ def main() -> None:
     torch.set_num_threads(1)
 
     from curteach_teaching.datasets import read_pool, write_pool
+    from curteach_teaching.datasets.codecs import codec_for
     from curteach_teaching.datasets.sources.babyai import bot_pool, dataset_id
     from curteach_teaching.datasets.sources.babyai_bot import generate_bot_episodes, plan_episodes, resolve_levels
     from curteach_teaching.datasets.sources.base import HELD_OUT_SEEDS
-    from curteach_teaching.experiments.dataset_bc.observations import codec_for
     from curteach_teaching.learners.babyai import BabyAIFiLMPolicy
 
     levels = resolve_levels(args.levels)

@@ -58,7 +58,7 @@ def main() -> None:
 
     from curteach_teaching.curriculum.adapters.bc import CurriculumBC
     from curteach_teaching.curriculum.scaled import ScaledPreference
-    from curteach_teaching.experiments.dataset_bc.observations import codec_for
+    from curteach_teaching.datasets.codecs import codec_for
     from curteach_teaching.learners.factory import make_policy
     from curteach_teaching.learners.quiet_logger import silent_logger
 

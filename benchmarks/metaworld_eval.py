@@ -62,7 +62,7 @@ def task_envs(tasks: list[str]):
     import gymnasium as gym
 
     from curteach_envs.metaworld import METAWORLD_ENV_ID
-    from curteach_teaching.experiments.dataset_bc.task_one_hot import TaskOneHot
+    from curteach_teaching.datasets.codecs.task_one_hot import TaskOneHot
 
     ordered = sorted(full_name(t) for t in tasks)
     return {task: (lambda t=task: TaskOneHot(gym.make(METAWORLD_ENV_ID, task=t), ordered)) for task in tasks}
@@ -104,8 +104,8 @@ def expert_trajectories(tasks: list[str], demos: int):
     import numpy as np
     from imitation.data.types import Trajectory
 
+    from curteach_teaching.datasets.codecs.task_one_hot import append_one_hot
     from curteach_teaching.datasets.sources.metaworld_episodes import generate_expert_episodes, plan_episodes
-    from curteach_teaching.experiments.dataset_bc.task_one_hot import append_one_hot
 
     ordered = sorted(full_name(t) for t in tasks)
     trajectories, ranks = [], []

@@ -155,7 +155,7 @@ def _sync(device: str) -> None:
 
 
 def measure(pool: str, device: str) -> dict:
-    from curteach_teaching.curriculum.ensemble import EnsembleTeacher
+    from curteach_teaching.datasets.scores.ensemble import EnsembleTeacher
     from curteach_teaching.learners import batched_members as bm
     from curteach_teaching.learners.factory import make_policy
 

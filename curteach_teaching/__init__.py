@@ -43,7 +43,7 @@ _EXPORTS = {
     "curteach_teaching.curriculum.pacing": ("FullPacing", "LinearPacing"),
     "curteach_teaching.curriculum.adapters.bc": ("CurriculumBC",),
     "curteach_teaching.curriculum.uses": ("Order", "Select", "Weight"),
-    "curteach_teaching.curriculum.ensemble": ("EnsembleTeacher",),
+    "curteach_teaching.datasets.scores.ensemble": ("EnsembleTeacher",),
     "curteach_teaching.curriculum.adapters.dagger": ("CurriculumDAgger",),
     "curteach_teaching.curriculum.adapters.adversarial": ("CurriculumAdversarial",),
     "curteach_teaching.curriculum.adapters.mce_irl": ("CurriculumMCEIRL",),

@@ -2,7 +2,7 @@
 :data:`~curteach_teaching.teaching.factories.TEACHERS`, :data:`~curteach_teaching.teaching.loop.LEARNERS`,
 :data:`~curteach_teaching.curriculum.selection.CURRICULA`,
 :data:`~curteach_teaching.experiments.car.recipes.CAR_TRAINERS`,
-:data:`~curteach_teaching.datasets.task_scores.TASK_SCORES` and :data:`~curteach_teaching.datasets.sources.SOURCES`.
+:data:`~curteach_teaching.datasets.scores.registry.TASK_SCORES` and :data:`~curteach_teaching.datasets.sources.SOURCES`.
 
 A name given on the command line or to an experiment is looked up in this order:
 

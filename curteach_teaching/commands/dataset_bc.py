@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from curteach_teaching.commands.learner_options import add_learner_arguments
+from curteach_teaching.commands.score_options import add_score_arguments
 from curteach_teaching.commands.sweep_options import (
     add_sweep_arguments,
     check_sweep_flags,
@@ -65,18 +66,19 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--keep-within", choices=("pool", "group"), default="pool",
                         help="'select' cuts over the whole pool (default) or within each group, each dataset or task "
                         "keeping --keep of its own episodes (as rank --per-group)")
+    parser.add_argument("--task-one-hot", action="store_true",
+                        help="append a one-hot over the pool's groups (each dataset, robomimic file or LeRobot task a "
+                        "task) to flat observations, so that one policy learns several tasks (Meta-World's pools of "
+                        "two tasks or more get theirs without it)")
     parser.add_argument("--temperature", type=float, default=1.0,
                         help="'weight': w = exp(preference / T), normalised to mean 1 (default 1)")
-    parser.add_argument("--ensemble-size", type=int, default=5,
-                        help="--task-difficulty ensemble: BC policies on bootstrap halves (default 5)")
-    parser.add_argument("--ensemble-batches", type=int, default=None,
-                        help="optimizer steps per ensemble member (default: --max-batches)")
+    add_score_arguments(parser)  # the trained scores' options (the ensemble's --ensemble-size, ...)
     parser.add_argument("--bad-field", default=None,
                         help="a boolean episode metadata field (True or False in every episode) marking bad episodes, "
                         "or not:FIELD for those where it is False (not:success: the failed ones), or several, "
                         "comma-separated; the report says how many of them each cell dropped or down-weighted "
                         "(default: noisy, where every episode has it)")
-    from curteach_teaching.datasets.task_scores import describe_task_scores
+    from curteach_teaching.datasets.scores.registry import describe_task_scores
 
     parser.add_argument("--task-difficulty", default=None,
                         help="the teacher's difficulty of a demonstration, larger = harder: "
@@ -117,8 +119,8 @@ def add_parser(subparsers) -> None:
 def run_dataset_bc(args: argparse.Namespace) -> int:
     """Read the pool, check every flag, run (or resume) the sweep and write its report."""
     from curteach_teaching.datasets import format_of, read_pool
-    from curteach_teaching.datasets.task_scores import level_order, score_terms
-    from curteach_teaching.experiments.dataset_bc.data import success_defined
+    from curteach_teaching.datasets.prepared import success_defined
+    from curteach_teaching.datasets.scores.registry import level_order, score_terms, trained_options
     from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment
     from curteach_teaching.experiments.dataset_bc.migrate import upgrade_folder
     from curteach_teaching.experiments.dataset_bc.report import DatasetBCReport
@@ -152,13 +154,16 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
             learner_term=args.learner_difficulty, scale=args.difficulty_scale, budget=args.budget,
             epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
             sampled=not args.no_sampled, policy=args.policy, use=args.use, keep=args.keep,
-            temperature=args.temperature, keep_within=args.keep_within, ensemble_size=args.ensemble_size,
-            ensemble_batches=args.ensemble_batches,
+            temperature=args.temperature, keep_within=args.keep_within, task_one_hot=args.task_one_hot,
+            **{option.name: getattr(args, option.name) for option in trained_options()},  # the trained scores'
             teacher_seed=args.seed, device=args.sweep_device, holdout=holdout, holdout_field=args.holdout_field,
             obs_keys=obs_keys, **settings,
         )
     with named_as_options(args, renamed):  # --holdout-field must be ..., as the flag is spelt
         experiment = experiment.prepare(pool)  # a bad score, space or policy fails before the folder is touched
+    conditioning = task_conditioning(experiment.data.codec)
+    if conditioning:
+        print(conditioning, flush=True)
     if any("level" in score_terms(task) for task in experiment.tasks()):
         print(level_order(pool), flush=True)  # which dataset is which level: a folder's order is its names'
     report_out_of_bounds(pool)
@@ -174,8 +179,8 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
             if upgraded:
                 print(upgraded)
         if experiment.unfitted() and not args.report_only:
-            with interruption_message(lambda: "interrupted while fitting the ensemble teacher; nothing of it is "
-                                      "saved (run the same command again)"):
+            with interruption_message(lambda: "interrupted while fitting the trained task scores; nothing of them "
+                                      "is saved (run the same command again)"):
                 try:
                     experiment = experiment.fit(teacher_cache=str(out / "teachers"), progress=progress_wanted(args),
                                                 say=lambda line: print(line, flush=True))
@@ -183,6 +188,15 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
                     announce()
                     raise
         return run_sweep_command(args, experiment, report, out, session=session)
+
+
+def task_conditioning(codec) -> str:
+    """One line naming the tasks of a task one-hot over the pool's groups (asked for), else ``""``."""
+    if codec is None or not getattr(codec, "by_group", False):
+        return ""
+    tasks = list(codec.tasks)
+    named = ", ".join(tasks[:4]) + (f" and {len(tasks) - 4} more" if len(tasks) > 4 else "")
+    return f"task one-hot: the learner sees which of the pool's {len(tasks)} groups an episode is from ({named})"
 
 
 def further_baselines(text: str | None, experiment) -> tuple:

@@ -1,6 +1,10 @@
 """``curteach rank``: score every demonstration of a dataset, keep the most preferred share and write that subset in
 the source's own terms (a robomimic filter key, a LeRobot episode list, a Minari dataset), beside a length-only
-control."""
+control.
+
+The scoring is the prepare step ``dataset-bc`` calls too (:mod:`~curteach_teaching.datasets.prepare`: encode, score,
+fit the trained scores once, cached in ``DIR/teachers``); ``rank`` names no score, codec or learner of its own and
+only writes its outputs."""
 
 from __future__ import annotations
 
@@ -10,8 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_envs._util import counted
+from curteach_envs._util import check_int, counted
 from curteach_teaching.commands.learner_options import add_learner_arguments
+from curteach_teaching.commands.score_options import add_score_arguments
 
 
 def add_parser(subparsers) -> None:
@@ -61,11 +66,16 @@ def add_parser(subparsers) -> None:
                         help="group the summary and the plot by this metadata field, or by the first true of "
                         "several comma-separated boolean fields, e.g. better,okay,worse (default: the dataset's "
                         "groups, LeRobot's tasks, where there are several)")
-    parser.add_argument("--ensemble-size", type=int, default=5, help="--score ensemble: BC policies (default 5)")
-    parser.add_argument("--ensemble-batches", type=int, default=500,
-                        help="--score ensemble: optimizer steps per policy (default 500)")
-    add_learner_arguments(parser, whose="the ensemble's policy, as dataset-bc's")
-    parser.add_argument("--seed", type=int, default=0, help="the ensemble's seed (default 0)")
+    add_score_arguments(parser)  # the trained scores' options (the ensemble's --ensemble-size, ...)
+    parser.add_argument("--task-one-hot", action="store_true",
+                        help="a trained score sees a one-hot over the pool's groups (each a task) appended to flat "
+                        "observations, as dataset-bc --task-one-hot (Meta-World's pools get theirs without it)")
+    add_learner_arguments(parser, whose="the trained scores' policy, as dataset-bc's")
+    parser.add_argument("--seed", type=int, default=0, help="the trained scores' seed (default 0)")
+    from curteach_teaching.sweeps.devices import DEVICES
+
+    parser.add_argument("--device", choices=DEVICES, default="cpu",
+                        help="where the trained scores train: cpu (default), cuda (refused without a GPU) or auto")
     parser.add_argument("--out", default=None,
                         help="output folder (default results/rank; outside the dataset's folder). A folder of an "
                         "earlier rank is reused: its ensemble cache is read, and its outputs that this ranking does "
@@ -75,42 +85,29 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(func=run_rank)
 
 
-def _policy_factory(kind: str, observation_space, action_space):
-    """``seed -> SB3 policy`` for the ensemble: dataset-bc's policy factory (a Gaussian MLP for ``Box`` actions, with
-    its bounded log-std), so that ``rank`` and ``dataset-bc --task-difficulty ensemble`` score alike."""
-    from curteach_teaching.learners.factory import make_policy
+def rank_scores(pool, score: str, *, trained: dict | None = None, policy: str = "auto", device: str = "cpu",
+                seed: int = 0, cache: Path | None = None, progress: bool = False,
+                task_one_hot: bool = False) -> np.ndarray:
+    """``(N,)`` float64 difficulty of every episode of ``pool``, larger = less preferred: the prepare step's
+    (:func:`~curteach_teaching.datasets.prepare.prepare`, then
+    :func:`~curteach_teaching.datasets.prepare.fit_scores` for the trained scores ``score`` reads, ``trained``:
+    ``name -> trained score``, each cached in ``cache`` under the policy; ``task_one_hot``: they see a one-hot over
+    the pool's groups). The one place ``rank`` scores."""
+    from curteach_teaching.datasets.prepare import fit_scores, policy_factory, prepare
+    from curteach_teaching.datasets.scores.registry import trained_terms
 
-    make_policy(kind, observation_space, action_space, 0)  # a kind that does not fit the spaces: one line, now
-    return lambda seed: make_policy(kind, observation_space, action_space, seed)
-
-
-def rank_scores(pool, score: str, *, teacher=None, policy: str = "auto", cache: Path | None = None,
-                progress: bool = False) -> np.ndarray:
-    """``(N,)`` float64 difficulty of every episode of ``pool``, larger = less preferred: dataset-bc's task
-    difficulty (``length``, minus the ``return``, a field, ``not:FIELD``, ``module:attr``, a weighted sum), where
-    ``ensemble`` is the ensemble ``teacher``'s held-out negative log-likelihood per step (cached in ``cache`` under
-    the policy and the digest of the observations and actions it was fitted on). The one place ``rank`` scores."""
-    from curteach_teaching.datasets.task_scores import is_fitted, score_terms, task_difficulty
-
-    if not is_fitted(score):
-        return np.asarray(task_difficulty(pool, score), dtype=np.float64)
-    for term in score_terms(score):  # a bad term of a sum is refused before the ensemble trains
-        if term != "ensemble":
-            if is_fitted(term):
-                raise ValueError(f"rank fits only the ensemble; {term!r} is another fitted score")
-            task_difficulty(pool, term)
-    if teacher is None:
-        raise ValueError(f"score {score!r} reads the ensemble: give teacher=EnsembleTeacher(...)")
-    from curteach_teaching.experiments.dataset_bc.observations import codec_for
-
-    codec = codec_for(pool.observation_space, pool.env_specs)
-    trajectories = codec.trajectories(pool.trajectories, pool.groups)
-    factory = _policy_factory(policy, codec.observation_space, pool.action_space)
-    # said whether or not a bar is drawn (what it fits, a damaged cache, how long it took)
-    difficulty = teacher.scores(trajectories, factory, codec.observation_space, pool.action_space, cache=cache,
-                                label=f"rank|{policy}",  # the cache key's data digest covers the observations read
-                                progress=progress, say=lambda line: print(line, flush=True)).difficulty
-    return np.asarray(task_difficulty(pool, score, fitted={"ensemble": difficulty}), dtype=np.float64)
+    needed = trained_terms([score])
+    data = prepare(pool, [score], policy=policy if needed else None, task_one_hot=task_one_hot)
+    if needed:
+        if getattr(data.codec, "by_group", False):
+            print(f"task one-hot: the trained scores see which of the pool's {len(data.codec.tasks)} groups an "
+                  "episode is from", flush=True)
+        learner = policy_factory(policy, data.codec.observation_space, data.action_space)
+        # said whether or not a bar is drawn (what it fits, a damaged cache, how long it took); the cache key's
+        # data digest covers the observations read
+        data = fit_scores(data, [score], trained or {}, learner=learner, device=device, seed=seed, cache=cache,
+                          label=f"rank|{policy}", progress=progress, say=lambda line: print(line, flush=True))
+    return np.asarray(data.task_scores[score], dtype=np.float64)
 
 
 def _ties(ranking, within, keep: float) -> dict | list | None:
@@ -180,7 +177,7 @@ def run_rank(args: argparse.Namespace) -> int:
     """Read, check, score, rank, and write the outputs (the kept share in the source's terms before rank.json)."""
     from curteach_teaching.commands.rank_outputs import check_out_outside, check_outputs, write_kept
     from curteach_teaching.commands.sweep_options import named_as_options, output_folder, progress_wanted
-    from curteach_teaching.datasets import is_fitted, read_pool
+    from curteach_teaching.datasets import read_pool
     from curteach_teaching.datasets.curation import (
         episode_groups,
         group_order,
@@ -189,9 +186,20 @@ def run_rank(args: argparse.Namespace) -> int:
         rank_within_groups,
         write_scores_csv,
     )
-    from curteach_teaching.datasets.task_scores import level_order, score_terms
+    from curteach_teaching.datasets.scores.registry import (
+        level_order,
+        score_terms,
+        trained_names,
+        trained_score,
+        trained_terms,
+    )
+    from curteach_teaching.sweeps.devices import resolve_device, run_device
     from curteach_teaching.sweeps.interrupts import announce, interruption_message
 
+    device = resolve_device(args.device)  # --device cuda without a GPU: one line, before any reading
+    with named_as_options(args):  # a trained score's bad option (--ensemble-size must ...): before any reading
+        check_int("seed", args.seed, 0)
+        trained = {name: trained_score(name, vars(args)) for name in trained_terms([args.score])}
     obs_keys = None if args.obs_keys is None else [k.strip() for k in args.obs_keys.split(",") if k.strip()]
     sources, fmt = _sources(args.dataset)
     pool = read_pool(sources, obs_keys=obs_keys)
@@ -206,20 +214,13 @@ def run_rank(args: argparse.Namespace) -> int:
     out = output_folder(args, "results/rank")
     check_out_outside(out, sources)
     check_outputs(args, fmt, sources, pool, key, out)
-    teacher = None
-    if is_fitted(args.score):  # the ensemble, alone or in a sum
-        from curteach_teaching.curriculum.ensemble import EnsembleTeacher
-
-        with named_as_options(args, {"size": "ensemble_size", "batches": "ensemble_batches"}):
-            teacher = EnsembleTeacher(size=args.ensemble_size, batches=args.ensemble_batches,
-                                      batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed)
-        _policy_factory(args.policy, pool.observation_space, pool.action_space)  # a misfit policy fails now
     if "level" in score_terms(args.score):
         print(level_order(pool), flush=True)
     with interruption_message(lambda: "interrupted while scoring; nothing was written (run the same command again)"):
         try:
-            difficulty = rank_scores(pool, args.score, teacher=teacher, policy=args.policy, cache=out / "teachers",
-                                     progress=progress_wanted(args))
+            difficulty = rank_scores(pool, args.score, trained=trained, policy=args.policy,
+                                     device=run_device(device), seed=args.seed, cache=out / "teachers",
+                                     progress=progress_wanted(args), task_one_hot=args.task_one_hot)
         except KeyboardInterrupt:
             announce()
             raise
@@ -245,12 +246,13 @@ def run_rank(args: argparse.Namespace) -> int:
     report = {"command_line": getattr(args, "command_line", None),
               "source": sources[0] if len(sources) == 1 else sources, "format": fmt.name,
               "obs_keys": obs_keys, "score": args.score, "keep": args.keep,
-              "per_group": bool(args.per_group), **summary, "ties_at_cut": ties,
+              "per_group": bool(args.per_group), **({"task_one_hot": True} if args.task_one_hot else {}),
+              **summary, "ties_at_cut": ties,
               "outputs": written,
-              "ensemble": None if teacher is None else {"size": teacher.size, "batches": teacher.batches,
-                                                        "batch_size": teacher.batch_size,
-                                                        "learning_rate": teacher.learning_rate, "seed": teacher.seed,
-                                                        "policy": args.policy}}
+              # every built-in trained score's key (null where not read), then what each read one trained with
+              **dict.fromkeys(trained_names()),
+              **{name: {**score.describe(), "seed": args.seed, "policy": args.policy}
+                 for name, score in trained.items()}}
     (out / "rank.json").write_text(json.dumps(report, indent=2) + "\n")
     rho, share = control["spearman_length"], control["kept_by_length_too"]
     print(f"rank: {counted(len(pool), 'episode')} of {', '.join(sources)} ({fmt.name}) scored by {args.score}"

@@ -49,7 +49,6 @@ _EXPORTS = {
     "curteach_teaching.curriculum.index": ("DemonstrationIndex",),
     "curteach_teaching.curriculum.loss": ("BCLoss", "MetricsRecorder", "StepMeanLoss", "WeightedLoss"),
     "curteach_teaching.curriculum.uses": ("USES", "Order", "Select", "Weight", "preference_weights"),
-    "curteach_teaching.curriculum.ensemble": ("EnsembleScores", "EnsembleTeacher"),
     "curteach_teaching.curriculum.callbacks": (
         "AtEpochEnd", "BatchInfo", "CurriculumCallback", "EpochPlan", "EveryNSteps",
     ),

@@ -9,7 +9,8 @@ first whatever the teacher says. :class:`ScaledPreference` makes both choices ex
 * ``learner="per-step"`` (default) divides ``log Psi^L`` by the episode's length (the mean negative log-likelihood
   per step); ``"sum"`` keeps the paper's sum;
 * ``scale="standard"`` (default) standardises each term over the pool (``(x - mean) / std``; 0 where every value is
-  equal) before they are combined, so neither term wins by its units alone; ``"raw"`` combines them as they are.
+  equal: :func:`~curteach_teaching.standardise.standardise`'s exact rule) before they are combined, so neither term
+  wins by its units alone; ``"raw"`` combines them as they are.
 
 The combination is the paper's: Cur prefers ``log Psi^L - log Psi^E`` (hard for the learner, easy for the teacher),
 Cur-L ``log Psi^L``, Cur-T ``-log Psi^E``; Agn has no preference.
@@ -20,23 +21,14 @@ from __future__ import annotations
 import numpy as np
 
 from curteach_teaching.names import AGN, CUR, CUR_L, CUR_T
+from curteach_teaching.standardise import standardise
 
-__all__ = ["LEARNER_TERMS", "SCALES", "ScaledPreference", "scaled_curriculum", "standardise"]
+__all__ = ["LEARNER_TERMS", "SCALES", "ScaledPreference", "scaled_curriculum"]
 
 #: How the learner's difficulty of a demonstration is taken: summed over its steps or per step.
 LEARNER_TERMS = ("per-step", "sum")
 #: How the two terms are put on one scale before they are combined.
 SCALES = ("standard", "raw")
-
-
-def standardise(values: np.ndarray) -> np.ndarray:
-    """``(N,)`` ``(values - mean) / std`` over the pool; zeros where the values do not vary (a constant term carries
-    no preference)."""
-    values = np.asarray(values, dtype=np.float64)
-    spread = values.std()
-    if not np.isfinite(spread) or spread == 0.0:
-        return np.zeros_like(values)
-    return (values - values.mean()) / spread
 
 
 class ScaledPreference:
@@ -80,8 +72,8 @@ class ScaledPreference:
                 learner = learner / self.lengths
         teacher = np.asarray(teacher_difficulty, dtype=np.float64) if self.needs_teacher else None
         if self.scale == "standard":
-            learner = None if learner is None else standardise(learner)
-            teacher = None if teacher is None else standardise(teacher)
+            learner = None if learner is None else standardise(learner, zero="exact")
+            teacher = None if teacher is None else standardise(teacher, zero="exact")
         return learner, teacher
 
     def preference(self, learner_difficulty: np.ndarray | None, teacher_difficulty: np.ndarray | None

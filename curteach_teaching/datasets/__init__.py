@@ -7,9 +7,11 @@
 * :mod:`~curteach_teaching.datasets.formats`: :data:`FORMATS`, one class per format (Minari, robomimic's HDF5,
   LeRobot's parquet layout) that detects, reads and checks a source and writes a kept subset in its own terms;
 * :mod:`~curteach_teaching.datasets.writing`: :func:`write_pool`, a pool as a Minari dataset in any storage format;
-* :mod:`~curteach_teaching.datasets.task_scores`: :data:`TASK_SCORES` and :func:`task_difficulty`, the one place
-  that decides a demonstration's task difficulty (``length``, ``return``, ``level``, the fitted ``ensemble``, a
-  field or a function);
+* :mod:`~curteach_teaching.datasets.scores`: the one score registry, :data:`TASK_SCORES` and
+  :func:`task_difficulty` (``length``, ``return``, ``level``, a field or a function, the trained ``ensemble``);
+* :mod:`~curteach_teaching.datasets.codecs`: the observation codecs (what the learner sees);
+* :mod:`~curteach_teaching.datasets.prepare`: the one prepare step of ``rank`` and ``dataset-bc`` (read, check,
+  encode, digest, fit the trained scores once, cache), giving :class:`PreparedData`;
 * :mod:`~curteach_teaching.datasets.sources`: :data:`SOURCES`, the generators ``curteach make-dataset`` runs;
 * :mod:`~curteach_teaching.datasets.spaces`: the supported spaces and the value conversions;
 * :mod:`~curteach_teaching.datasets.navigation`, :mod:`~curteach_teaching.datasets.car`: our own demonstrations as
@@ -30,8 +32,10 @@ _EXPORTS = {
     "curteach_teaching.datasets.formats.robomimic_read": ("read_robomimic",),
     "curteach_teaching.datasets.formats.lerobot_read": ("episode_indices_note", "read_lerobot"),
     "curteach_teaching.datasets.writing": ("DATA_FORMATS", "write_pool"),
-    "curteach_teaching.datasets.task_scores": ("TASK_SCORES", "TaskScore", "describe_task_scores", "is_fitted",
-                                               "score_names", "score_terms", "task_difficulty"),
+    "curteach_teaching.datasets.scores.registry": ("TASK_SCORES", "TaskScore", "describe_task_scores", "is_trained",
+                                                   "score_names", "score_terms", "task_difficulty"),
+    "curteach_teaching.datasets.prepared": ("PreparedData", "pool_digest", "success_defined"),
+    "curteach_teaching.datasets.prepare": ("fit_scores", "prepare"),
     "curteach_teaching.datasets.navigation": ("navigation_dataset_id", "navigation_pool", "write_navigation_dataset"),
     "curteach_teaching.datasets.car": ("car_episode_pool",),
 }

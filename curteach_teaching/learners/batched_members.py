@@ -1,6 +1,6 @@
 """``K`` BC policies of one kind trained as one batched model: the ensemble teacher's members in one optimizer loop.
 
-The ensemble teacher (:mod:`~curteach_teaching.curriculum.ensemble`) fits ``K`` small BC policies, each on its own
+The ensemble teacher (:mod:`~curteach_teaching.datasets.scores.ensemble`) fits ``K`` small BC policies, each on its own
 bootstrap half of the demonstrations, and scores every demonstration by each member's mean per-step
 log-likelihood. Trained one after another, each member pays the per-step Python cost of a step (the batch's gather,
 a dozen kernels, Adam's loop over the parameters) for a network whose arithmetic takes microseconds. Here the

@@ -7,7 +7,7 @@
   :class:`~curteach_teaching.learners.babyai.BabyAIFiLMPolicy`;
 * an image (a ``uint8`` ``Box`` of shape ``(C, H, W)`` with sides >= 36): SB3's ``ActorCriticCnnPolicy`` (Nature
   CNN), which reads channels first (``dataset-bc``'s observation codec turns ``(H, W, C)`` frames so first:
-  :mod:`~curteach_teaching.experiments.dataset_bc.channels_first`);
+  :mod:`~curteach_teaching.datasets.codecs.channels_first`);
 * a ``Dict``: SB3's ``MultiInputActorCriticPolicy``;
 * anything else (vectors, ``Discrete``, ``MultiDiscrete``): SB3's ``ActorCriticPolicy``, an MLP of two layers of
   64 units (imitation's ``BC`` trains only its action head; the value head stays unused).

@@ -180,3 +180,15 @@ def test_per_group_keeps_each_tasks_share(robot_files, tmp_path, episodes, capsy
     assert "(--keep 0.5 within each group)" in printed
     assert "give --keep too" in _error(capsys, ["rank", "--dataset", str(root), "--score", "length", "--per-group",
                                                 "--out", str(out)])
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--ensemble-size", "1"], "--ensemble-size must be an integer >= 2; got 1"),
+    (["--ensemble-batches", "0"], "--ensemble-batches must be an integer >= 1; got 0"),
+    (["--seed", "-1"], "--seed must be an integer >= 0; got -1"),
+    (["--score", "ensemble+0*length"], "a weight must be a finite non-zero number"),
+])
+def test_a_trained_scores_bad_option_is_one_line_before_any_reading(tmp_path, capsys, flags, message):
+    missing = tmp_path / "not-there.hdf5"  # never read: the flag is refused first
+    assert message in _error(capsys, ["rank", "--dataset", str(missing), *flags, "--out", str(tmp_path / "out")])
+    assert not (tmp_path / "out").exists()

@@ -13,10 +13,10 @@ from stable_baselines3.common.policies import ActorCriticPolicy
 
 from curteach_teaching.curriculum.adapters.bc import CurriculumBC
 from curteach_teaching.curriculum.callbacks import BatchInfo, CurriculumCallback, EveryNSteps, metrics_read
-from curteach_teaching.curriculum.ensemble import EnsembleTeacher
 from curteach_teaching.curriculum.index import DemonstrationIndex
 from curteach_teaching.curriculum.metrics import MetricMean
 from curteach_teaching.curriculum.step_metrics import StepMetrics, floats_of
+from curteach_teaching.datasets.scores.ensemble import EnsembleTeacher
 from curteach_teaching.learners.quiet_logger import silent_logger
 
 OBS = gym.spaces.Box(-1.0, 1.0, (4,), np.float32)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from curteach_teaching.curriculum.scaled import ScaledPreference, scaled_curriculum, standardise
+from curteach_teaching.curriculum.scaled import ScaledPreference, scaled_curriculum
+from curteach_teaching.standardise import standardise
 
 
 def test_scaled_preference_by_hand():

@@ -85,7 +85,7 @@ def test_minari_loads_them_and_recovers_the_level(written, monkeypatch):
     assert dataset.recover_environment().spec.id == "BabyAI-PutNextLocal-v0"
     assert dataset.storage.metadata["requirements"][0].startswith("minigrid==")
     # one reader: read_pool gives the episodes, dataset-bc's codec the policy's view (missions as token ids)
-    from curteach_teaching.experiments.dataset_bc.observations import codec_for
+    from curteach_teaching.datasets.codecs import codec_for
 
     pool = read_pool(dataset_id("BabyAI-PutNextLocal-v0"))
     assert len(pool) == EPISODES and pool.group_names == ("babyai-PutNextLocal-v0",)

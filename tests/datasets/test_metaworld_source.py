@@ -153,8 +153,8 @@ def test_tasks_and_episodes_are_required(tmp_path):
 
 
 def test_read_back_as_one_pool_the_learner_sees_the_state_and_a_one_hot_task_id(written):
+    from curteach_teaching.datasets.codecs import codec_for
     from curteach_teaching.datasets.reading import read_pool
-    from curteach_teaching.experiments.dataset_bc.observations import codec_for
 
     pool = read_pool([str(path) for path in written[1]])  # in ladder order: reach, then push
     assert pool.group_names == ("metaworld-reach-v0", "metaworld-push-v0") and len(pool) == 2 * EPISODES

@@ -15,7 +15,7 @@ pytest.importorskip("imitation")
 from curteach_teaching.cli import main  # noqa: E402
 from curteach_teaching.curriculum.batches import FixedStepBatches  # noqa: E402
 from curteach_teaching.curriculum.index import DemonstrationIndex  # noqa: E402
-from curteach_teaching.experiments.dataset_bc.data import success_defined  # noqa: E402
+from curteach_teaching.datasets.prepared import success_defined  # noqa: E402
 from curteach_teaching.experiments.dataset_bc.run import held_out_seeds  # noqa: E402
 
 DATASET = "test/cartpole-scripted-v0"

@@ -90,7 +90,7 @@ def d4rl_root(tmp_path_factory):
 
 def test_read_pool_keeps_the_d4rl_style_infos(d4rl_root, monkeypatch):
     from curteach_teaching.datasets import read_pool
-    from curteach_teaching.experiments.dataset_bc.data import success_defined
+    from curteach_teaching.datasets.prepared import success_defined
 
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(d4rl_root))
     pool = read_pool(D4RL_STYLE)

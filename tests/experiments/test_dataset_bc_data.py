@@ -16,7 +16,7 @@ pytest.importorskip("imitation")
 
 from curteach_teaching.cli import main  # noqa: E402
 from curteach_teaching.datasets import read_pool  # noqa: E402
-from curteach_teaching.experiments.dataset_bc.data import pool_digest  # noqa: E402
+from curteach_teaching.datasets.prepared import pool_digest  # noqa: E402
 from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,7 +150,7 @@ def test_the_committed_cartpole_folder_is_upgraded_and_reports_the_same(tmp_path
 
 
 def test_ctrl_c_during_the_ensemble_fit_says_so(tmp_path, monkeypatch, capsys):
-    from curteach_teaching.curriculum.ensemble import EnsembleTeacher
+    from curteach_teaching.datasets.scores.ensemble import EnsembleTeacher
 
     root = tmp_path / "minari"
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(root))
@@ -163,8 +163,8 @@ def test_ctrl_c_during_the_ensemble_fit_says_so(tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
     assert main(["dataset-bc", "--dataset", DATASET, "--curricula", "Agn,Cur", "--task-difficulty", "ensemble",
                  "--runs", "1", "--no-progress", "--out", str(out)]) == 130
-    assert capsys.readouterr().err.strip() == ("interrupted while fitting the ensemble teacher; nothing of it is saved "
-                                               "(run the same command again)")
+    assert capsys.readouterr().err.strip() == ("interrupted while fitting the trained task scores; nothing of them is "
+                                               "saved (run the same command again)")
     assert not list((out / "runs").rglob("run_*.json")) and not (out / "teachers").exists()
 
 

@@ -15,7 +15,8 @@ pytest.importorskip("imitation")
 
 from curteach_teaching.cli import main  # noqa: E402
 from curteach_teaching.datasets import read_pool  # noqa: E402
-from curteach_teaching.experiments.dataset_bc.data import pool_digest  # noqa: E402
+from curteach_teaching.datasets.prepared import pool_digest  # noqa: E402
+from curteach_teaching.datasets.scores.registry import trained_score  # noqa: E402
 from curteach_teaching.experiments.dataset_bc.upgrade_digest import legacy_pool_digest  # noqa: E402
 
 KEYS = ("object", "robot0_eef_pos")
@@ -98,7 +99,8 @@ def _as_earlier(out, pool, experiment):
             document["fingerprint"] = fingerprint({"sweep": old, "cell": own})
             path.write_text(json.dumps(document))
     (out / "sweep.json").write_text(json.dumps({**record, "settings": old}))
-    teacher, label = experiment.ensemble_teacher()
+    teacher = trained_score("ensemble", experiment.score_options()).teacher(experiment.teacher_seed)
+    label = experiment.cache_label()
     [cached] = (out / "teachers").glob("ensemble-*.npz")
     assert cached == teacher.cache_file(experiment.data.trajectories, out / "teachers", label)
     keys = "|obs=" + ",".join(KEYS)

@@ -17,6 +17,7 @@ pytest.importorskip("h5py")
 pytest.importorskip("pyarrow")
 
 from curteach_teaching.cli import main  # noqa: E402
+from curteach_teaching.datasets.scores.registry import trained_score  # noqa: E402
 from curteach_teaching.experiments.dataset_bc.held_out import (  # noqa: E402
     held_out_metrics,
     held_out_split,
@@ -344,7 +345,7 @@ def test_the_training_part_alone_is_prepared_and_scored_by_the_teacher(tmp_path)
     # the ensemble teacher scored the training part alone: the same scores as one fitted on those episodes only
     from curteach_teaching.learners.factory import make_policy
 
-    teacher, _ = experiment.ensemble_teacher()
+    teacher = trained_score("ensemble", experiment.score_options()).teacher(experiment.teacher_seed)
     spaces = (pool.observation_space, pool.action_space)
     alone = teacher.scores([pool.trajectories[i] for i in split.train], lambda seed: make_policy("auto", *spaces, seed),
                            *spaces).difficulty
@@ -352,7 +353,7 @@ def test_the_training_part_alone_is_prepared_and_scored_by_the_teacher(tmp_path)
     assert np.array_equal(fitted.data.task_scores["ensemble"], np.asarray(alone, dtype=np.float64))
     # the teacher's cache is keyed by the policy and the pool's digest (which covers the observations read), and by
     # the digest of the encoded trajectories it fits on
-    assert experiment.ensemble_teacher()[1] == f"auto|{experiment.digest}"
+    assert experiment.cache_label() == f"auto|{experiment.digest}"
     # the same seed, the same split
     again = DatasetBCExperiment(holdout=0.3, teacher_seed=4).prepare(pool).data.split
     assert np.array_equal(again.held_out, split.held_out)

@@ -60,3 +60,35 @@ def test_select_within_groups_trains_on_each_tasks_share(robot_files, tmp_path, 
     with pytest.raises(SystemExit) as stopped:
         main(["dataset-bc", "--dataset", str(suite), "--keep-within", "nowhere"])
     assert stopped.value.code == 2 and "--keep-within: invalid choice" in capsys.readouterr().err
+
+
+def test_a_task_one_hot_over_the_files_only_when_asked_for(robot_files, tmp_path, capsys):
+    """``--task-one-hot``: each file a task, its one-hot appended to the observations, said on stdout and in the
+    settings; without the flag the observations and the settings are as before."""
+    episodes = robot_files.reaching_episodes(12, seed=2)
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    robot_files.write_robomimic(suite / "open_drawer.hdf5", episodes[:6])
+    robot_files.write_robomimic(suite / "close_drawer.hdf5", episodes[6:])
+    argv = ["dataset-bc", "--dataset", str(suite), "--obs-keys", "object,robot0_eef_pos", "--curricula", "Agn",
+            "--runs", "1", "--max-batches", "4", "--eval-every", "4", "--batch-size", "16", "--backend", "serial",
+            "--no-progress", "--no-figures"]
+    assert main([*argv, "--out", str(tmp_path / "plain")]) == 0
+    assert "task one-hot" not in capsys.readouterr().out
+    plain = json.loads((tmp_path / "plain" / "sweep.json").read_text())["settings"]
+    assert "task_one_hot" not in plain
+    assert main([*argv, "--task-one-hot", "--out", str(tmp_path / "one-hot")]) == 0
+    assert ("task one-hot: the learner sees which of the pool's 2 groups an episode is from (close_drawer, "
+            "open_drawer)") in capsys.readouterr().out
+    settings = json.loads((tmp_path / "one-hot" / "sweep.json").read_text())["settings"]
+    assert settings["task_one_hot"] is True and {k: v for k, v in settings.items() if k != "task_one_hot"} == plain
+
+    from curteach_teaching.datasets import read_pool
+    from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment
+
+    pool = read_pool(suite, obs_keys=("object", "robot0_eef_pos"))
+    data = DatasetBCExperiment(task_one_hot=True, holdout=0.2).prepare(pool).data
+    assert data.codec.observation_space.shape == (8,)  # 3 + 3 read, 2 tasks
+    first = data.trajectories[0].obs
+    assert first.shape[1] == 8 and set(map(tuple, first[:, 6:])) == {(0.0, 1.0) if data.groups[0] == "open_drawer"
+                                                                      else (1.0, 0.0)}

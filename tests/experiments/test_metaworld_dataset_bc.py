@@ -87,7 +87,7 @@ def test_the_held_out_seeds_are_none_of_the_datasets(two_tasks):
     """The data's reset seeds lie in ``[2**20, 2**31)``, so the evaluation's seeds are ``0, 1, 2, ...``; and the
     evaluator sees Meta-World's success flag (the environment reports it at every step)."""
     from curteach_teaching.datasets import read_pool
-    from curteach_teaching.experiments.dataset_bc.data import success_defined
+    from curteach_teaching.datasets.prepared import success_defined
     from curteach_teaching.experiments.dataset_bc.run import held_out_seeds
 
     pool = read_pool([str(d) for d in two_tasks])

@@ -14,7 +14,7 @@ pytest.importorskip("imitation")
 
 from imitation.data import types  # noqa: E402
 
-from curteach_teaching.curriculum.ensemble import EnsembleTeacher, _held_out_difficulty  # noqa: E402
+from curteach_teaching.datasets.scores.ensemble import EnsembleTeacher, _held_out_difficulty  # noqa: E402
 from curteach_teaching.learners import batched_members as bm  # noqa: E402
 from curteach_teaching.learners.actions import log_prob_and_entropy  # noqa: E402
 from curteach_teaching.learners.factory import make_policy  # noqa: E402

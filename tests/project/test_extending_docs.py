@@ -108,6 +108,27 @@ def test_module_attr_commands(tmp_path):
     assert np.all(np.isfinite(run["curves"]["train:loss"][1:])) and run["extras"]["expert_reward"] > 0
 
 
+def test_the_trained_score_example_in_rank_and_dataset_bc(tmp_path):
+    _copy_plugins(tmp_path)
+    (tmp_path / "examples" / "datasets").mkdir()
+    shutil.copy(ROOT / "examples" / "datasets" / "scripted_cartpole.py", tmp_path / "examples" / "datasets")
+    done = _run(["bash", "-e", "examples/plugins/trained_score.sh"], tmp_path, str(ROOT))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("action disagreement: 6000 states, 5 neighbours each") == 2  # fitted once per command
+    with open(tmp_path / "results/plugin-rank/scores.csv") as stream:
+        rows = list(csv.DictReader(stream))
+    dropped = {int(row["episode_id"]) for row in rows if row["kept"] == "0"}
+    assert len(rows) == 12 and {0, 1, 2, 3} <= dropped  # the noisy third (every third action flipped) goes
+    report = json.loads((tmp_path / "results/plugin-rank/rank.json").read_text())
+    assert report["mypkg.scores:ActionDisagreement"]["knn_k"] == 5
+    runs = tmp_path / "results/plugin-dataset-bc/runs"
+    assert {p.name for p in runs.iterdir()} == {"Agn", "Cur-T+select",
+                                                "Cur-T+select+mypkg.scores.ActionDisagreement+length"}
+    record = json.loads((tmp_path / "results/plugin-dataset-bc/sweep.json").read_text())
+    own = record["cells"]["Cur-T+select"]  # the score's settings enter the cell's fingerprint
+    assert own["task"] == "mypkg.scores:ActionDisagreement" and own["knn_k"] == 5 and own["teacher_seed"] == 0
+
+
 def test_entry_point_commands(tmp_path):
     _copy_plugins(tmp_path)
     lines = (PLUGINS / "entry_points.sh").read_text().splitlines()

@@ -7,10 +7,11 @@ every ``eval_every`` optimizer steps by seeded greedy (and sampled) rollouts on 
 dataset (:mod:`~curteach_teaching.experiments.dataset_bc.run`).
 
 **The driver prepares, workers compute**: :meth:`DatasetBCExperiment.prepare` reads nothing from disk; given the
-pool (read once by the caller) it checks every setting against it, builds the observation codec, encodes the
-trajectories and computes every task score the cells read, once; :meth:`DatasetBCExperiment.fit` fits the fitted
-task scores (the ensemble teacher) once, in the driver, and caches them. The prepared data
-(:class:`~curteach_teaching.experiments.dataset_bc.data.DatasetBCData`) travels with the experiment to the workers,
+pool (read once by the caller) it checks every setting against it and calls the prepare step ``rank`` calls too
+(:func:`~curteach_teaching.datasets.prepare.prepare`: the observation codec, the encoded trajectories, every task
+score the cells read, once); :meth:`DatasetBCExperiment.fit` fits the trained task scores once, in the driver, and
+caches them (:func:`~curteach_teaching.datasets.prepare.fit_scores`). The prepared data
+(:class:`~curteach_teaching.datasets.prepared.PreparedData`) travels with the experiment to the workers,
 which neither read datasets nor write files. The settings name the data by its digest, not by where it is stored.
 
 **Equal budgets** (default ``budget="equal"``): every epoch takes the same number of optimizer steps,
@@ -26,9 +27,9 @@ standardised over the pool or left raw.
 **Uses** (:mod:`~curteach_teaching.curriculum.uses`): each cell orders (Algorithm 2), selects the ``keep`` most
 preferred or weights every demonstration by its preference; cells are written ``CURRICULUM[@USE][/TASK]``
 (:mod:`~curteach_teaching.experiments.dataset_bc.cells`). **Task scores**: the registry
-:data:`~curteach_teaching.datasets.task_scores.TASK_SCORES` decides what a name means; its fitted ``ensemble`` is
-:class:`~curteach_teaching.curriculum.ensemble.EnsembleTeacher`, fitted by :meth:`DatasetBCExperiment.fit` once per
-data and ``teacher_seed``.
+:data:`~curteach_teaching.datasets.scores.registry.TASK_SCORES` decides what a name means and which are trained
+(``ensemble``, or a user's ``module:attr``), fitted by :meth:`DatasetBCExperiment.fit` once per data and
+``teacher_seed``; the experiment names none.
 
 **Without an environment** (``holdout``; every robomimic file and LeRobot dataset): a seeded share of each group's
 episodes is held out, never trained on nor scored by a teacher, and every evaluation scores the policy on their
@@ -47,19 +48,23 @@ import numpy as np
 
 from curteach_teaching.curriculum.selection import check_variant, variant_name
 from curteach_teaching.curriculum.uses import USES, Order, Select, Weight
-from curteach_teaching.datasets.task_scores import is_fitted, score_terms, task_difficulty
+from curteach_teaching.datasets.scores.registry import trained_score, trained_terms
 from curteach_teaching.experiments.dataset_bc.cells import CellSpec, parse_cell
 from curteach_teaching.experiments.dataset_bc.settings_checks import BUDGETS, check_settings
 from curteach_teaching.names import AGN, CUR, PAPER_CURRICULA
-from curteach_teaching.sweeps.fingerprints import NEVER, WHEN_NOT_DEFAULT, cell_fields, setting, shared_settings
+from curteach_teaching.sweeps.fingerprints import (
+    NEVER,
+    WHEN_NOT_DEFAULT,
+    cell_fields,
+    setting,
+    setting_names,
+    shared_settings,
+)
 from curteach_teaching.sweeps.results import RunResult
 
-__all__ = ["BUDGETS", "CURRICULA", "DatasetBCExperiment", "FITTERS"]
+__all__ = ["BUDGETS", "CURRICULA", "DatasetBCExperiment"]
 
 CURRICULA = PAPER_CURRICULA
-#: the fitted task scores of :data:`~curteach_teaching.datasets.task_scores.TASK_SCORES` this experiment fits
-#: (:meth:`DatasetBCExperiment.fit`)
-FITTERS = ("ensemble",)
 
 
 @dataclass(frozen=True)
@@ -68,13 +73,13 @@ class DatasetBCExperiment:
     performs one run of one curriculum.
 
     Args:
-        digest: a digest of the pool's data (:func:`~curteach_teaching.experiments.dataset_bc.data.pool_digest`), so
+        digest: a digest of the pool's data (:func:`~curteach_teaching.datasets.prepared.pool_digest`), so
             that runs on other data are never reused (``""``: :meth:`prepare` fills it in).
         env_id: evaluate in this environment instead of the one recovered from each dataset's spec.
         curricula: the cells (built-in names or plug-in specs).
-        task_difficulty: a name of :data:`~curteach_teaching.datasets.task_scores.TASK_SCORES` (``length``,
-            ``return``, ``level``, ``ensemble``), a metadata or info field, or ``module:attr``
-            (:func:`~curteach_teaching.datasets.task_scores.task_difficulty`).
+        task_difficulty: a name of :data:`~curteach_teaching.datasets.scores.registry.TASK_SCORES` (``length``,
+            ``return``, ``level``, ``ensemble``), a metadata or info field, or ``module:attr``, plain or trained
+            (:func:`~curteach_teaching.datasets.scores.registry.task_difficulty`).
         learner_term, scale: see :mod:`~curteach_teaching.curriculum.scaled`.
         budget: one of :data:`BUDGETS`.
         max_batches: optimizer steps per run.
@@ -88,6 +93,9 @@ class DatasetBCExperiment:
         keep: the fraction ``select`` keeps, in ``(0, 1]``; temperature: ``weight``'s (> 0).
         keep_within: ``"pool"``: select's cut is one over the pool; ``"group"``: within each group (each dataset or
             task keeps its share, :class:`~curteach_teaching.curriculum.uses.Select`'s ``groups``).
+        task_one_hot: the learner sees a one-hot over the pool's groups (each a task) appended to flat observations
+            (:mod:`~curteach_teaching.datasets.codecs.task_one_hot`); Meta-World's pools of two tasks or more get
+            theirs whatever this says.
         ensemble_size, ensemble_batches: the ensemble teacher's members and optimizer steps per member (``None``:
             ``max_batches``); it trains with ``batch_size`` and ``learning_rate``.
         teacher_seed: the sweep's seed: the ensemble's, and the held-out split's.
@@ -135,6 +143,7 @@ class DatasetBCExperiment:
     holdout_field: str | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)
     obs_keys: tuple | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)
     keep_within: str = setting("pool", fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    task_one_hot: bool = setting(False, fingerprint=WHEN_NOT_DEFAULT)
     progress: bool = setting(False, fingerprint=NEVER, compare=False)
     data: Any = setting(None, fingerprint=NEVER, compare=False, repr=False)
     device: str = setting("cpu", fingerprint=NEVER, compare=False)
@@ -229,18 +238,25 @@ class DatasetBCExperiment:
     def cell_settings(self, cell: str) -> dict:
         """The settings of ``cell``'s runs beyond :meth:`settings`: its curriculum, use and task score as resolved
         (:meth:`cell_spec`; Agn has neither), and the settings of that use and score it reads (``keep`` to select,
-        ``temperature`` to weight, by their declared rules; the ensemble's three, whatever their values, to read
-        ``ensemble``: what keys its fit)."""
+        ``temperature`` to weight, each trained score's ``settings()`` and ``teacher_seed`` to read a trained
+        score: ``ensemble_size``, ``ensemble_batches``, ``teacher_seed`` for ``ensemble``)."""
         spec = self.cell_spec(cell)
         own: dict = {"curriculum": spec.curriculum, "use": spec.use, "task": spec.task}
         if spec.use == "select":
             own.update(cell_fields(self, ("keep", "keep_within")))
         elif spec.use == "weight":
             own.update(cell_fields(self, ("temperature",)))
-        if spec.task is not None and "ensemble" in score_terms(spec.task):
-            own.update(ensemble_size=self.ensemble_size, ensemble_batches=self.ensemble_batches,
-                       teacher_seed=self.teacher_seed)
+        trained = () if spec.task is None else trained_terms([spec.task])
+        for term in trained:  # what each trained score says changes its values, then the seed it is fitted with
+            own.update(trained_score(term, self.score_options()).settings())
+        if trained:
+            own["teacher_seed"] = self.teacher_seed
         return own
+
+    def score_options(self) -> dict:
+        """``{name: value}`` of every field, the options trained scores are built from
+        (:func:`~curteach_teaching.datasets.scores.registry.trained_score`: each reads its own)."""
+        return {name: getattr(self, name) for name in setting_names(self)}
 
     def schedule(self, n_transitions: int) -> tuple[int | None, int]:
         """``(steps per epoch or None, epochs)`` for a pool of ``n_transitions``: the equal budget's
@@ -252,9 +268,10 @@ class DatasetBCExperiment:
 
     def prepare(self, pool) -> DatasetBCExperiment:
         """These settings with the data of ``pool`` (read once by the caller): everything a run needs, computed once
-        and checked before anything is written: the observation codec and the encoded trajectories, a policy for the
-        spaces, a plug-in curriculum, and every task score the cells read but the fitted ones (:meth:`fit`); a
-        missing field or a NaN names the episode. With :attr:`holdout`, the pool is split first
+        and checked before anything is written (:func:`~curteach_teaching.datasets.prepare.prepare`: the
+        observation codec and the encoded trajectories, a policy for the spaces, every task score the cells read but
+        the trained ones, :meth:`fit`), and a plug-in curriculum; a missing field or a NaN names the episode. With
+        :attr:`holdout`, the pool is split first
         (:func:`~curteach_teaching.experiments.dataset_bc.held_out.held_out_split`, seeded by :attr:`teacher_seed`):
         everything is computed on the training part, and the held-out episodes are only encoded, for scoring.
 
@@ -265,97 +282,63 @@ class DatasetBCExperiment:
             ValueError: one line naming the problem (a pool of other data than :attr:`digest`, a bad task score, a
                 space without a policy, ...).
         """
-        from curteach_teaching.experiments.dataset_bc.data import DatasetBCData, pool_digest
-        from curteach_teaching.experiments.dataset_bc.observations import codec_for
-        from curteach_teaching.learners.dataset_learner import check_learner
+        from curteach_teaching.datasets.prepare import prepare
+        from curteach_teaching.datasets.prepared import pool_digest
 
         digest = pool_digest(pool)
         if self.digest and self.digest != digest:
             raise ValueError("the pool is not the data these settings name (its digest differs)")
-        split = held = None
+        split = None
         if self.holdout is not None:
             from curteach_teaching.experiments.dataset_bc.held_out import held_out_split, trusted_episodes
 
             trusted = (None if self.holdout_field is None
                        else trusted_episodes(pool.metadata, self.holdout_field, pool.infos))
             split = held_out_split(pool.groups, self.holdout, self.teacher_seed, trusted)
-            held, pool = pool.select(split.held_out), pool.select(split.train)  # the teacher sees the training part
-        scores = {}
-        read = self.tasks()
         # the sweep's task score is checked even when every cell names its own (or is Agn): a flag is checked
         # whether or not the cells use it; only the scores the cells read are kept
-        for task in sorted({*read, self.task_difficulty}):
-            if not is_fitted(task):
-                values = task_difficulty(pool, task)
-                if task in read:
-                    scores[task] = values
-                continue
-            for term in score_terms(task):  # a sum with a fitted term: its other terms now, the sum after fit()
-                if not is_fitted(term):
-                    values = task_difficulty(pool, term)
-                    if task in read:
-                        scores[term] = values
-                elif term not in FITTERS:
-                    raise ValueError(f"task score {term!r} is fitted; dataset-bc fits only {', '.join(FITTERS)}")
-            if len(pool) < 2:
-                raise ValueError("the ensemble teacher needs at least 2 episodes to split in halves")
-        codec = codec_for(pool.observation_space, pool.env_specs)
-        check_learner(self.policy, codec.observation_space, pool.action_space)
-        trajectories = codec.trajectories(pool.trajectories, pool.groups)
-        data = DatasetBCData(
-            trajectories=tuple(trajectories),
-            lengths=np.asarray([len(t.acts) for t in trajectories], dtype=np.float64),
-            groups=tuple(pool.groups), seeds=tuple(pool.seeds), env_specs=dict(pool.env_specs), codec=codec,
-            action_space=pool.action_space, task_scores=scores, digest=digest,
-            held_out=() if held is None else tuple(codec.trajectories(held.trajectories, held.groups)),
-            held_out_groups=() if held is None else tuple(held.groups), split=split)
+        data = prepare(pool, self.tasks(), checked=[self.task_difficulty], policy=self.policy, split=split,
+                       task_one_hot=self.task_one_hot)
         return dataclasses.replace(self, digest=digest, data=data)
 
     def unfitted(self) -> list[str]:
-        """The fitted task scores the cells read that :meth:`fit` has not computed yet."""
-        done = {} if self.data is None else self.data.task_scores
-        fitted = dict.fromkeys(term for task in self.tasks() for term in score_terms(task) if term in FITTERS)
-        return [term for term in fitted if term not in done]
+        """The trained task scores the cells read that :meth:`fit` has not computed yet."""
+        from curteach_teaching.datasets.prepare import unfitted
+
+        return unfitted(self.data, self.tasks())
+
+    def cache_label(self) -> str:
+        """What else keys the trained scores' cached files: the policy and the pool's digest."""
+        return f"{self.policy}|{self.digest}"
 
     def fit(self, *, teacher_cache: str | None = None, progress: bool = False,
             say: Callable[[str], None] | None = None) -> DatasetBCExperiment:
-        """These settings with every fitted task score the cells read computed (the ensemble teacher), once, here in
-        the driver; read from ``teacher_cache`` (a folder, ``DIR/teachers``) when fitted before, else written there
-        atomically (``None``: not cached); a damaged cached file is said in one line, fitted again and replaced.
+        """These settings with every trained task score the cells read computed, once, here in the driver
+        (:func:`~curteach_teaching.datasets.prepare.fit_scores`, with :attr:`teacher_seed` and the policy of
+        :attr:`policy`); read from ``teacher_cache`` (a folder, ``DIR/teachers``) when fitted before, else written
+        there atomically (``None``: not cached); a damaged cached file is said in one line, fitted again and
+        replaced.
 
         Args:
-            teacher_cache: the cache folder; progress: a bar over the ensemble's members; say: prints what happens
-                (one line before, one after).
+            teacher_cache: the cache folder; progress: bars; say: prints what each score says it does.
 
         Raises:
-            ValueError: not prepared (:meth:`prepare` first), or a member whose log-likelihoods are not finite.
+            ValueError: not prepared (:meth:`prepare` first), or a trained score that failed (one line).
         """
         if self.data is None:
-            raise ValueError("prepare(pool) the experiment before fitting its teachers")
+            raise ValueError("prepare(pool) the experiment before fitting its trained scores")
         if not self.unfitted():
             return self
-
-        from curteach_teaching.learners.factory import make_policy
-
-        data = self.data
-        teacher, label = self.ensemble_teacher()
+        from curteach_teaching.datasets.prepare import fit_scores, policy_factory
         from curteach_teaching.sweeps.devices import run_device
 
-        spaces = (data.codec.observation_space, data.action_space)
-        difficulty = teacher.scores(list(data.trajectories), lambda seed: make_policy(self.policy, *spaces, seed),
-                                    *spaces, cache=teacher_cache, label=label, progress=progress,
-                                    device=run_device(self.device), say=say).difficulty
-        data = data.with_scores({"ensemble": np.asarray(difficulty, dtype=np.float64)})
-        return dataclasses.replace(self, data=data.with_scores(data.sums(self.tasks())))
-
-    def ensemble_teacher(self):
-        """``(EnsembleTeacher, label)``: the ensemble of these settings, and what else keys its cached scores (the
-        policy and the pool's digest)."""
-        from curteach_teaching.curriculum.ensemble import EnsembleTeacher
-
-        teacher = EnsembleTeacher(size=self.ensemble_size, batches=self.ensemble_batches or self.max_batches,
-                                  batch_size=self.batch_size, learning_rate=self.learning_rate, seed=self.teacher_seed)
-        return teacher, f"{self.policy}|{self.digest}"
+        data = self.data
+        scores = {name: trained_score(name, self.score_options()) for name in self.unfitted()}
+        learner = policy_factory(self.policy, data.codec.observation_space, data.action_space)
+        data = fit_scores(data, self.tasks(), scores, learner=learner, device=run_device(self.device),
+                          seed=self.teacher_seed, cache=teacher_cache, label=self.cache_label(), progress=progress,
+                          say=say)
+        return dataclasses.replace(self, data=data)
 
     def run_cell(self, cell: str, index: int, seed_sequence: np.random.SeedSequence) -> RunResult:
         """Run ``index`` of curriculum ``cell`` on the prepared data

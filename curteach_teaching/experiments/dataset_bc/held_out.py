@@ -71,13 +71,13 @@ class HeldOutSplit:
 def trusted_episodes(metadata: Sequence[dict], field: str, infos: Sequence[dict] | None = None) -> np.ndarray:
     """``(N,)`` bool: each episode's boolean metadata ``field`` (a robomimic filter key such as ``better``), or, where
     no episode's metadata has it, the flag ``field`` of the step ``infos`` at each episode's last step (``success``
-    recorded per step only; :func:`~curteach_teaching.datasets.task_scores.last_step_flags`).
+    recorded per step only; :func:`~curteach_teaching.datasets.scores.registry.last_step_flags`).
 
     Raises:
         ValueError: an episode without the field, or a value that is not a boolean.
     """
     if infos is not None:
-        from curteach_teaching.datasets.task_scores import last_step_flags
+        from curteach_teaching.datasets.scores.registry import last_step_flags
 
         flags = last_step_flags(metadata, infos, field)
         if flags is not None:
@@ -204,7 +204,7 @@ class HeldOutEvaluations:
     :mod:`~curteach_teaching.experiments.dataset_bc.run`).
 
     Args:
-        data: the prepared :class:`~curteach_teaching.experiments.dataset_bc.data.DatasetBCData` with its held-out
+        data: the prepared :class:`~curteach_teaching.datasets.prepared.PreparedData` with its held-out
             episodes (``held_out``, ``held_out_groups``).
         learner: the run's dataset learner.
     """

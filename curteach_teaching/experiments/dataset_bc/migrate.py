@@ -5,7 +5,7 @@ run file is fingerprinted by it (the committed ``docs/results/`` folders of Cart
 form). The versions that wrote them differed from this one in three ways, each undone here:
 
 * the settings held ``sources``, the datasets' ids or paths as given, so a moved dataset did not resume; the data is
-  now named by its ``digest`` alone (:func:`~curteach_teaching.experiments.dataset_bc.data.pool_digest`, recorded
+  now named by its ``digest`` alone (:func:`~curteach_teaching.datasets.prepared.pool_digest`, recorded
   beside ``sources``);
 * they recorded settings no cell reads (``--keep`` without a select cell, ``--task-difficulty`` where every cell names
   its own, ...); these are now left out, so such a folder resumes whatever their values;

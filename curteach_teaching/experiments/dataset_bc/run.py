@@ -3,7 +3,7 @@
 through ``CurriculumBC`` by default) on the cell's curriculum, and the seeded evaluations every ``eval_every``
 optimizer steps.
 
-A run reads only what the driver prepared (:class:`~curteach_teaching.experiments.dataset_bc.data.DatasetBCData`:
+A run reads only what the driver prepared (:class:`~curteach_teaching.datasets.prepared.PreparedData`:
 the encoded trajectories, the codec, every task score) and the settings; it reads no file and writes none.
 
 A run's :class:`~curteach_teaching.sweeps.results.RunResult` holds, at each evaluation point (``K`` of them, the
@@ -91,7 +91,7 @@ class _Evaluations:
         for prefix, greedy in modes:
             outcomes = []
             for group in self.groups:
-                result = evaluate_policy(self.learner, lambda g=group: self.codec.wrap_env(self.pool.make_env(g)),
+                result = evaluate_policy(self.learner, lambda g=group: self.codec.wrap_env(self.pool.make_env(g), g),
                                          self.seeds[group], deterministic=greedy,
                                          generator=None if greedy else self.sample_seed + step)
                 outcomes.append(result)
@@ -120,7 +120,7 @@ def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: n
     Args:
         experiment: the settings, a :class:`~curteach_teaching.experiments.dataset_bc.experiment.DatasetBCExperiment`
             (read, never called back for data).
-        data: the prepared :class:`~curteach_teaching.experiments.dataset_bc.data.DatasetBCData` (``N`` episodes,
+        data: the prepared :class:`~curteach_teaching.datasets.prepared.PreparedData` (``N`` episodes,
             with the task score ``cell`` reads).
         cell: one of the experiment's cells; index: the run's number; seed_sequence: all of the run's randomness.
     """

@@ -24,10 +24,7 @@ from typing import Any
 import numpy as np
 
 from curteach_envs._util import atomic_write
-from curteach_teaching.datasets.task_scores import (  # a field's negation and a per-step flag, as task scores read them
-    NEGATION,
-    last_step_flags,
-)
+from curteach_teaching.datasets.scores.registry import NEGATION, last_step_flags  # as task scores read them
 
 __all__ = ["DEFAULT_BAD_FIELD", "bad_episodes", "epoch_weights", "selection_quality", "write_selection_csv"]
 

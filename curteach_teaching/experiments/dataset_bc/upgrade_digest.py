@@ -1,6 +1,6 @@
 """Folders of ``dataset-bc`` written when the data's digest covered its actions and rewards only: re-keyed once.
 
-A sweep's settings name its data by :func:`~curteach_teaching.experiments.dataset_bc.data.pool_digest`. Until this
+A sweep's settings name its data by :func:`~curteach_teaching.datasets.prepared.pool_digest`. Until this
 version that digest covered each episode's group, seed, actions and rewards, not its observations, metadata or step
 infos, and the ensemble teacher's cache was keyed by the actions alone: a dataset whose observations were rescaled, or
 whose filter keys were swapped, resumed the runs and read the cached scores of the data before the change. Both
@@ -33,7 +33,7 @@ __all__ = ["legacy_pool_digest", "legacy_trajectories_digest", "upgrade_digest"]
 
 
 def legacy_pool_digest(pool: Any) -> str:
-    """The earlier :func:`~curteach_teaching.experiments.dataset_bc.data.pool_digest`: SHA-256 of each episode's
+    """The earlier :func:`~curteach_teaching.datasets.prepared.pool_digest`: SHA-256 of each episode's
     group, seed, length, actions and rewards (as float64)."""
     digest = hashlib.sha256()
     for group, seed, trajectory in zip(pool.groups, pool.seeds, pool.trajectories, strict=True):
@@ -95,7 +95,11 @@ def _rename_teacher_cache(cache: Path, experiment: Any, old_digest: str) -> str:
     """Rename the ensemble's cached scores of the current ensemble settings from the earlier key to the new one."""
     if experiment.data is None or not cache.is_dir():
         return ""
-    teacher, label = experiment.ensemble_teacher()
+    from curteach_teaching.datasets.scores.registry import trained_score
+
+    # the one trained score whose caches predate the new digest: the ensemble's
+    teacher = trained_score("ensemble", experiment.score_options()).teacher(experiment.teacher_seed)
+    label = experiment.cache_label()
     trajectories = experiment.data.trajectories
     keys = "" if experiment.obs_keys is None else "|obs=" + ",".join(experiment.obs_keys)
     old = teacher.cache_path(cache, legacy_trajectories_digest(trajectories), f"{experiment.policy}|{old_digest}{keys}")

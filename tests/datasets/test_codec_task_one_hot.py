@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from curteach_teaching.experiments.dataset_bc.task_one_hot import append_one_hot, one_hot_space
+from curteach_teaching.datasets.codecs.task_one_hot import append_one_hot, one_hot_space
 
 
 def test_append_one_hot_by_hand():
@@ -47,7 +47,7 @@ def _pool(tasks_by_group: dict):
 
 @pytest_metaworld
 def test_the_codec_appends_the_task_over_the_pools_tasks_sorted_by_name():
-    from curteach_teaching.experiments.dataset_bc.observations import codec_for
+    from curteach_teaching.datasets.codecs import codec_for
 
     pool = _pool({"metaworld-reach-v0": "reach-v3", "metaworld-push-v0": "push", "metaworld-door-open-v0": "door-open"})
     codec = codec_for(pool.observation_space, pool.env_specs)
@@ -74,7 +74,7 @@ def test_the_codec_appends_the_task_over_the_pools_tasks_sorted_by_name():
 
 @pytest_metaworld
 def test_one_task_or_other_environments_keep_the_observations_as_they_are():
-    from curteach_teaching.experiments.dataset_bc.observations import codec_for
+    from curteach_teaching.datasets.codecs import codec_for
 
     pool = _pool({"metaworld-reach-v0": "reach", "metaworld-reach-again-v0": "reach-v3"})
     codec = codec_for(pool.observation_space, pool.env_specs)
@@ -82,3 +82,48 @@ def test_one_task_or_other_environments_keep_the_observations_as_they_are():
     assert codec_for(pool.observation_space).name == "identity"
     box = gym.spaces.Box(-1, 1, (39,))
     assert codec_for(box, {"a": gym.spec("CarTeach-v0"), "b": None}).name == "identity"
+
+
+def _cartpole_pool(groups):
+    """A pool of one 3-step CartPole trajectory per group (random observations), each group's env CartPole-v1."""
+    from imitation.data.types import TrajectoryWithRew
+
+    from curteach_teaching.datasets.pool import EpisodePool
+
+    rng = np.random.default_rng(1)
+    env = gym.make("CartPole-v1")
+    pools = [EpisodePool.from_trajectories(
+        [TrajectoryWithRew(obs=rng.normal(size=(4, 4)).astype(np.float32), acts=np.array([0, 1, 0]), infos=None,
+                           terminal=True, rews=np.ones(3))], env.observation_space, env.action_space, group=group,
+        env_spec=env.spec) for group in groups]
+    env.close()
+    return EpisodePool.concatenate(pools)
+
+
+def test_a_one_hot_over_any_pools_groups_only_when_asked_for():
+    from curteach_teaching.datasets.codecs import codec_for
+
+    pool = _cartpole_pool(["lift", "can", "square"])
+    assert codec_for(pool.observation_space, pool.env_specs, pool.groups).name == "identity"  # the default: as before
+    codec = codec_for(pool.observation_space, pool.env_specs, pool.groups, task_one_hot=True)
+    assert codec.name == "task-one-hot" and codec.by_group and codec.tasks == ("can", "lift", "square")
+    converted = codec.trajectories(pool.trajectories, pool.groups)
+    for trajectory, one_hot in zip(converted, ([0, 1, 0], [1, 0, 0], [0, 0, 1])):
+        np.testing.assert_array_equal(trajectory.obs[:, 4:], np.tile(one_hot, (4, 1)))
+    # an evaluation environment is told its group's task (it cannot say one of its own)
+    env = codec.wrap_env(pool.make_env("square"), "square")
+    observation, _ = env.reset(seed=0)
+    plain, _ = pool.make_env("square").reset(seed=0)
+    np.testing.assert_array_equal(observation, np.concatenate([plain, [0.0, 0.0, 1.0]]))
+    with pytest.raises(ValueError, match="needs the group"):
+        codec.wrap_env(pool.make_env("square"))
+    # one group: nothing to tell apart
+    single = _cartpole_pool(["lift"])
+    assert codec_for(single.observation_space, single.env_specs, single.groups, task_one_hot=True).name == "identity"
+
+
+def test_the_codecs_are_registered_and_asked_in_order():
+    from curteach_teaching.datasets.codecs import CODECS
+
+    assert CODECS.names()[:4] == ("babyai", "task-one-hot", "channels-first", "identity")
+    assert [CODECS.load(name)[1].name for name in CODECS.names()[:4]] == list(CODECS.names()[:4])

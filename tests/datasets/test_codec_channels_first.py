@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("imitation")
 
-from curteach_teaching.experiments.dataset_bc.channels_first import ChannelsFirst  # noqa: E402
-from curteach_teaching.experiments.dataset_bc.observations import codec_for  # noqa: E402
+from curteach_teaching.datasets.codecs import codec_for  # noqa: E402
+from curteach_teaching.datasets.codecs.channels_first import ChannelsFirst  # noqa: E402
 
 IMAGE = gym.spaces.Box(0, 255, (36, 40, 3), np.uint8)
 

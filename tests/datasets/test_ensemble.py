@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from imitation.data.types import Trajectory
 
-from curteach_teaching.curriculum.ensemble import EnsembleTeacher, _held_out_difficulty
+from curteach_teaching.datasets.scores.ensemble import EnsembleTeacher, _held_out_difficulty
 from curteach_teaching.learners.factory import make_policy
 
 

@@ -1,4 +1,5 @@
-"""A teacher for datasets without an expert: an ensemble of BC policies fitted on bootstrap halves of the data.
+"""The first trained score, ``ensemble``: BC policies fitted on bootstrap halves of the data, each demonstration
+scored by the members that did not see it (a teacher for datasets without an expert).
 
 Cur and Cur-T need the teacher's difficulty ``log Psi^E`` of every demonstration; most datasets come without the
 policy that made them. :class:`EnsembleTeacher` stands in for it: ``K`` BC policies, member ``k`` fitted on a random
@@ -19,7 +20,12 @@ scores are written once per data, settings and seed (a ``.npz`` named by their d
 back after; a damaged file (truncated, say, by a full disk) is fitted again and replaced.
 
 Each member trains through :class:`~curteach_teaching.curriculum.adapters.bc.CurriculumBC` (variant Agn, a fixed
-number of steps) with its own generators, so the ensemble is a function of the data, the settings and ``seed``.
+number of steps) with its own generators, so the ensemble is a function of the data, the settings and ``seed``. (The
+one import of the curriculum wing from the datasets wing, listed in tests/project/test_import_graph.py: until the
+learner registry trains the members, they train as the curricula's BC does.)
+
+:class:`EnsembleScore` is its entry in the score registry
+(:mod:`~curteach_teaching.datasets.scores.trained`'s protocol): options ``ensemble_size`` and ``ensemble_batches``.
 """
 
 from __future__ import annotations
@@ -37,9 +43,13 @@ from typing import Any
 import numpy as np
 
 from curteach_envs._util import check_int
+from curteach_teaching.datasets.scores.trained import ScoreOption, TrainedScore
 from curteach_teaching.digests import trajectories_digest
 
-__all__ = ["EnsembleScores", "EnsembleTeacher"]
+__all__ = ["DEFAULT_BATCHES", "EnsembleScore", "EnsembleScores", "EnsembleTeacher"]
+
+#: optimizer steps per member where neither ``ensemble_batches`` nor the caller's ``max_batches`` says (``rank``)
+DEFAULT_BATCHES = 500
 
 
 @dataclass(frozen=True)
@@ -243,3 +253,54 @@ class EnsembleTeacher:
         if say is not None:
             say(f"ensemble teacher ready (fitted in {time.perf_counter() - started:.0f} s)")
         return result
+
+
+class EnsembleScore(TrainedScore):
+    """``ensemble`` in the score registry: an :class:`EnsembleTeacher`'s held-out difficulty.
+
+    Built by :meth:`from_options` from the commands' flags or the sweep's settings: ``ensemble_size`` (K),
+    ``ensemble_batches`` (steps per member; ``None``: the caller's ``max_batches``, else :data:`DEFAULT_BATCHES`),
+    and the learner's ``batch_size`` and ``learning_rate``. Its :meth:`settings` are the two options as given (what
+    the fingerprints of earlier sweeps hold); the seed is the one :meth:`fit` receives.
+    """
+
+    summary = ("fitted: BC policies on bootstrap halves of the data score each episode they did not see (for "
+               "datasets without an expert)")
+    options = (ScoreOption("ensemble_size", int, 5, "score ensemble: BC policies on bootstrap halves (default 5)"),
+               ScoreOption("ensemble_batches", int, None, "score ensemble: optimizer steps per policy (default: "
+                           f"dataset-bc's --max-batches; rank: {DEFAULT_BATCHES})"))
+
+    def __init__(self, *, batch_size: int = 64, learning_rate: float = 1e-3, max_batches: int | None = None,
+                 **values: Any):
+        super().__init__(**values)
+        check_int("ensemble_size", self.values["ensemble_size"], 2)  # named as the options: --ensemble-size must ...
+        batches = self.values["ensemble_batches"]
+        if batches is not None:
+            check_int("ensemble_batches", batches, 1)
+        self.batches = batches if batches is not None else (max_batches or DEFAULT_BATCHES)
+        self.batch_size, self.learning_rate = batch_size, learning_rate
+        self.teacher(0)  # the other settings checked now, before any data is read
+
+    @classmethod
+    def from_options(cls, options):
+        """The score of ``options``' ``ensemble_size``, ``ensemble_batches``, ``batch_size``, ``learning_rate`` and
+        ``max_batches`` (each where given)."""
+        known = ("ensemble_size", "ensemble_batches", "batch_size", "learning_rate", "max_batches")
+        return cls(**{name: options[name] for name in known if name in options})
+
+    def teacher(self, seed: int) -> EnsembleTeacher:
+        """The :class:`EnsembleTeacher` these settings fit with ``seed`` (its fields key the cache)."""
+        return EnsembleTeacher(size=self.values["ensemble_size"], batches=self.batches, batch_size=self.batch_size,
+                               learning_rate=self.learning_rate, seed=seed)
+
+    def describe(self) -> dict:
+        """``size``, ``batches``, ``batch_size`` and ``learning_rate`` as the members train (``rank.json``)."""
+        return {"size": self.values["ensemble_size"], "batches": self.batches, "batch_size": self.batch_size,
+                "learning_rate": self.learning_rate}
+
+    def fit(self, data, learner, *, device="cpu", seed=0, cache=None, label="", progress=False, say=None):
+        """``(N,)`` the held-out difficulty of every episode of ``data`` (:meth:`EnsembleTeacher.scores`, cached in
+        ``cache`` under ``label``)."""
+        spaces = (data.codec.observation_space, data.action_space)
+        return self.teacher(seed).scores(list(data.trajectories), learner, *spaces, cache=cache, label=label,
+                                         progress=progress, device=device, say=say).difficulty

@@ -2,7 +2,7 @@
 
 A researcher's question is often "the ensemble's ranking, but never a failed demonstration before a successful one":
 two scores in fixed proportion. A sum is written ``[W*]NAME+[W*]NAME...``; every ``NAME`` is a score as
-:func:`~curteach_teaching.datasets.task_scores.task_difficulty` reads it (a built-in, a field, ``not:FIELD``,
+:func:`~curteach_teaching.datasets.scores.registry.task_difficulty` reads it (a built-in, a field, ``not:FIELD``,
 ``module:attr``). Its value for episode ``i`` is
 
     ``sum_k W_k * (s_k[i] - mean(s_k)) / std(s_k)``
@@ -14,7 +14,7 @@ standard deviations (at least ``2 W``), more than the other scores span when ``W
 ensemble's few standard deviations). A single name without a weight is not a sum: its values are the score's own.
 
 This module only parses and combines; which values the names have is
-:mod:`~curteach_teaching.datasets.task_scores`'s to decide.
+:mod:`~curteach_teaching.datasets.scores.registry`'s to decide.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Term", "combine", "parse_sum", "standardised"]
+from curteach_teaching.standardise import standardise
+
+__all__ = ["Term", "combine", "parse_sum"]
 
 #: ``W*NAME``: a decimal weight (optionally negative, with an exponent) and the score's name
 _TERM = re.compile(r"^\s*(?:(?P<weight>-?(?:\d+\.?\d*|\.\d+)(?:[eE]-?\d+)?)\s*\*)?\s*(?P<name>[^*]+?)\s*$")
@@ -66,24 +68,13 @@ def parse_sum(spec: str) -> tuple[Term, ...] | None:
     return tuple(terms)
 
 
-def standardised(values: np.ndarray) -> np.ndarray:
-    """``(N,)`` float64 ``(v - mean) / std`` (population std); all zeros where every value is the same."""
-    values = np.asarray(values, dtype=np.float64)
-    centred = values - values.mean()
-    std = float(np.sqrt(np.mean(centred ** 2)))
-    # a spread at rounding level of the values is no spread: dividing by it would blow rounding up to whole units
-    if std <= 1e-12 * max(1.0, float(np.max(np.abs(values)))):
-        return np.zeros_like(values)
-    return centred / std
-
-
 def combine(terms: tuple[Term, ...], values: Mapping[str, np.ndarray]) -> np.ndarray:
-    """``(N,)`` float64 ``sum_k W_k * standardised(values[name_k])`` (see the module docstring).
+    """``(N,)`` float64 ``sum_k W_k * standardise(values[name_k], zero="relative")`` (see the module docstring).
 
     Args:
         terms: :func:`parse_sum`'s terms; values: ``name -> (N,)`` every term's values, all of one length.
     """
     total = np.zeros(len(np.asarray(values[terms[0].name])), dtype=np.float64)
     for term in terms:
-        total += term.weight * standardised(values[term.name])
+        total += term.weight * standardise(values[term.name], zero="relative")
     return total

@@ -1,4 +1,5 @@
-"""The task difficulty of every demonstration, larger = harder: the one place that decides what a name means.
+"""The one score registry, plain and trained: the task difficulty of every demonstration, larger = harder (dropped
+first by a selection), and the one place that decides what a name means.
 
 A task score says how hard a demonstration's task is before any learner sees it (the teacher's ``log Psi^E`` of the
 paper's learner-centric curricula, Section 6). :data:`TASK_SCORES` is a
@@ -7,7 +8,7 @@ paper's learner-centric curricula, Section 6). :data:`TASK_SCORES` is a
 1. ``module:attr``: a user's function ``f(pool) -> (N,)`` (or a :class:`TaskScore`), imported on the spot;
 2. a built-in: ``length`` (actions), ``return`` (minus the undiscounted return: a better demonstration is an easier
    one, as curation ranks them), ``level`` (the dataset's rank on the ladder, 1-based, in the pool's order) and
-   ``ensemble`` (fitted: BC policies on bootstrap halves of the data; see below);
+   ``ensemble`` (trained: BC policies on bootstrap halves of the data; see below);
 3. an entry point of the group ``curteach.task_scores``;
 4. a per-episode field: a number in every episode's metadata (custom keys stored with the dataset, Minari's
    ``total_steps``), else a number at the last step of every episode's infos (a ``success`` flag; a LeRobot
@@ -16,12 +17,14 @@ paper's learner-centric curricula, Section 6). :data:`TASK_SCORES` is a
    the harder one, as ``--bad-field not:success`` marks it bad);
 
 and several of them weighted and summed, each standardised over the pool: ``ensemble+100*not:success``, the ensemble's
-ranking with every failed demonstration last (:mod:`~curteach_teaching.datasets.score_sums`).
+ranking with every failed demonstration last (:mod:`~curteach_teaching.datasets.scores.sums`).
 
-A **fitted** score (``TaskScore.fitted``, the ensemble teacher) is not a function of the pool alone: it needs
-training, which belongs to the experiment that uses it. Its values are computed once, by the experiment's prepare
-step (``dataset-bc``'s fits :class:`~curteach_teaching.curriculum.ensemble.EnsembleTeacher` in the driver), and
-handed to :func:`task_difficulty` as ``fitted={name: values}``; asked for without them, it is a one-line error.
+A **trained** score (:mod:`~curteach_teaching.datasets.scores.trained`'s protocol: ``settings()`` and ``fit``;
+the ensemble, :class:`~curteach_teaching.datasets.scores.ensemble.EnsembleScore`, is the first) is not a function
+of the pool alone: it is fitted once, by the prepare step ``rank`` and ``dataset-bc`` both call
+(:mod:`~curteach_teaching.datasets.prepare`), and its values are handed to :func:`task_difficulty` as
+``trained={name: values}``; asked for without them, it is a one-line error. :func:`is_trained` and
+:func:`trained_score` are all a command or an experiment asks of it; none names one.
 """
 
 from __future__ import annotations
@@ -32,38 +35,35 @@ from dataclasses import dataclass
 import numpy as np
 
 from curteach_teaching.datasets.pool import EpisodePool
-from curteach_teaching.datasets.score_sums import combine, parse_sum
+from curteach_teaching.datasets.scores.sums import combine, parse_sum
+from curteach_teaching.datasets.scores.trained import build_trained, is_trained_object
 from curteach_teaching.registry import Registry
 
-__all__ = ["NEGATION", "TASK_SCORES", "TaskScore", "describe_task_scores", "is_fitted", "last_step_flags",
-           "level_order", "score_names", "score_terms", "task_difficulty"]
+__all__ = ["NEGATION", "TASK_SCORES", "TaskScore", "describe_task_scores", "is_trained", "last_step_flags",
+           "level_order", "score_names", "score_terms", "task_difficulty", "trained_names", "trained_options",
+           "trained_score", "trained_terms"]
 
 #: the prefix of a 0/1 field's negation (``not:success``: 1 for a failed demonstration)
 NEGATION = "not:"
 
-#: Task scores by name (built-ins below; ``module:attr`` and entry points of ``curteach.task_scores`` too).
+#: Task scores by name, plain and trained (built-ins below; ``module:attr`` and entry points of
+#: ``curteach.task_scores`` too).
 TASK_SCORES = Registry("task score", "curteach.task_scores")
 
 
 @dataclass(frozen=True)
 class TaskScore:
-    """A named task score.
+    """A named plain task score.
 
     Attributes:
         name: how it is shown.
         summary: one line for help texts.
-        compute: ``pool -> (N,)`` difficulties (larger = harder), or ``None`` for a fitted score, whose values the
-            experiment's prepare step computes.
+        compute: ``pool -> (N,)`` difficulties (larger = harder).
     """
 
     name: str
     summary: str
-    compute: Callable[[EpisodePool], np.ndarray] | None = None
-
-    @property
-    def fitted(self) -> bool:
-        """Whether the values come from a fit (the experiment's prepare step), not from the pool alone."""
-        return self.compute is None
+    compute: Callable[[EpisodePool], np.ndarray]
 
 
 def _length(pool: EpisodePool) -> np.ndarray:
@@ -97,8 +97,15 @@ TASK_SCORES.register("length")(TaskScore("length", "actions per episode", _lengt
 TASK_SCORES.register("return")(TaskScore("return", "minus the episode's return (a better demonstration is easier)",
                                          _minus_return))
 TASK_SCORES.register("level")(TaskScore("level", "the dataset's rank in the list, 1-based (a ladder)", _level))
-TASK_SCORES.register("ensemble")(TaskScore("ensemble", "fitted: BC policies on bootstrap halves of the data score "
-                                           "each episode they did not see (for datasets without an expert)"))
+
+
+def _ensemble():
+    from curteach_teaching.datasets.scores.ensemble import EnsembleScore
+
+    return EnsembleScore
+
+
+TASK_SCORES.add("ensemble", _ensemble)  # the trained built-ins: loaded on first use (they import torch)
 
 
 def _is_number(value) -> bool:
@@ -161,7 +168,8 @@ def describe_task_scores() -> str:
     described = []
     for name in TASK_SCORES.names():
         obj = TASK_SCORES.load(name)[1] if TASK_SCORES.is_builtin(name) else None
-        described.append(f"{name} ({obj.summary})" if isinstance(obj, TaskScore) else name)
+        summary = getattr(obj, "summary", None)
+        described.append(f"{name} ({summary})" if isinstance(summary, str) else name)
     return ", ".join(described)
 
 
@@ -218,7 +226,7 @@ def score_terms(spec: str) -> tuple[str, ...]:
     "not:success")``), else ``(spec,)``.
 
     Raises:
-        ValueError: a sum that does not parse (:func:`~curteach_teaching.datasets.score_sums.parse_sum`).
+        ValueError: a sum that does not parse (:func:`~curteach_teaching.datasets.scores.sums.parse_sum`).
     """
     terms = parse_sum(spec.strip())
     return (spec.strip(),) if terms is None else tuple(term.name for term in terms)
@@ -234,21 +242,60 @@ def _registered(spec: str):
     return None
 
 
-def is_fitted(spec) -> bool:
-    """Whether ``spec`` names a fitted score (its values come from the experiment's prepare step)."""
-    if isinstance(spec, TaskScore):
-        return spec.fitted
-    if not isinstance(spec, str) or not spec.strip():
+def is_trained(spec) -> bool:
+    """Whether ``spec`` (a name or a sum of names, or a registered object) is or reads a trained score (its values
+    come from the prepare step's fit)."""
+    if not isinstance(spec, str):
+        return is_trained_object(spec)
+    if not spec.strip():
         return False
     terms = parse_sum(spec.strip())
     if terms is not None:
-        return any(is_fitted(term.name) for term in terms)
+        return any(is_trained(term.name) for term in terms)
     found = _registered(spec.strip())
-    return found is not None and isinstance(found[1], TaskScore) and found[1].fitted
+    return found is not None and is_trained_object(found[1])
+
+
+def trained_terms(specs) -> tuple[str, ...]:
+    """The trained scores that the names or sums ``specs`` read, each once, in order."""
+    return tuple(dict.fromkeys(term for spec in specs for term in score_terms(spec) if is_trained(term)))
+
+
+def trained_score(name: str, options: Mapping):
+    """The trained score ``name`` (a registered name or ``module:attr``) built from ``options``, the caller's
+    settings by name (:func:`~curteach_teaching.datasets.scores.trained.build_trained`).
+
+    Raises:
+        ValueError: ``name`` is not a trained score, or its options are out of range (one line).
+    """
+    found = _registered(name.strip())
+    if found is None or not is_trained_object(found[1]):
+        raise ValueError(f"task score {name!r} is not a trained score")
+    return build_trained(found[1], options)
+
+
+def trained_names() -> tuple[str, ...]:
+    """The built-in trained scores' names, in registration order."""
+    return tuple(name for name in TASK_SCORES.names()
+                 if TASK_SCORES.is_builtin(name) and is_trained_object(TASK_SCORES.load(name)[1]))
+
+
+def trained_options() -> tuple:
+    """The :class:`~curteach_teaching.datasets.scores.trained.ScoreOption` s of the built-in trained scores, each
+    name once: the flags both commands offer."""
+    found: dict = {}
+    for name in TASK_SCORES.names():
+        if not TASK_SCORES.is_builtin(name):  # a plug-in's options are read from the settings by name, unflagged
+            continue
+        obj = TASK_SCORES.load(name)[1]
+        if is_trained_object(obj):
+            for option in getattr(obj, "options", ()):
+                found.setdefault(option.name, option)
+    return tuple(found.values())
 
 
 def task_difficulty(pool: EpisodePool, spec: str | Callable[[EpisodePool], np.ndarray] | TaskScore, *,
-                    fitted: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+                    trained: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
     """One finite task difficulty per demonstration of ``pool``, larger = harder.
 
     Args:
@@ -256,15 +303,16 @@ def task_difficulty(pool: EpisodePool, spec: str | Callable[[EpisodePool], np.nd
         spec: a name (see the module docstring: ``module:attr``, a built-in, an entry point, a field, ``not:FIELD``)
             or a weighted sum of names (``ensemble+100*not:success``), a :class:`TaskScore`, or a function called as
             ``f(pool)`` returning ``N`` numbers.
-        fitted: the values of fitted scores, ``name -> (N,)`` (the experiment's prepare step computes them).
+        trained: the values of trained scores, ``name -> (N,)`` (the prepare step fits them).
 
     Returns:
         ``(N,)`` float64, in the pool's order.
 
     Raises:
         ValueError (one line): an unknown name (listing the available ones), a function that cannot be loaded,
-        returns the wrong shape or values that are NaN or infinite (naming the episode), a fitted score without its
-        values. :class:`~curteach_teaching.registry.PluginError` (a ``ValueError``): a user's function raised.
+            returns the wrong shape or values that are NaN or infinite (naming the episode), a trained score
+            without its values. :class:`~curteach_teaching.registry.PluginError` (a ``ValueError``): a user's
+            function raised.
     """
     if isinstance(spec, str):
         if not spec.strip():
@@ -272,7 +320,7 @@ def task_difficulty(pool: EpisodePool, spec: str | Callable[[EpisodePool], np.nd
         spec = spec.strip()
         terms = parse_sum(spec)
         if terms is not None:
-            values = {term.name: task_difficulty(pool, term.name, fitted=fitted) for term in terms}
+            values = {term.name: task_difficulty(pool, term.name, trained=trained) for term in terms}
             return _checked(pool, spec, combine(terms, values))
         if spec.startswith(NEGATION):
             return _checked(pool, spec, _negated(pool, spec))
@@ -293,11 +341,11 @@ def task_difficulty(pool: EpisodePool, spec: str | Callable[[EpisodePool], np.nd
         name, score = getattr(spec, "name", None) or getattr(spec, "__name__", "callable"), spec
     else:
         raise ValueError(f"a task score is a name, a TaskScore or a function of the pool; got {spec!r}")
-    if isinstance(score, TaskScore) and score.fitted:
-        if fitted is None or name not in fitted:
-            raise ValueError(f"task score {name!r} is fitted: its values come from the experiment's prepare step "
-                             "(dataset-bc fits it before any run)")
-        return _checked(pool, name, fitted[name])
+    if is_trained_object(score):
+        if trained is None or name not in trained:
+            raise ValueError(f"task score {name!r} is trained: its values come from the prepare step's fit "
+                             "(rank and dataset-bc fit it before scoring)")
+        return _checked(pool, name, trained[name])
     if isinstance(score, TaskScore) and TASK_SCORES.is_builtin(name):
         return _checked(pool, name, score.compute(pool))  # the library's own: its errors are already one line
     function = score.compute if isinstance(score, TaskScore) else score

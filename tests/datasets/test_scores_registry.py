@@ -14,7 +14,7 @@ from curteach_teaching.datasets import (
     EpisodePool,
     TaskScore,
     describe_task_scores,
-    is_fitted,
+    is_trained,
     read_pool,
     score_names,
     score_terms,
@@ -49,15 +49,15 @@ def test_the_built_ins_by_hand(pool):
         task_difficulty(pool, "level")
 
 
-def test_the_ensemble_is_fitted_elsewhere_and_its_values_are_checked(pool):
-    assert is_fitted("ensemble") and not is_fitted("length") and not is_fitted("difficulty")
-    with pytest.raises(ValueError, match="^task score 'ensemble' is fitted: its values come from the experiment's "
-                                         "prepare step"):
+def test_the_ensemble_is_trained_elsewhere_and_its_values_are_checked(pool):
+    assert is_trained("ensemble") and not is_trained("length") and not is_trained("difficulty")
+    with pytest.raises(ValueError, match="^task score 'ensemble' is trained: its values come from the prepare "
+                                         "step's fit"):
         task_difficulty(pool, "ensemble")
     values = np.array([0.5, -2.0, 3.0, 1e6])  # any finite value: a log-density may be positive
-    np.testing.assert_array_equal(task_difficulty(pool, "ensemble", fitted={"ensemble": values}), values)
+    np.testing.assert_array_equal(task_difficulty(pool, "ensemble", trained={"ensemble": values}), values)
     with pytest.raises(ValueError, match=r"'ensemble' is nan for episode 1 .*scores must be finite"):
-        task_difficulty(pool, "ensemble", fitted={"ensemble": [0.0, np.nan, 1.0, 2.0]})
+        task_difficulty(pool, "ensemble", trained={"ensemble": [0.0, np.nan, 1.0, 2.0]})
 
 
 def test_fields_from_metadata_and_infos(pool):
@@ -141,7 +141,7 @@ def test_not_a_field_is_one_where_it_is_false(pool):
     flagged = _with_fields(pool, good=[True, False, True, np.bool_(True)], grade=[0.0, 1.0, 0.5, 1.0])
     assert task_difficulty(flagged, "not:good").tolist() == [0.0, 1.0, 0.0, 0.0]
     assert task_difficulty(flagged, "not:success").tolist() == [0.0] * 4  # an info field: every episode succeeded
-    assert not is_fitted("not:good")
+    assert not is_trained("not:good")
     with pytest.raises(ValueError, match=r"^task score 'not:grade' needs a 0/1 \(True/False\) field; 'grade' is 0.5 "
                                          r"for episode 2 of 'test/scores-v0'$"):
         task_difficulty(flagged, "not:grade")
@@ -169,14 +169,14 @@ def test_a_weighted_sum_by_hand(pool):
     np.testing.assert_allclose(task_difficulty(flagged, "difficulty+3*same"), z_difficulty, rtol=1e-12)
 
 
-def test_a_sum_with_the_fitted_ensemble(pool):
+def test_a_sum_with_the_trained_ensemble(pool):
     flagged = _with_fields(pool, good=[True, False, True, True])
-    assert is_fitted("length+ensemble") and not is_fitted("length+2*not:good")
+    assert is_trained("length+ensemble") and not is_trained("length+2*not:good")
     assert score_terms("ensemble+100*not:good") == ("ensemble", "not:good") and score_terms("length") == ("length",)
-    with pytest.raises(ValueError, match="^task score 'ensemble' is fitted"):
+    with pytest.raises(ValueError, match="^task score 'ensemble' is trained"):
         task_difficulty(flagged, "ensemble+100*not:good")
     ensemble = np.array([0.0, -3.0, 1.0, 2.0])  # mean 0, population std sqrt(3.5)
-    np.testing.assert_allclose(task_difficulty(flagged, "ensemble+100*not:good", fitted={"ensemble": ensemble}),
+    np.testing.assert_allclose(task_difficulty(flagged, "ensemble+100*not:good", trained={"ensemble": ensemble}),
                                ensemble / np.sqrt(3.5) + 100 * np.array([-1, 3, -1, -1]) / np.sqrt(3.0), rtol=1e-12)
 
 

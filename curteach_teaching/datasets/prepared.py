@@ -1,10 +1,10 @@
-"""What every run of ``dataset-bc`` reads, prepared once in the driver: the driver prepares, workers compute.
+"""The prepared data both ``rank`` and ``dataset-bc`` read: the pool encoded for the learner, with its scores.
 
-The driver reads the pool once (:func:`~curteach_teaching.datasets.read_pool`), builds the observation codec once,
-encodes the trajectories once, computes every task score the cells read once (the fitted ones, the ensemble teacher,
-by :meth:`~curteach_teaching.experiments.dataset_bc.experiment.DatasetBCExperiment.fit`, cached in ``DIR/teachers/``)
-and hands the result, a :class:`DatasetBCData`, to the workers inside the experiment (a process pool pickles it once
-per worker; Ray sends it with the experiment). A worker never reads a dataset by path and never writes a file, so a
+The driver reads the pool once (:func:`~curteach_teaching.datasets.read_pool`) and prepares it once
+(:func:`~curteach_teaching.datasets.prepare.prepare`: the observation codec, the encoded trajectories, every plain
+score read, then :func:`~curteach_teaching.datasets.prepare.fit_scores` fits every trained score once, cached); the
+result, a :class:`PreparedData`, goes to the workers inside the experiment (a process pool pickles it once per
+worker; Ray sends it with the experiment). A worker never reads a dataset by path and never writes a file, so a
 cluster needs no shared disk.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 
 from curteach_teaching.digests import feed
 
-__all__ = ["DatasetBCData", "pool_digest", "success_defined"]
+__all__ = ["PreparedData", "pool_digest", "success_defined"]
 
 
 def pool_digest(pool: Any) -> str:
@@ -27,7 +27,7 @@ def pool_digest(pool: Any) -> str:
     actions, rewards and terminal flag, its metadata (robomimic's filter keys, LeRobot's tasks, ...) and its step
     infos, in the pool's order. It names the data in the settings, not where the data is stored, so a moved dataset
     resumes, and a dataset whose observations or labels changed is another sweep's (an earlier version digested the
-    actions and rewards only: :mod:`~curteach_teaching.experiments.dataset_bc.upgrade_digest`)."""
+    actions and rewards only: ``experiments/dataset_bc/upgrade_digest.py``)."""
     digest = hashlib.sha256(b"curteach pool v2\n")
     for group, episode_id, seed, trajectory, metadata, infos in zip(
             pool.groups, pool.episode_ids.tolist(), pool.seeds, pool.trajectories, pool.metadata, pool.infos,
@@ -51,24 +51,27 @@ def success_defined(pool: Any) -> bool:
 
 
 @dataclass(frozen=True, eq=False)
-class DatasetBCData:
-    """The pool as the runs read it.
+class PreparedData:
+    """The pool as the scores and the runs read it.
 
     Attributes:
-        trajectories: ``N`` imitation trajectories with the policy's observations (the codec's encoding).
+        trajectories: ``N`` imitation trajectories with the policy's observations (the codec's encoding; the
+            pool's own where nothing is trained: ``codec`` is then ``None``).
         lengths: ``(N,)`` float64 actions per episode.
         groups: ``N`` the dataset of each episode; seeds: ``N`` its reset seed (``int`` or ``None``).
         env_specs: ``group -> EnvSpec`` of the environment each dataset is evaluated in.
-        codec: the :class:`~curteach_teaching.experiments.dataset_bc.observations.Codec` (built once).
+        codec: the :class:`~curteach_teaching.datasets.codecs.codec.Codec` (built once), or ``None``.
         action_space: the pool's action space.
-        task_scores: ``task -> (N,)`` float64 difficulties of every task score a cell reads (fitted ones included
-            once :meth:`~curteach_teaching.experiments.dataset_bc.experiment.DatasetBCExperiment.fit` has run).
-        digest: :func:`pool_digest` of the pool it was made from.
+        task_scores: ``task -> (N,)`` float64 difficulties of every task score read (trained ones included once
+            :func:`~curteach_teaching.datasets.prepare.fit_scores` has run).
+        digest: :func:`pool_digest` of the pool it was made from (``""`` where nothing is trained: ``rank`` by a
+            plain score).
         held_out: without an environment, the ``M`` held-out episodes as the policy reads them (never trained on,
-            never scored by a teacher; :mod:`~curteach_teaching.experiments.dataset_bc.held_out`); empty with one.
+            never scored by a teacher; ``dataset-bc``'s held-out evaluation); empty with one.
         held_out_groups: ``M`` their groups.
-        split: the :class:`~curteach_teaching.experiments.dataset_bc.held_out.HeldOutSplit` (pool indices of the
-            training part, which every other attribute describes, and of the held-out one), or ``None``.
+        split: the held-out split (pool indices of the training part, which every other attribute describes, and of
+            the held-out one), or ``None``.
+        metadata: ``N`` each episode's metadata (robomimic's filter keys, LeRobot's tasks, ...), for trained scores.
     """
 
     trajectories: tuple
@@ -83,6 +86,7 @@ class DatasetBCData:
     held_out: tuple = ()
     held_out_groups: tuple = ()
     split: Any = None
+    metadata: tuple = ()
 
     def __len__(self) -> int:
         return len(self.trajectories)
@@ -96,7 +100,7 @@ class DatasetBCData:
             raise ValueError(f"no environment spec is known for group {group!r}")
         return gym.make(spec)
 
-    def with_scores(self, scores: Mapping[str, np.ndarray]) -> DatasetBCData:
+    def with_scores(self, scores: Mapping[str, np.ndarray]) -> PreparedData:
         """A copy with ``scores`` added to :attr:`task_scores`."""
         import dataclasses
 
@@ -104,13 +108,13 @@ class DatasetBCData:
 
     def sums(self, tasks) -> dict:
         """``task -> (N,)`` the weighted sums among ``tasks`` (``ensemble+100*not:success``) not in
-        :attr:`task_scores` yet whose terms all are (a fitted term is there once fitted): combined from those terms'
-        values (:func:`~curteach_teaching.datasets.score_sums.combine`).
+        :attr:`task_scores` yet whose terms all are (a trained term is there once fitted): combined from those terms'
+        values (:func:`~curteach_teaching.datasets.scores.sums.combine`).
 
         Raises:
             ValueError: a sum that is not finite (weights so large that it overflows).
         """
-        from curteach_teaching.datasets.score_sums import combine, parse_sum
+        from curteach_teaching.datasets.scores.sums import combine, parse_sum
 
         out = {}
         for task in tasks:

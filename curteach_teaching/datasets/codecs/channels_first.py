@@ -11,12 +11,16 @@ or each image of a ``Dict``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["ChannelsFirst", "channels_last_keys", "channels_first_space", "channels_first_trajectories"]
+from curteach_teaching.datasets.codecs.codec import Codec
+
+__all__ = ["ChannelsFirst", "ChannelsFirstCodec", "channels_last_keys", "channels_first_space",
+           "channels_first_trajectories"]
 
 
 def _channels_last(space: gym.spaces.Space) -> bool:
@@ -83,3 +87,30 @@ class ChannelsFirst(gym.ObservationWrapper):
     def observation(self, observation: Any) -> Any:
         """One observation with its images channels-first: ``(H, W, C)`` -> ``(C, H, W)``."""
         return _moved(observation, self.keys, 0)
+
+
+@dataclass(frozen=True)
+class ChannelsFirstCodec(Codec):
+    """Channels-last images seen channels-first.
+
+    Attributes:
+        image_keys: the channels-last images (``("",)``: the observation itself).
+    """
+
+    name: ClassVar[str] = "channels-first"
+    image_keys: tuple = ()
+
+    @classmethod
+    def detect(cls, space: gym.spaces.Space, env_specs: Mapping, groups: Sequence[str], *,
+               task_one_hot: bool = False) -> ChannelsFirstCodec | None:
+        """This codec where ``space`` holds channels-last images, else ``None``."""
+        keys = channels_last_keys(space)
+        return None if keys is None else cls(channels_first_space(space, keys), image_keys=keys)
+
+    def trajectories(self, trajectories: Sequence[Any], groups: Sequence[str] | None = None) -> list:
+        """The trajectories with their images channels-first."""
+        return channels_first_trajectories(trajectories, self.image_keys)
+
+    def wrap_env(self, env: gym.Env, group: str | None = None) -> gym.Env:
+        """``env`` observed with its images channels-first."""
+        return ChannelsFirst(env, self.image_keys)
