@@ -178,7 +178,9 @@ def measure(pool: str, device: str) -> dict:
     fitted, fitted_cpu = time.perf_counter(), time.process_time() - cpu
     bm.member_log_likelihoods(members, demos)
     scored = time.perf_counter()
-    teacher.scores(demos, make, obs_space, act_space, device=device)
+    from curteach_teaching.learners.dataset_learner import LearnerFactory
+
+    teacher.scores(demos, LearnerFactory("auto", obs_space, act_space, batch_size=batch_size, device=device))
     sequential = time.perf_counter() - scored
     batched_fit, batched = fitted - started, scored - started
     return {"pool": pool, "episodes": len(demos), "transitions": int(sum(len(d.acts) for d in demos)),

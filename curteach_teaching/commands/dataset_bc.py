@@ -125,6 +125,7 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     from curteach_teaching.experiments.dataset_bc.migrate import upgrade_folder
     from curteach_teaching.experiments.dataset_bc.report import DatasetBCReport
     from curteach_teaching.experiments.dataset_bc.upgrade_digest import upgrade_digest
+    from curteach_teaching.sweeps.backends import fit_threads
     from curteach_teaching.sweeps.interrupts import announce, interruption_message
 
     check_sweep_flags(args)
@@ -182,8 +183,10 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
             with interruption_message(lambda: "interrupted while fitting the trained task scores; nothing of them "
                                       "is saved (run the same command again)"):
                 try:
-                    experiment = experiment.fit(teacher_cache=str(out / "teachers"), progress=progress_wanted(args),
-                                                say=lambda line: print(line, flush=True))
+                    with fit_threads():  # one math thread unless OMP_NUM_THREADS asks for more
+                        experiment = experiment.fit(teacher_cache=str(out / "teachers"),
+                                                    progress=progress_wanted(args),
+                                                    say=lambda line: print(line, flush=True))
                 except KeyboardInterrupt:
                     announce()
                     raise

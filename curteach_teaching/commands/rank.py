@@ -67,6 +67,7 @@ def add_parser(subparsers) -> None:
                         "several comma-separated boolean fields, e.g. better,okay,worse (default: the dataset's "
                         "groups, LeRobot's tasks, where there are several)")
     add_score_arguments(parser)  # the trained scores' options (the ensemble's --ensemble-size, ...)
+    parser.set_defaults(ensemble_fit="batched")  # rank keeps no sweep: the fast fit (dataset-bc's stays sequential)
     parser.add_argument("--task-one-hot", action="store_true",
                         help="a trained score sees a one-hot over the pool's groups (each a task) appended to flat "
                         "observations, as dataset-bc --task-one-hot (Meta-World's pools get theirs without it)")
@@ -86,14 +87,15 @@ def add_parser(subparsers) -> None:
 
 
 def rank_scores(pool, score: str, *, trained: dict | None = None, policy: str = "auto", device: str = "cpu",
-                seed: int = 0, cache: Path | None = None, progress: bool = False,
-                task_one_hot: bool = False) -> np.ndarray:
+                seed: int = 0, cache: Path | None = None, progress: bool = False, task_one_hot: bool = False,
+                batch_size: int = 64, learning_rate: float = 1e-3) -> np.ndarray:
     """``(N,)`` float64 difficulty of every episode of ``pool``, larger = less preferred: the prepare step's
     (:func:`~curteach_teaching.datasets.prepare.prepare`, then
     :func:`~curteach_teaching.datasets.prepare.fit_scores` for the trained scores ``score`` reads, ``trained``:
-    ``name -> trained score``, each cached in ``cache`` under the policy; ``task_one_hot``: they see a one-hot over
-    the pool's groups). The one place ``rank`` scores."""
-    from curteach_teaching.datasets.prepare import fit_scores, policy_factory, prepare
+    ``name -> trained score``, each cached in ``cache`` under the policy, training learners of ``policy`` with
+    ``batch_size`` and ``learning_rate``; ``task_one_hot``: they see a one-hot over the pool's groups). The one place
+    ``rank`` scores."""
+    from curteach_teaching.datasets.prepare import fit_scores, learner_factory, prepare
     from curteach_teaching.datasets.scores.registry import trained_terms
 
     needed = trained_terms([score])
@@ -102,7 +104,7 @@ def rank_scores(pool, score: str, *, trained: dict | None = None, policy: str = 
         if getattr(data.codec, "by_group", False):
             print(f"task one-hot: the trained scores see which of the pool's {len(data.codec.tasks)} groups an "
                   "episode is from", flush=True)
-        learner = policy_factory(policy, data.codec.observation_space, data.action_space)
+        learner = learner_factory(policy, data, batch_size=batch_size, learning_rate=learning_rate, device=device)
         # said whether or not a bar is drawn (what it fits, a damaged cache, how long it took); the cache key's
         # data digest covers the observations read
         data = fit_scores(data, [score], trained or {}, learner=learner, device=device, seed=seed, cache=cache,
@@ -193,6 +195,7 @@ def run_rank(args: argparse.Namespace) -> int:
         trained_score,
         trained_terms,
     )
+    from curteach_teaching.sweeps.backends import fit_threads
     from curteach_teaching.sweeps.devices import resolve_device, run_device
     from curteach_teaching.sweeps.interrupts import announce, interruption_message
 
@@ -218,9 +221,11 @@ def run_rank(args: argparse.Namespace) -> int:
         print(level_order(pool), flush=True)
     with interruption_message(lambda: "interrupted while scoring; nothing was written (run the same command again)"):
         try:
-            difficulty = rank_scores(pool, args.score, trained=trained, policy=args.policy,
-                                     device=run_device(device), seed=args.seed, cache=out / "teachers",
-                                     progress=progress_wanted(args), task_one_hot=args.task_one_hot)
+            with fit_threads():  # one math thread unless OMP_NUM_THREADS asks for more
+                difficulty = rank_scores(pool, args.score, trained=trained, policy=args.policy,
+                                         device=run_device(device), seed=args.seed, cache=out / "teachers",
+                                         progress=progress_wanted(args), task_one_hot=args.task_one_hot,
+                                         batch_size=args.batch_size, learning_rate=args.learning_rate)
         except KeyboardInterrupt:
             announce()
             raise

@@ -20,16 +20,18 @@ import numpy as np
 from curteach_teaching.datasets.prepared import PreparedData, pool_digest
 from curteach_teaching.datasets.scores.registry import is_trained, score_terms, task_difficulty, trained_terms
 
-__all__ = ["fit_scores", "policy_factory", "prepare"]
+__all__ = ["fit_scores", "learner_factory", "prepare"]
 
 
-def policy_factory(kind: str, observation_space: Any, action_space: Any) -> Callable[[int], Any]:
-    """``seed -> SB3 policy`` of ``--policy`` ``kind`` for the spaces (the learner factory a trained score gets);
-    the kind is checked on the spaces now (one line where it does not fit them)."""
-    from curteach_teaching.learners.factory import make_policy
+def learner_factory(policy: str, data: PreparedData, *, batch_size: int = 64, learning_rate: float = 1e-3,
+                    device: Any = "cpu") -> Any:
+    """The :class:`~curteach_teaching.learners.dataset_learner.LearnerFactory` a trained score gets: fresh learners of
+    ``--policy`` for the prepared data's spaces (the codec's observations), checked now (one line where the kind
+    cannot learn them)."""
+    from curteach_teaching.learners.dataset_learner import LearnerFactory
 
-    make_policy(kind, observation_space, action_space, 0)
-    return lambda seed: make_policy(kind, observation_space, action_space, seed)
+    return LearnerFactory(policy, data.codec.observation_space, data.action_space, batch_size=batch_size,
+                          learning_rate=learning_rate, device=device).check()
 
 
 def prepare(pool: Any, read: Iterable[str], *, checked: Iterable[str] = (), policy: str | None = "auto",
@@ -109,7 +111,7 @@ def fit_scores(data: PreparedData, tasks: Sequence[str], scores: Mapping[str, An
         data: :func:`prepare`'s; tasks: the names and sums read.
         scores: ``name -> trained score`` (:func:`~curteach_teaching.datasets.scores.registry.trained_score`, built
             by the caller from its settings, so that a bad option is refused before any data is read).
-        learner: ``seed -> policy`` (:func:`policy_factory`); device: where to train; seed: the sweep's.
+        learner: the learners' factory (:func:`learner_factory`); device: where to train; seed: the sweep's.
         cache: the cache folder (``None``: none); label: what else keys each cached file (the caller's).
         progress: bars; say: gets each score's lines (what it fits, a damaged cache, how it ended).
 

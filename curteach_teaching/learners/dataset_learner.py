@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from curteach_teaching.learners.policy_kinds import POLICY_KINDS
 from curteach_teaching.registry import PluginError, Registry
 
-__all__ = ["DATASET_LEARNERS", "DatasetLearner", "check_learner", "learner_kind", "make_learner"]
+__all__ = ["DATASET_LEARNERS", "DatasetLearner", "LearnerFactory", "check_learner", "learner_kind", "make_learner"]
 
 
 @runtime_checkable
@@ -151,3 +152,39 @@ def make_learner(policy: str, observation_space: Any, action_space: Any, *, seed
     return DATASET_LEARNERS.call(name, kind, observation_space, action_space, seed=seed, device=device,
                                  batch_size=batch_size, learning_rate=learning_rate, rng=rng,
                                  expect=lambda learner: isinstance(learner, DatasetLearner))
+
+
+@dataclass(frozen=True)
+class LearnerFactory:
+    """Fresh learners of one kind for one data's spaces: what a trained score
+    (:mod:`~curteach_teaching.datasets.scores.trained`) gets to train its own learners, so that a score trains the
+    kind the command's ``--policy`` names (BC's SB3 policies, ``diffusion``, a plug-in) without knowing it.
+
+    Args:
+        policy: a name of :data:`DATASET_LEARNERS` or ``module:attr``; observation_space, action_space: the spaces.
+        batch_size, learning_rate: the learners' defaults; device: where they train.
+    """
+
+    policy: str
+    observation_space: Any
+    action_space: Any
+    batch_size: int = 64
+    learning_rate: float = 1e-3
+    device: Any = "cpu"
+
+    def check(self) -> LearnerFactory:
+        """This factory, once the kind is checked on its spaces (one-line ``ValueError`` where it cannot learn
+        them; builds no network)."""
+        check_learner(self.policy, self.observation_space, self.action_space)
+        return self
+
+    def __call__(self, seed: int, *, rng: Any = None, batch_size: int | None = None,
+                 learning_rate: float | None = None) -> DatasetLearner:
+        """A fresh learner whose weights come from ``seed`` alone (:func:`make_learner`); ``rng``: its own generator
+        (default: one seeded by ``seed``); ``batch_size``, ``learning_rate``: other than the factory's."""
+        import numpy as np
+
+        return make_learner(self.policy, self.observation_space, self.action_space, seed=seed, device=self.device,
+                            batch_size=self.batch_size if batch_size is None else batch_size,
+                            learning_rate=self.learning_rate if learning_rate is None else learning_rate,
+                            rng=np.random.default_rng(seed) if rng is None else rng)

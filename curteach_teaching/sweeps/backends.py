@@ -47,6 +47,7 @@ __all__ = [
     "capped_workers",
     "code_fingerprint",
     "compute_run",
+    "fit_threads",
     "one_math_thread",
     "enter_worker",
     "run_seed_sequence",
@@ -128,6 +129,24 @@ def one_math_thread() -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+@contextmanager
+def fit_threads() -> Iterator[int]:
+    """Run a driver's fit (``rank``'s scores, ``dataset-bc``'s trained scores) with the math threads the user asked
+    for in ``OMP_NUM_THREADS``, else one (issue 52: torch's default of one thread per core made a 5-member ensemble
+    ~10x slower on a 2-core machine with anything else running, for networks whose work is microseconds a step);
+    restored after. Yields the count."""
+    import torch
+
+    wanted = os.environ.get("OMP_NUM_THREADS", "").strip()
+    count = int(wanted) if wanted.isdigit() and int(wanted) > 0 else 1
+    threads = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield count
+    finally:
+        torch.set_num_threads(threads)
 
 
 def compute_run(experiment, unit: Unit) -> RunResult:

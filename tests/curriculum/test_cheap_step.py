@@ -17,6 +17,7 @@ from curteach_teaching.curriculum.index import DemonstrationIndex
 from curteach_teaching.curriculum.metrics import MetricMean
 from curteach_teaching.curriculum.step_metrics import StepMetrics, floats_of
 from curteach_teaching.datasets.scores.ensemble import EnsembleTeacher
+from curteach_teaching.learners.dataset_learner import LearnerFactory
 from curteach_teaching.learners.quiet_logger import silent_logger
 
 OBS = gym.spaces.Box(-1.0, 1.0, (4,), np.float32)
@@ -113,9 +114,8 @@ def test_every_tensor_of_a_step_is_on_the_runs_device(space, kind, distribution_
 def test_an_ensemble_member_trains_on_the_device_it_is_given(distribution_checks):
     with distribution_checks(False):
         member = EnsembleTeacher(size=2, batches=3, batch_size=4).fit_member(
-            0, demos(DISCRETE), np.ones(6, dtype=bool),
-            lambda seed: ActorCriticPolicy(OBS, DISCRETE, lambda _: 0.0, net_arch=[8]), OBS, DISCRETE, device="meta")
-    assert {p.device.type for p in member.parameters()} == {"meta"}
+            0, demos(DISCRETE), np.ones(6, dtype=bool), LearnerFactory("mlp", OBS, DISCRETE, device="meta"))
+    assert {p.device.type for p in member.policy.parameters()} == {"meta"}
 
 
 def test_step_metrics_stay_tensors_until_read():

@@ -6,7 +6,7 @@ import pytest
 from imitation.data.types import Trajectory
 
 from curteach_teaching.datasets.scores.ensemble import EnsembleTeacher, _held_out_difficulty
-from curteach_teaching.learners.factory import make_policy
+from curteach_teaching.learners.dataset_learner import LearnerFactory
 
 
 def test_held_out_difficulty_by_hand():
@@ -48,23 +48,23 @@ def _cartpole_with_bad_ones(n=24, bad=(3, 9, 14, 20), horizon=40):
 def test_the_ensemble_ranks_bad_demonstrations_last_and_caches(tmp_path):
     env, demos, bad = _cartpole_with_bad_ones()
     made = []
+    learners = LearnerFactory("mlp", env.observation_space, env.action_space)
 
-    def make(seed):
+    def make(seed, **given):
         made.append(seed)
-        return make_policy("mlp", env.observation_space, env.action_space, seed)
+        return learners(seed, **given)
 
-    spaces = (env.observation_space, env.action_space)
     teacher = EnsembleTeacher(size=3, batches=60, batch_size=32, learning_rate=1e-2, seed=0)
-    scores = teacher.scores(demos, make, *spaces, cache=tmp_path)
+    scores = teacher.scores(demos, make, cache=tmp_path)
     assert scores.difficulty.shape == (24,) and scores.log_likelihood.shape == (3, 24)
     assert set(np.argsort(-scores.difficulty)[: bad.size]) == set(bad)  # the hardest are the bad ones
     assert len(made) == 3 and len(list(tmp_path.glob("ensemble-*.npz"))) == 1
-    again = teacher.scores(demos, make, *spaces, cache=tmp_path)
+    again = teacher.scores(demos, make, cache=tmp_path)
     assert len(made) == 3  # read from the cache: no member fitted again
     np.testing.assert_array_equal(again.difficulty, scores.difficulty)
     one = EnsembleTeacher(size=2, batches=5, seed=1)
-    first = one.scores(demos, make, *spaces, cache=tmp_path)
+    first = one.scores(demos, make, cache=tmp_path)
     assert len(list(tmp_path.glob("ensemble-*.npz"))) == 2  # another seed is another entry
-    np.testing.assert_array_equal(one.scores(demos, make, *spaces).log_likelihood, first.log_likelihood)  # seeded
+    np.testing.assert_array_equal(one.scores(demos, make).log_likelihood, first.log_likelihood)  # seeded
     with pytest.raises(ValueError, match="at least 2"):
-        teacher.scores(demos[:1], make, *spaces)
+        teacher.scores(demos[:1], make)

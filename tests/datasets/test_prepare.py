@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("imitation")
 
-from curteach_teaching.datasets.prepare import fit_scores, policy_factory, prepare  # noqa: E402
+from curteach_teaching.datasets.prepare import fit_scores, learner_factory, prepare  # noqa: E402
 from curteach_teaching.datasets.scores.registry import is_trained, trained_score, trained_terms  # noqa: E402
 from curteach_teaching.datasets.scores.sums import combine, parse_sum  # noqa: E402
 from curteach_teaching.datasets.scores.trained import ScoreOption, TrainedScore  # noqa: E402
@@ -71,7 +71,7 @@ def test_a_trained_score_is_fitted_once_with_its_settings_and_the_sums_after(poo
     with pytest.raises(ValueError, match="trained: prepare the data with a policy"):
         prepare(pool, tasks, policy=None)
     FirstAction.fits.clear()
-    learner = policy_factory("auto", data.codec.observation_space, data.action_space)
+    learner = learner_factory("auto", data)
     fitted = fit_scores(data, tasks, {name: score}, learner=learner, seed=7, label="L")
     assert FirstAction.fits == [(7, "L", 4)]  # once, for the score alone and the sum
     np.testing.assert_array_equal(fitted.task_scores[name], [0.0, 2.0, 0.0, 2.0])

@@ -343,12 +343,11 @@ def test_the_training_part_alone_is_prepared_and_scored_by_the_teacher(tmp_path)
     assert all(np.array_equal(a, t.acts) for a, t in zip(held_acts, experiment.data.held_out))
     fitted = experiment.fit()
     # the ensemble teacher scored the training part alone: the same scores as one fitted on those episodes only
-    from curteach_teaching.learners.factory import make_policy
+    from curteach_teaching.learners.dataset_learner import LearnerFactory
 
     teacher = trained_score("ensemble", experiment.score_options()).teacher(experiment.teacher_seed)
-    spaces = (pool.observation_space, pool.action_space)
-    alone = teacher.scores([pool.trajectories[i] for i in split.train], lambda seed: make_policy("auto", *spaces, seed),
-                           *spaces).difficulty
+    learners = LearnerFactory("auto", pool.observation_space, pool.action_space)
+    alone = teacher.scores([pool.trajectories[i] for i in split.train], learners).difficulty
     assert fitted.data.task_scores["ensemble"].shape == (7,)
     assert np.array_equal(fitted.data.task_scores["ensemble"], np.asarray(alone, dtype=np.float64))
     # the teacher's cache is keyed by the policy and the pool's digest (which covers the observations read), and by

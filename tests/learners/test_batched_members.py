@@ -17,6 +17,7 @@ from imitation.data import types  # noqa: E402
 from curteach_teaching.datasets.scores.ensemble import EnsembleTeacher, _held_out_difficulty  # noqa: E402
 from curteach_teaching.learners import batched_members as bm  # noqa: E402
 from curteach_teaching.learners.actions import log_prob_and_entropy  # noqa: E402
+from curteach_teaching.learners.dataset_learner import LearnerFactory  # noqa: E402
 from curteach_teaching.learners.factory import make_policy  # noqa: E402
 
 VECTORS = gym.spaces.Box(-np.inf, np.inf, (5,), np.float32)
@@ -125,8 +126,7 @@ def test_the_batched_member_is_the_ensembles_curriculum_bc_member():
     members, _ = bm.fit_members(demos, in_bag, lambda s: make_policy("auto", VECTORS, BOX, s), seed=4, batches=30,
                                 batch_size=8, learning_rate=1e-3)
     for k in range(2):
-        policy = teacher.fit_member(k, demos, in_bag[k], lambda s: make_policy("auto", VECTORS, BOX, s), VECTORS,
-                                    BOX)
+        policy = teacher.fit_member(k, demos, in_bag[k], LearnerFactory("auto", VECTORS, BOX)).policy
         own = dict(policy.named_parameters())
         for name, value in members.member_state(k).items():
             np.testing.assert_allclose(value.numpy(), own[name].detach().numpy(), rtol=1e-5, atol=1e-6)
@@ -248,7 +248,7 @@ def agreement(n: int, horizon: int, batches: int) -> None:
                                                 seed=teacher.seed, batches=batches, batch_size=teacher.batch_size,
                                                 learning_rate=teacher.learning_rate)
     batched = _held_out_difficulty(log_likelihood, in_bag)
-    sequential = teacher.scores(demos, lambda s: make_policy("auto", *spaces, s), *spaces).difficulty
+    sequential = teacher.scores(demos, LearnerFactory("auto", *spaces)).difficulty
     assert spearmanr(batched, sequential).statistic >= 0.95
     keep = round(0.6 * n)
     dropped = [int(noisy[np.argsort(scores, kind="stable")[keep:]].sum()) for scores in (batched, sequential)]

@@ -19,10 +19,17 @@ Cost: ``K`` trainings of ``batches`` optimizer steps each plus ``K`` scoring pas
 scores are written once per data, settings and seed (a ``.npz`` named by their digest, written atomically) and read
 back after; a damaged file (truncated, say, by a full disk) is fitted again and replaced.
 
-Each member trains through :class:`~curteach_teaching.curriculum.adapters.bc.CurriculumBC` (variant Agn, a fixed
-number of steps) with its own generators, so the ensemble is a function of the data, the settings and ``seed``. (The
-one import of the curriculum wing from the datasets wing, listed in tests/project/test_import_graph.py: until the
-learner registry trains the members, they train as the curricula's BC does.)
+Each member is a fresh learner of the command's ``--policy`` (a
+:class:`~curteach_teaching.learners.dataset_learner.LearnerFactory`: BC's SB3 policies, ``diffusion``, a plug-in),
+trained by the curricula's own adapter (:func:`~curteach_teaching.curriculum.adapters.learner.learner_curriculum`:
+variant Agn, a fixed number of steps) with its own generators, and asked its per-step log-likelihoods (a diffusion
+learner's minus its denoising loss); so the ensemble is a function of the data, the settings and ``seed``. (The one
+import of the curriculum wing from the datasets wing, listed in tests/project/test_import_graph.py.) With
+``fit="batched"`` the K members of a BC policy that
+:func:`~curteach_teaching.learners.batched_members.batch_reason` accepts (an MLP or a CNN) train as one batched
+model (:mod:`~curteach_teaching.learners.batched_members`: the same members, batches and Adam, summed in another
+order, so the scores agree with the sequential fit's to rounding, not bit for bit; a cache of its own); any other
+learner falls back to the members one after another, and says so.
 
 :class:`EnsembleScore` is its entry in the score registry
 (:mod:`~curteach_teaching.datasets.scores.trained`'s protocol): options ``ensemble_size`` and ``ensemble_batches``.
@@ -44,9 +51,13 @@ import numpy as np
 
 from curteach_envs._util import check_int
 from curteach_teaching.datasets.scores.trained import ScoreOption, TrainedScore
+from curteach_teaching.difficulty import MIN_LOG_PROB
 from curteach_teaching.digests import trajectories_digest
 
-__all__ = ["DEFAULT_BATCHES", "EnsembleScore", "EnsembleScores", "EnsembleTeacher"]
+__all__ = ["DEFAULT_BATCHES", "FITS", "EnsembleScore", "EnsembleScores", "EnsembleTeacher"]
+
+#: how the members are fitted: one after another, or as one batched model (rank's default; see the module docstring)
+FITS = ("sequential", "batched")
 
 #: optimizer steps per member where neither ``ensemble_batches`` nor the caller's ``max_batches`` says (``rank``)
 DEFAULT_BATCHES = 500
@@ -84,6 +95,8 @@ class EnsembleTeacher:
         batches: optimizer steps per member (>= 1).
         batch_size: transitions per step; learning_rate: Adam's.
         seed: the seed of the halves, the members' initialisations and their batches.
+        fit: ``"sequential"`` (the members one after another) or ``"batched"`` (as one batched model where the
+            policy allows; see the module docstring).
 
     Raises:
         ValueError: any setting out of its range.
@@ -94,6 +107,7 @@ class EnsembleTeacher:
     batch_size: int = 64
     learning_rate: float = 1e-3
     seed: int = 0
+    fit: str = "sequential"
 
     def __post_init__(self) -> None:
         check_int("ensemble size", self.size, 2)
@@ -103,6 +117,8 @@ class EnsembleTeacher:
         lr = self.learning_rate
         if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (np.isfinite(lr) and lr > 0):
             raise ValueError(f"ensemble learning_rate must be a finite number > 0; got {lr!r}")
+        if self.fit not in FITS:
+            raise ValueError(f"ensemble fit must be one of {', '.join(FITS)}; got {self.fit!r}")
 
     def halves(self, n: int) -> np.ndarray:
         """``(K, N)`` bool: member ``k``'s half, ``ceil(N / 2)`` demonstrations drawn without replacement."""
@@ -112,25 +128,75 @@ class EnsembleTeacher:
             in_bag[k, rng.permutation(n)[: -(-n // 2)]] = True
         return in_bag
 
-    def fit_member(self, k: int, demonstrations: Sequence[Any], in_bag: np.ndarray,
-                   make_policy: Callable[[int], Any], observation_space: Any, action_space: Any, *,
-                   device: Any = "cpu") -> Any:
-        """Member ``k``: a fresh policy ``make_policy(seed)`` trained by BC (Adam) on its half, on ``device``;
-        returns the policy."""
-        from curteach_teaching.curriculum.adapters.bc import CurriculumBC
-        from curteach_teaching.learners.factory import make_bc_trainer
-
+    def member_seeds(self, k: int) -> tuple[int, int]:
+        """``(net_seed, batch_seed)`` of member ``k``: its weights' and its batches' seeds."""
         net_seed, batch_seed = (int(s.generate_state(1)[0])
                                 for s in np.random.SeedSequence([self.seed, k, 1]).spawn(2))
-        policy = make_policy(net_seed)
-        trainer = make_bc_trainer(policy, observation_space, action_space, batch_size=self.batch_size,
-                                  learning_rate=self.learning_rate, rng=np.random.default_rng(batch_seed),
-                                  device=device)
+        return net_seed, batch_seed
+
+    def fit_member(self, k: int, demonstrations: Sequence[Any], in_bag: np.ndarray, learner: Callable[..., Any]) -> Any:
+        """Member ``k``: a fresh learner ``learner(net_seed, rng=..., batch_size=..., learning_rate=...)`` (a
+        :class:`~curteach_teaching.learners.dataset_learner.LearnerFactory`) trained on its half by the curricula's
+        adapter (Agn, :attr:`batches` steps); returns the learner."""
+        from curteach_teaching.curriculum.adapters.learner import learner_curriculum
+
+        net_seed, batch_seed = self.member_seeds(k)
+        member = learner(net_seed, rng=np.random.default_rng(batch_seed), batch_size=self.batch_size,
+                         learning_rate=self.learning_rate)
         half = [demonstrations[i] for i in np.flatnonzero(in_bag)]
-        curriculum = CurriculumBC(trainer, half, variant="Agn", rng=np.random.default_rng(batch_seed), log=False,
-                                  steps_per_epoch=self.batches)
+        curriculum = learner_curriculum(member, half, batch_size=self.batch_size, variant="Agn",
+                                        rng=np.random.default_rng(batch_seed), log=False,
+                                        steps_per_epoch=self.batches)
         curriculum.train(1)
-        return policy
+        return member
+
+    def _sequential(self, demonstrations: list, in_bag: np.ndarray, learner: Callable[..., Any],
+                    progress: bool) -> np.ndarray:
+        """``(K, N)`` each member's mean per-step log-likelihood of each demonstration, the members trained one after
+        another."""
+        from imitation.data import rollout
+
+        from curteach_teaching.curriculum.index import DemonstrationIndex
+        from curteach_teaching.difficulty import sum_per_demonstration
+
+        index = DemonstrationIndex.from_trajectories(demonstrations)
+        transitions = rollout.flatten_trajectories(demonstrations)
+        log_likelihood = np.empty((self.size, len(demonstrations)))
+        members = range(self.size)
+        if progress:
+            from tqdm.auto import tqdm
+
+            members = tqdm(members, desc="ensemble teacher", unit="member", leave=False)
+        for k in members:
+            member = self.fit_member(k, demonstrations, in_bag[k], learner)
+            per_step = member.log_likelihood(transitions.obs, transitions.acts)
+            # a NaN step (a diverged network) counts as the floor, as the curricula's learner difficulty does
+            per_demo = sum_per_demonstration(np.asarray(per_step, dtype=np.float64), index.demo_of_transition,
+                                             index.n_demonstrations, MIN_LOG_PROB)
+            if not np.isfinite(per_demo).all():
+                raise ValueError(f"ensemble member {k} gave log-likelihoods that are not finite (did BC diverge? "
+                                 "try a smaller learning rate)")
+            log_likelihood[k] = per_demo / index.lengths
+        return log_likelihood
+
+    def _batched(self, demonstrations: list, in_bag: np.ndarray, learner: Callable[..., Any],
+                 say: Callable[[str], None] | None) -> np.ndarray | None:
+        """``(K, N)`` as :meth:`_sequential`'s, the members trained as one batched model; ``None`` (said) where the
+        learner's policy cannot be batched."""
+        from curteach_teaching.learners.batched_members import batch_reason, batched_log_likelihoods
+
+        first = learner(0)
+        policy = getattr(first, "policy", None)
+        reason = ("the learner is not BC on an SB3 policy" if policy is None or not hasattr(first, "bc_trainer")
+                  else batch_reason(policy))
+        if reason is not None:
+            if say is not None:
+                say(f"ensemble teacher: the members train one after another ({reason})")
+            return None
+        device = getattr(learner, "device", "cpu")
+        return batched_log_likelihoods(demonstrations, in_bag, lambda seed: learner(seed).policy, seed=self.seed,
+                                       batches=self.batches, batch_size=self.batch_size,
+                                       learning_rate=self.learning_rate, device=device)
 
     def cache_file(self, demonstrations: Sequence[Any], cache: str | os.PathLike, label: str = "") -> Path:
         """The file in the folder ``cache`` that holds (or will hold) the scores of ``demonstrations`` under these
@@ -142,7 +208,10 @@ class EnsembleTeacher:
     def cache_path(self, cache: str | os.PathLike, data: str, label: str = "") -> Path:
         """:meth:`cache_file` for demonstrations whose digest is ``data``
         (:func:`~curteach_teaching.digests.trajectories_digest`)."""
-        key = {**asdict(self), "data": data, "label": label}
+        fields = asdict(self)
+        if fields["fit"] == "sequential":
+            del fields["fit"]  # the key of every cache written before the batched fit
+        key = {**fields, "data": data, "label": label}
         return Path(cache) / f"ensemble-{hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]}.npz"
 
     def read_cache(self, path: str | os.PathLike, n: int) -> tuple[EnsembleScores | None, str]:
@@ -172,23 +241,21 @@ class EnsembleTeacher:
             return None, "scores that are not finite"
         return found, ""
 
-    def scores(self, demonstrations: Sequence[Any], make_policy: Callable[[int], Any], observation_space: Any,
-               action_space: Any, *, cache: str | os.PathLike | None = None, label: str = "",
-               progress: bool = False, device: Any = "cpu",
+    def scores(self, demonstrations: Sequence[Any], learner: Callable[..., Any], *,
+               cache: str | os.PathLike | None = None, label: str = "", progress: bool = False,
                say: Callable[[str], None] | None = None) -> EnsembleScores:
         """Fit the members and score every demonstration (see the module docstring).
 
         Args:
             demonstrations: the N imitation ``Trajectory`` objects (N >= 2).
-            make_policy: ``seed -> SB3 policy`` for the spaces (a fresh network per call).
-            observation_space, action_space: the policies' spaces.
+            learner: the members' :class:`~curteach_teaching.learners.dataset_learner.LearnerFactory` (their kind,
+                spaces and device; the device is not part of the cache key: the scores do not depend on it beyond
+                rounding).
             cache: a folder: read the scores from it when they were computed for the same data, settings and
                 ``label`` (e.g. the policy's kind), else compute and write them there; a damaged file there
                 (:meth:`read_cache`) is fitted again and replaced.
             label: what else distinguishes the cached scores (the policy), part of the cache key.
             progress: a bar over the members.
-            device: where the members train and score (the scores do not depend on it beyond rounding; not part of
-                the cache key).
             say: gets its lines (default: nothing is said): ``ensemble teacher: K BC policies x B steps (cached in
                 C)`` first (in a batch job's log the fit is otherwise minutes of silence), one when the cached file
                 is damaged, and ``ensemble teacher ready (read from the cache)`` or ``(fitted in S s)`` last.
@@ -199,9 +266,6 @@ class EnsembleTeacher:
         Raises:
             ValueError: fewer than two demonstrations, or a member whose log-likelihoods are not finite.
         """
-        from curteach_teaching.curriculum.index import DemonstrationIndex
-        from curteach_teaching.curriculum.scores import policy_difficulty
-
         demonstrations = list(demonstrations)
         n = len(demonstrations)
         if n < 2:
@@ -219,25 +283,12 @@ class EnsembleTeacher:
                 return cached
             if problem != "missing" and say is not None:
                 say(f"ensemble teacher: the cached scores {path} are damaged ({problem}); fitting them again")
-        from imitation.data import rollout
-
-        index = DemonstrationIndex.from_trajectories(demonstrations)
-        transitions = rollout.flatten_trajectories(demonstrations)
         in_bag = self.halves(n)
-        log_likelihood = np.empty((self.size, n))
-        members = range(self.size)
-        if progress:
-            from tqdm.auto import tqdm
-
-            members = tqdm(members, desc="ensemble teacher", unit="member", leave=False)
-        for k in members:
-            policy = self.fit_member(k, demonstrations, in_bag[k], make_policy, observation_space, action_space,
-                                     device=device)
-            per_demo = -policy_difficulty(policy, transitions.obs, transitions.acts, index)
-            if not np.isfinite(per_demo).all():
-                raise ValueError(f"ensemble member {k} gave log-likelihoods that are not finite (did BC diverge? "
-                                 "try a smaller learning rate)")
-            log_likelihood[k] = per_demo / index.lengths
+        log_likelihood = None
+        if self.fit == "batched":
+            log_likelihood = self._batched(demonstrations, in_bag, learner, say)
+        if log_likelihood is None:
+            log_likelihood = self._sequential(demonstrations, in_bag, learner, progress)
         result = EnsembleScores(_held_out_difficulty(log_likelihood, in_bag), log_likelihood, in_bag)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -268,7 +319,11 @@ class EnsembleScore(TrainedScore):
                "datasets without an expert)")
     options = (ScoreOption("ensemble_size", int, 5, "score ensemble: BC policies on bootstrap halves (default 5)"),
                ScoreOption("ensemble_batches", int, None, "score ensemble: optimizer steps per policy (default: "
-                           f"dataset-bc's --max-batches; rank: {DEFAULT_BATCHES})"))
+                           f"dataset-bc's --max-batches; rank: {DEFAULT_BATCHES})"),
+               ScoreOption("ensemble_fit", str, "sequential", "score ensemble: how its members train: sequential "
+                           "(one after another) or batched (as one batched model where the policy is an MLP or a "
+                           "CNN trained by BC: the same members to rounding, several times faster; default "
+                           "sequential, rank's batched)"))
 
     def __init__(self, *, batch_size: int = 64, learning_rate: float = 1e-3, max_batches: int | None = None,
                  **values: Any):
@@ -283,24 +338,32 @@ class EnsembleScore(TrainedScore):
 
     @classmethod
     def from_options(cls, options):
-        """The score of ``options``' ``ensemble_size``, ``ensemble_batches``, ``batch_size``, ``learning_rate`` and
-        ``max_batches`` (each where given)."""
-        known = ("ensemble_size", "ensemble_batches", "batch_size", "learning_rate", "max_batches")
+        """The score of ``options``' ``ensemble_size``, ``ensemble_batches``, ``ensemble_fit``, ``batch_size``,
+        ``learning_rate`` and ``max_batches`` (each where given)."""
+        known = ("ensemble_size", "ensemble_batches", "ensemble_fit", "batch_size", "learning_rate", "max_batches")
         return cls(**{name: options[name] for name in known if name in options})
 
     def teacher(self, seed: int) -> EnsembleTeacher:
         """The :class:`EnsembleTeacher` these settings fit with ``seed`` (its fields key the cache)."""
         return EnsembleTeacher(size=self.values["ensemble_size"], batches=self.batches, batch_size=self.batch_size,
-                               learning_rate=self.learning_rate, seed=seed)
+                               learning_rate=self.learning_rate, seed=seed, fit=self.values["ensemble_fit"])
+
+    def settings(self) -> dict:
+        """``ensemble_size`` and ``ensemble_batches`` as given, and ``ensemble_fit`` where it is not
+        ``sequential`` (so the sweeps fitted before the batched fit keep their fingerprints)."""
+        values = dict(self.values)
+        if values["ensemble_fit"] == "sequential":
+            del values["ensemble_fit"]
+        return values
 
     def describe(self) -> dict:
-        """``size``, ``batches``, ``batch_size`` and ``learning_rate`` as the members train (``rank.json``)."""
+        """``size``, ``batches``, ``batch_size``, ``learning_rate`` and ``fit`` as the members train
+        (``rank.json``)."""
         return {"size": self.values["ensemble_size"], "batches": self.batches, "batch_size": self.batch_size,
-                "learning_rate": self.learning_rate}
+                "learning_rate": self.learning_rate, "fit": self.values["ensemble_fit"]}
 
     def fit(self, data, learner, *, device="cpu", seed=0, cache=None, label="", progress=False, say=None):
         """``(N,)`` the held-out difficulty of every episode of ``data`` (:meth:`EnsembleTeacher.scores`, cached in
         ``cache`` under ``label``)."""
-        spaces = (data.codec.observation_space, data.action_space)
-        return self.teacher(seed).scores(list(data.trajectories), learner, *spaces, cache=cache, label=label,
-                                         progress=progress, device=device, say=say).difficulty
+        return self.teacher(seed).scores(list(data.trajectories), learner, cache=cache, label=label,
+                                         progress=progress, say=say).difficulty

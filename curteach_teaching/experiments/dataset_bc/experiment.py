@@ -138,6 +138,7 @@ class DatasetBCExperiment:
     temperature: float = setting(1.0, cell=True)
     ensemble_size: int = setting(5, cell=True)
     ensemble_batches: int | None = setting(None, cell=True)
+    ensemble_fit: str = setting("sequential", fingerprint=WHEN_NOT_DEFAULT, cell=True)
     teacher_seed: int = setting(0, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     holdout: float | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)
     holdout_field: str | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)
@@ -329,13 +330,15 @@ class DatasetBCExperiment:
             raise ValueError("prepare(pool) the experiment before fitting its trained scores")
         if not self.unfitted():
             return self
-        from curteach_teaching.datasets.prepare import fit_scores, policy_factory
+        from curteach_teaching.datasets.prepare import fit_scores, learner_factory
         from curteach_teaching.sweeps.devices import run_device
 
         data = self.data
         scores = {name: trained_score(name, self.score_options()) for name in self.unfitted()}
-        learner = policy_factory(self.policy, data.codec.observation_space, data.action_space)
-        data = fit_scores(data, self.tasks(), scores, learner=learner, device=run_device(self.device),
+        device = run_device(self.device)
+        learner = learner_factory(self.policy, data, batch_size=self.batch_size, learning_rate=self.learning_rate,
+                                  device=device)
+        data = fit_scores(data, self.tasks(), scores, learner=learner, device=device,
                           seed=self.teacher_seed, cache=teacher_cache, label=self.cache_label(), progress=progress,
                           say=say)
         return dataclasses.replace(self, data=data)
