@@ -96,6 +96,8 @@ def test_robomimic_bad_input_exit_2_file_unchanged(robot_files, tmp_path, episod
     assert "give --keep too" in _one_line_error(capsys, [*base, "--obs-keys", KEYS, "--filter-key", "x"])
     assert "no task score 'speed'" in _one_line_error(
         capsys, [*base, "--obs-keys", KEYS, "--score", "speed"])
+    assert "ensemble fit must be one of sequential, batched; got 'fast'" in _one_line_error(
+        capsys, [*base, "--obs-keys", KEYS, "--score", "ensemble", "--ensemble-fit", "fast"])
     os.chmod(path, 0o444)
     try:
         assert "is read-only" in _one_line_error(capsys, [*base, "--obs-keys", KEYS, "--keep", "0.5"])
@@ -160,6 +162,7 @@ def test_ensemble_drops_mostly_worse(robot_files, tmp_path, capsys):
                  "--filter-key", "curated", "--group-field", "better,okay,worse", "--ensemble-size", "3",
                  "--ensemble-batches", "200", "--out", str(out), "--no-progress"]) == 0
     report = json.loads((out / "rank.json").read_text())
+    assert report["ensemble"]["fit"] == "batched"  # rank's default: the members as one batched model
     dropped = {g: row["episodes"] - row["kept"] for g, row in report["groups"].items()}
     assert sum(dropped.values()) == 10 and dropped["worse"] >= 8, dropped
     assert report["length_control"]["spearman_length"] is not None

@@ -68,3 +68,46 @@ def test_the_ensemble_ranks_bad_demonstrations_last_and_caches(tmp_path):
     np.testing.assert_array_equal(one.scores(demos, make).log_likelihood, first.log_likelihood)  # seeded
     with pytest.raises(ValueError, match="at least 2"):
         teacher.scores(demos[:1], make)
+
+
+def test_the_batched_fit_keys_its_own_cache_and_agrees_with_the_sequential_one(tmp_path):
+    env, demos, bad = _cartpole_with_bad_ones()
+    learners = LearnerFactory("mlp", env.observation_space, env.action_space)
+    settings = dict(size=3, batches=40, batch_size=32, learning_rate=1e-2, seed=0)
+    sequential = EnsembleTeacher(**settings)
+    batched = EnsembleTeacher(**settings, fit="batched")
+    # the sequential fit keeps the key every cache before the batched fit was written under; the batched its own
+    assert sequential.cache_path(tmp_path, "d") == EnsembleTeacher(**settings).cache_path(tmp_path, "d")
+    assert batched.cache_path(tmp_path, "d") != sequential.cache_path(tmp_path, "d")
+    one, two = sequential.scores(demos, learners).difficulty, batched.scores(demos, learners).difficulty
+    np.testing.assert_allclose(two, one, rtol=1e-4, atol=1e-5)  # the same members, summed in another order
+    np.testing.assert_array_equal(batched.scores(demos, learners).difficulty, two)  # seeded, deterministic
+    with pytest.raises(ValueError, match="ensemble fit must be one of sequential, batched; got 'fast'"):
+        EnsembleTeacher(fit="fast")
+
+
+def test_the_ensemble_score_says_its_fit_only_away_from_the_sequential_default():
+    from curteach_teaching.datasets.scores.registry import trained_score
+
+    plain = trained_score("ensemble", {"ensemble_size": 3, "ensemble_batches": 10})
+    assert plain.settings() == {"ensemble_size": 3, "ensemble_batches": 10}  # the fingerprints of earlier sweeps
+    fast = trained_score("ensemble", {"ensemble_size": 3, "ensemble_batches": 10, "ensemble_fit": "batched"})
+    assert fast.settings() == {"ensemble_size": 3, "ensemble_batches": 10, "ensemble_fit": "batched"}
+    assert fast.teacher(2).fit == "batched" and fast.describe()["fit"] == "batched"
+
+
+def test_members_of_another_learner_kind_train_one_after_another(tmp_path):
+    pytest.importorskip("diffusers")
+    rng = np.random.default_rng(0)
+    box = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    obs_space = gym.spaces.Box(-np.inf, np.inf, (3,), np.float32)
+    demos = []
+    for i in range(6):
+        obs = rng.normal(size=(9, 3)).astype(np.float32)
+        acts = np.clip(obs[:-1, :2] * 0.5 + (rng.normal(size=(8, 2)) if i % 3 == 0 else 0.0), -1, 1)
+        demos.append(Trajectory(obs=obs, acts=acts.astype(np.float32), infos=None, terminal=True))
+    said = []
+    teacher = EnsembleTeacher(size=2, batches=5, batch_size=16, fit="batched")
+    scores = teacher.scores(demos, LearnerFactory("diffusion", obs_space, box), say=said.append)
+    assert scores.difficulty.shape == (6,) and np.isfinite(scores.log_likelihood).all()
+    assert any("one after another (the learner is not BC on an SB3 policy)" in line for line in said)

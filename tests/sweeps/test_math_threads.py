@@ -37,3 +37,24 @@ def test_without_torch_loaded_the_run_sees_one_thread_in_the_environment(monkeyp
     with one_math_thread():
         assert os.environ["OMP_NUM_THREADS"] == os.environ["MKL_NUM_THREADS"] == "1"
     assert "OMP_NUM_THREADS" not in os.environ and os.environ["MKL_NUM_THREADS"] == "3"
+
+
+def test_a_drivers_fit_runs_at_one_thread_unless_omp_num_threads_asks_for_more(monkeypatch):
+    from curteach_teaching.sweeps.backends import fit_threads
+
+    before = th.get_num_threads()
+    th.set_num_threads(2)
+    try:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+        with fit_threads() as count:
+            assert count == 1 and th.get_num_threads() == 1
+        assert th.get_num_threads() == 2
+        monkeypatch.setenv("OMP_NUM_THREADS", "3")
+        with fit_threads() as count:
+            assert count == 3 and th.get_num_threads() == 3
+        monkeypatch.setenv("OMP_NUM_THREADS", "lots")  # not a count: one
+        with fit_threads() as count:
+            assert count == 1
+        assert th.get_num_threads() == 2
+    finally:
+        th.set_num_threads(before)
