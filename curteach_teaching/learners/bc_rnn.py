@@ -173,8 +173,8 @@ class BCRNNLearner:
         """``(B,)`` ``log pi(a_t | window_t)`` of the actions as given (with gradients)."""
         import torch
 
-        actions = torch.as_tensor(np.asarray(acts, dtype=np.float32).reshape(-1, self.action_dim),
-                                  device=self.device)
+        acts = np.require(np.asarray(acts, dtype=np.float32).reshape(-1, self.action_dim), requirements="W")
+        actions = torch.as_tensor(acts, device=self.device)
         logits, means, stds = self.mixture(obs)
         return mixture_log_density(logits, means, stds, (actions - self._center_t) / self._scale_t) \
             - self._log_jacobian
