@@ -22,7 +22,10 @@ Minigrid reward only an accomplished mission, on the terminating step; a one-ste
 The policy is a dataset learner (:class:`~curteach_teaching.learners.dataset_learner.DatasetLearner`, which acts
 through its own ``act(observations, streams)``), an SB3 ``BasePolicy`` (its ``obs_to_tensor`` and
 ``get_distribution``), or a callable ``logits(observations) -> (B, A)`` of a categorical policy taking a batch of
-NumPy observations (a dict of arrays for a ``Dict`` space).
+NumPy observations (a dict of arrays for a ``Dict`` space). A dataset learner that declares a ``window`` of ``W > 1``
+steps (a recurrent policy) acts on windows ``(B, W, *obs_shape)``: each environment keeps the window of its
+episode's last ``W`` observations (:class:`~curteach_teaching.learners.windows.WindowRows`), filled with the first
+observation when its episode starts and shifted by one at each step, the recurrent state the episode carries.
 """
 
 from __future__ import annotations
@@ -110,6 +113,18 @@ class _Outcomes:
                               reported=self.reported.copy())
 
 
+def _window_rows(policy: Any, slots: int) -> Any:
+    """The windows of ``slots`` environments for a dataset learner reading ``W > 1`` steps, else ``None`` (a policy
+    acting on one observation per row is handed the stacked observations as always)."""
+    from curteach_teaching.learners.dataset_learner import DatasetLearner
+    from curteach_teaching.learners.windows import WindowRows, learner_window
+
+    if not isinstance(policy, DatasetLearner):
+        return None
+    window = learner_window(policy)
+    return WindowRows(slots, window) if window > 1 else None
+
+
 def _actor(policy: Any, action_space: gym.spaces.Space, n: int, deterministic: bool,
            generator: Any) -> Callable[[Any, list[int]], list]:
     """``(stacked observations, their episodes) -> env actions``, greedy or from each episode's stream: the
@@ -169,12 +184,15 @@ def evaluate_policy(
     episode_of: list[int | None] = [None] * len(envs)
     observation_of: list[Any] = [None] * len(envs)
     waiting = iter(range(n))
+    windows = _window_rows(policy, len(envs))
 
     def start(slot: int) -> None:
         episode = next(waiting, None)
         episode_of[slot] = episode
         if episode is not None:
             observation_of[slot], _ = envs[slot].reset(seed=int(seeds[episode]))
+            if windows is not None:
+                windows.start(slot, observation_of[slot])
 
     try:
         act = _actor(policy, envs[0].action_space, n, deterministic, generator) if envs else None
@@ -184,13 +202,16 @@ def evaluate_policy(
             live = [slot for slot, episode in enumerate(episode_of) if episode is not None]
             if not live:
                 break
-            chosen = act(_stack([observation_of[slot] for slot in live]), [episode_of[slot] for slot in live])
+            batch = _stack([observation_of[slot] for slot in live]) if windows is None else windows.stack(live)
+            chosen = act(batch, [episode_of[slot] for slot in live])
             for slot, action in zip(live, chosen):
                 observation, reward, terminated, truncated, info = envs[slot].step(action)
                 outcomes.step(episode_of[slot], reward, terminated, info)
                 observation_of[slot] = observation
                 if terminated or truncated:
                     start(slot)
+                elif windows is not None:
+                    windows.push(slot, observation)
     finally:
         for env in envs:
             env.close()
@@ -212,14 +233,19 @@ def evaluate_policy_serial(
     env = make_env()
     try:
         act = _actor(policy, env.action_space, len(seeds), deterministic, generator)
+        windows = _window_rows(policy, 1)
         for episode, seed in enumerate(seeds):
             observation, _ = env.reset(seed=int(seed))
+            if windows is not None:
+                windows.start(0, observation)
             while True:
-                action = act(_stack([observation]), [episode])[0]
+                action = act(_stack([observation]) if windows is None else windows.stack([0]), [episode])[0]
                 observation, reward, terminated, truncated, info = env.step(action)
                 outcomes.step(episode, reward, terminated, info)
                 if terminated or truncated:
                     break
+                if windows is not None:
+                    windows.push(0, observation)
     finally:
         env.close()
     return outcomes.results()

@@ -13,6 +13,12 @@ three things and nothing else (the curricula, the held-out scoring and the evalu
   drawing from ``streams[b]`` only (one seeded NumPy generator per episode, so an episode's actions never depend on
   which other episodes share the batch).
 
+A learner that reads the steps before each step (a recurrent policy) declares ``window: int`` (``W``; 1 when absent):
+then every observation it is handed, to train, to score and to act, is a window ``(W, *obs_shape)`` of the ``W``
+observations ending at the step, padded before its episode's start with the episode's first observation
+(:mod:`~curteach_teaching.learners.windows`; the evaluator keeps one window per environment, restarted at each
+episode's start), and every action the window's last step's.
+
 A learner is built by a *learner kind*, the object the registry :data:`DATASET_LEARNERS` hands back for a name of
 ``--policy``: ``kind.check(observation_space, action_space)`` raises a one-line ``ValueError`` when the kind cannot
 learn these spaces (called before any training), and ``kind(observation_space, action_space, seed=..., device=...,
@@ -49,6 +55,8 @@ class DatasetLearner(Protocol):
 
     Attributes:
         observation_space, action_space: the spaces the learner was built for.
+        window: optional, ``W`` >= 1 (absent: 1): observations come as windows ``(B, W, *obs_shape)`` (see the
+            module docstring).
     """
 
     observation_space: Any
@@ -104,6 +112,15 @@ def _diffusion_kind() -> Any:
 
 
 DATASET_LEARNERS.add("diffusion", _diffusion_kind)
+
+
+def _bc_rnn_kind() -> Any:
+    from curteach_teaching.learners.bc_rnn import BCRNNLearner
+
+    return BCRNNLearner
+
+
+DATASET_LEARNERS.add("bc-rnn", _bc_rnn_kind)
 
 
 def learner_kind(policy: str) -> tuple[str, Any]:

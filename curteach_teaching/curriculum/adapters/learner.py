@@ -9,7 +9,9 @@ each epoch trains on and in which batches, the learner takes the steps.
   :class:`~curteach_teaching.curriculum.adapters.bc.CurriculumBC`, BC's own step with its arithmetic to the bit;
 * any other learner by :class:`LearnerSteps`: each batch is one :meth:`train_step` of the batch's observations and
   actions (and their loss weights, under ``use="weight"``), and the learner's difficulty (Cur, Cur-L) sums its
-  per-step log-likelihoods per demonstration, each floored at ``min_log_prob`` as a policy's are.
+  per-step log-likelihoods per demonstration, each floored at ``min_log_prob`` as a policy's are. A learner that
+  declares a ``window`` of ``W > 1`` steps (a recurrent policy) is handed each step's window ``(B, W, *obs_shape)``
+  in both (:mod:`~curteach_teaching.learners.windows`), and its log-likelihoods are asked in chunks of windows.
 
 Batches are transitions: ``batch_size`` shuffled steps, or exactly ``steps_per_epoch`` such batches per epoch.
 """
@@ -30,8 +32,12 @@ from curteach_teaching.curriculum.options import CurriculumOptions, check_demons
 from curteach_teaching.curriculum.scores import teacher_difficulty
 from curteach_teaching.curriculum.selection import CurriculumSelection
 from curteach_teaching.difficulty import index_observations, sum_per_demonstration
+from curteach_teaching.learners.windows import episode_windows, learner_window, windowed
 
 __all__ = ["LearnerSteps", "learner_curriculum"]
+
+#: windows per call of a windowed learner's log_likelihood (memory only: a step's score does not depend on it)
+_WINDOW_CHUNK = 8192
 
 
 class LearnerSteps:
@@ -49,12 +55,22 @@ class LearnerSteps:
         self.min_log_prob = min_log_prob
         self._weights: np.ndarray | None = None
         self._loss: Any = None
+        window = learner_window(learner)
+        # (T, W) each step's window of flat step indices; None: the learner reads one observation per step
+        self._windows = episode_windows(index.lengths, window) if window > 1 else None
 
     def learner_difficulty(self) -> np.ndarray:
         """``(N,)`` ``-sum_t log pi(a_t | s_t)`` of every demonstration under the learner now (NaN steps count as
         the floor, as a diverged policy's do)."""
         obs = types.maybe_unwrap_dictobs(self.transitions.obs)
-        per_step = np.asarray(self.learner.log_likelihood(obs, self.transitions.acts), dtype=np.float64)
+        if self._windows is None:
+            per_step = np.asarray(self.learner.log_likelihood(obs, self.transitions.acts), dtype=np.float64)
+        else:
+            acts, n = self.transitions.acts, len(self._windows)
+            per_step = np.concatenate([
+                np.asarray(self.learner.log_likelihood(windowed(obs, self._windows[begin:begin + _WINDOW_CHUNK]),
+                                                       acts[begin:begin + _WINDOW_CHUNK]), dtype=np.float64)
+                for begin in range(0, n, _WINDOW_CHUNK)])
         return -sum_per_demonstration(per_step, self.index.demo_of_transition, self.index.n_demonstrations,
                                       self.min_log_prob)
 
@@ -65,7 +81,10 @@ class LearnerSteps:
     def train_batches(self, batches: Sequence[np.ndarray], after_step: Callable[[], None]) -> None:
         """One :meth:`train_step` per batch of flat transition indices, ``after_step()`` after each."""
         for batch in batches:
-            obs = types.maybe_unwrap_dictobs(index_observations(self.transitions.obs, batch))
+            if self._windows is None:
+                obs = types.maybe_unwrap_dictobs(index_observations(self.transitions.obs, batch))
+            else:
+                obs = windowed(types.maybe_unwrap_dictobs(self.transitions.obs), self._windows[batch])
             weights = None if self._weights is None else self._weights[batch]
             self._loss = self.learner.train_step(obs, self.transitions.acts[batch], weights)
             after_step()

@@ -16,6 +16,10 @@ the policy is scored on their demonstrated actions (:func:`held_out_metrics`):
   dimension, for the multi-spaces). Higher is better;
 * with several groups, each also per group (``nll:<group>``).
 
+A learner that declares a ``window`` of ``W > 1`` steps (a recurrent policy) is scored, and acts greedily, on each
+held-out step's window ``(W, *obs_shape)`` within its episode (:mod:`~curteach_teaching.learners.windows`), the
+input it trains on.
+
 **The split** is by episode and stratified by group: from each group's ``n_g`` candidate episodes (all of them, or
 those whose boolean metadata field ``holdout_field`` is true: a trusted subset such as robomimic's ``better``),
 ``k_g = floor(fraction * n_g + 1/2)`` are held out, at least 1 and leaving at least one training episode in the group
@@ -137,13 +141,24 @@ def held_out_split(groups: Sequence[str], fraction: float, seed: int,
     return HeldOutSplit(train=train, held_out=held_out)
 
 
-def _greedy_rows(learner: Any, obs: Any, acts: np.ndarray, continuous: bool) -> np.ndarray:
-    """``(T,)`` float64 per step: the squared error of the learner's greedy action averaged over the action's
-    dimensions (``continuous``), else 1.0 where the greedy action equals the demonstrated one; NaN for a diverged
-    learner (every step once its parameters are not finite, a chunk's steps where it cannot act on them)."""
+def _steps(obs: Any, index: np.ndarray, windows: np.ndarray | None) -> Any:
+    """The observations of the flat steps ``index``: ``(n, ...)``, or their windows ``(n, W, ...)``."""
     from imitation.data import types
 
     from curteach_teaching.difficulty import index_observations
+    from curteach_teaching.learners.windows import windowed
+
+    if windows is None:
+        return types.maybe_unwrap_dictobs(index_observations(obs, index))
+    return windowed(types.maybe_unwrap_dictobs(obs), windows[index])
+
+
+def _greedy_rows(learner: Any, obs: Any, acts: np.ndarray, continuous: bool,
+                 windows: np.ndarray | None = None) -> np.ndarray:
+    """``(T,)`` float64 per step: the squared error of the learner's greedy action averaged over the action's
+    dimensions (``continuous``), else 1.0 where the greedy action equals the demonstrated one; NaN for a diverged
+    learner (every step once its parameters are not finite, a chunk's steps where it cannot act on them).
+    ``windows``: ``(T, W)`` each step's window of flat indices, for a learner reading windows."""
     from curteach_teaching.learners.divergence import LearnerDiverged
 
     T = len(acts)
@@ -152,7 +167,7 @@ def _greedy_rows(learner: Any, obs: Any, acts: np.ndarray, continuous: bool) -> 
         return rows
     for begin in range(0, T, _CHUNK):
         index = np.arange(begin, min(T, begin + _CHUNK))
-        chunk = types.maybe_unwrap_dictobs(index_observations(obs, index))
+        chunk = _steps(obs, index, windows)
         try:
             greedy = np.asarray(learner.act(chunk))
         except LearnerDiverged:
@@ -167,7 +182,8 @@ def _greedy_rows(learner: Any, obs: Any, acts: np.ndarray, continuous: bool) -> 
 
 
 def held_out_metrics(learner: Any, obs: Any, acts: np.ndarray, step_groups: np.ndarray,
-                     action_space: gym.spaces.Space, *, per_group: bool = False) -> dict[str, float]:
+                     action_space: gym.spaces.Space, *, per_group: bool = False,
+                     windows: np.ndarray | None = None) -> dict[str, float]:
     """The held-out scores of ``learner`` (see the module docstring) on ``T`` demonstrated steps.
 
     Args:
@@ -178,6 +194,9 @@ def held_out_metrics(learner: Any, obs: Any, acts: np.ndarray, step_groups: np.n
         step_groups: ``(T,)`` each step's group.
         action_space: the pool's; a ``Box`` gives ``mse``, any other space ``accuracy``.
         per_group: also every metric per group (``nll:<group>``), groups in order of first appearance.
+        windows: ``(T, W)`` each step's window of flat step indices
+            (:func:`~curteach_teaching.learners.windows.episode_windows`), for a learner that reads windows
+            (``None``: one observation per step).
 
     Returns:
         ``{"nll": ..., "mse" or "accuracy": ..., ["nll:<group>": ..., ...]}``, NaN where the network diverged.
@@ -186,8 +205,14 @@ def held_out_metrics(learner: Any, obs: Any, acts: np.ndarray, step_groups: np.n
 
     continuous = isinstance(action_space, gym.spaces.Box)
     second = "mse" if continuous else "accuracy"
-    nll = -np.asarray(learner.log_likelihood(types.maybe_unwrap_dictobs(obs), acts), dtype=np.float64)
-    greedy = _greedy_rows(learner, obs, acts, continuous)
+    if windows is None:
+        nll = -np.asarray(learner.log_likelihood(types.maybe_unwrap_dictobs(obs), acts), dtype=np.float64)
+    else:
+        nll = -np.concatenate([
+            np.asarray(learner.log_likelihood(_steps(obs, np.arange(begin, min(len(acts), begin + _CHUNK)), windows),
+                                              acts[begin:begin + _CHUNK]), dtype=np.float64)
+            for begin in range(0, len(acts), _CHUNK)])
+    greedy = _greedy_rows(learner, obs, acts, continuous, windows)
     point = {"nll": float(nll.mean()), second: float(greedy.mean())}
     if per_group:
         labels = np.asarray(step_groups, dtype=object)
@@ -213,10 +238,13 @@ class HeldOutEvaluations:
         from imitation.data.rollout import flatten_trajectories
 
         from curteach_teaching.curriculum.metrics import MetricMean
+        from curteach_teaching.learners.windows import episode_windows, learner_window
 
         transitions = flatten_trajectories(list(data.held_out))
         self.obs, self.acts = transitions.obs, transitions.acts
         lengths = [len(t.acts) for t in data.held_out]
+        window = learner_window(learner)
+        self.windows = episode_windows(lengths, window) if window > 1 else None
         self.step_groups = np.repeat(np.asarray(data.held_out_groups, dtype=object), lengths)
         self.groups = list(dict.fromkeys(data.held_out_groups))
         self.learner, self.action_space = learner, data.action_space
@@ -237,7 +265,7 @@ class HeldOutEvaluations:
     def __call__(self, step: int) -> None:
         """Score the policy on the held-out steps after ``step`` optimizer steps (one point of every curve)."""
         point = held_out_metrics(self.learner, self.obs, self.acts, self.step_groups, self.action_space,
-                                 per_group=len(self.groups) > 1)
+                                 per_group=len(self.groups) > 1, windows=self.windows)
         point["train:loss"] = self.loss.close()
         self.batches.append(int(step))
         for name, value in point.items():
