@@ -87,3 +87,29 @@ class WindowRows:
     def stack(self, slots: Sequence[int]) -> np.ndarray:
         """``(B, W, *obs_shape)`` the windows of ``slots``, in that order."""
         return np.stack([self._rows[slot] for slot in slots])
+
+
+#: windows per call of a windowed learner's log_likelihood (memory only: a step's score does not depend on it)
+WINDOW_CHUNK = 8192
+
+
+def step_log_likelihoods(learner: Any, obs: Any, acts: Any, lengths: Sequence[int],
+                         windows: np.ndarray | None = None) -> np.ndarray:
+    """``(T,)`` float64 ``log pi(a_t | s_t)`` of every flat step under ``learner``: its ``log_likelihood`` of the
+    steps' observations, or, for a learner that declares a ``window`` of ``W > 1``, of each step's window within its
+    episode (:func:`episode_windows`), ``WINDOW_CHUNK`` windows a call.
+
+    Args:
+        learner: a dataset learner; obs: ``(T, ...)`` observations (a dict of arrays for a ``Dict`` space); acts:
+            ``(T, ...)`` actions; lengths: ``(N,)`` the episodes' steps, laid out one after another.
+        windows: ``(T, W)`` the windows when computed already (:func:`episode_windows`).
+    """
+    window = learner_window(learner)
+    if window == 1:
+        return np.asarray(learner.log_likelihood(obs, acts), dtype=np.float64)
+    if windows is None:
+        windows = episode_windows(lengths, window)
+    return np.concatenate([
+        np.asarray(learner.log_likelihood(windowed(obs, windows[begin:begin + WINDOW_CHUNK]),
+                                          acts[begin:begin + WINDOW_CHUNK]), dtype=np.float64)
+        for begin in range(0, len(windows), WINDOW_CHUNK)])

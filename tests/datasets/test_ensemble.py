@@ -111,3 +111,14 @@ def test_members_of_another_learner_kind_train_one_after_another(tmp_path):
     scores = teacher.scores(demos, LearnerFactory("diffusion", obs_space, box), say=said.append)
     assert scores.difficulty.shape == (6,) and np.isfinite(scores.log_likelihood).all()
     assert any("one after another (the learner is not BC on an SB3 policy)" in line for line in said)
+
+
+def test_members_that_read_windows_are_scored_on_each_steps_window():
+    rng = np.random.default_rng(1)
+    box = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    obs_space = gym.spaces.Box(-np.inf, np.inf, (3,), np.float32)
+    demos = [Trajectory(obs=rng.normal(size=(7, 3)).astype(np.float32),
+                        acts=rng.uniform(-1, 1, size=(6, 2)).astype(np.float32), infos=None, terminal=True)
+             for _ in range(4)]
+    scores = EnsembleTeacher(size=2, batches=3, batch_size=8).scores(demos, LearnerFactory("bc-rnn", obs_space, box))
+    assert scores.log_likelihood.shape == (2, 4) and np.isfinite(scores.log_likelihood).all()

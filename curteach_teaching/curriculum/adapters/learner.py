@@ -32,12 +32,9 @@ from curteach_teaching.curriculum.options import CurriculumOptions, check_demons
 from curteach_teaching.curriculum.scores import teacher_difficulty
 from curteach_teaching.curriculum.selection import CurriculumSelection
 from curteach_teaching.difficulty import index_observations, sum_per_demonstration
-from curteach_teaching.learners.windows import episode_windows, learner_window, windowed
+from curteach_teaching.learners.windows import episode_windows, learner_window, step_log_likelihoods, windowed
 
 __all__ = ["LearnerSteps", "learner_curriculum"]
-
-#: windows per call of a windowed learner's log_likelihood (memory only: a step's score does not depend on it)
-_WINDOW_CHUNK = 8192
 
 
 class LearnerSteps:
@@ -63,14 +60,7 @@ class LearnerSteps:
         """``(N,)`` ``-sum_t log pi(a_t | s_t)`` of every demonstration under the learner now (NaN steps count as
         the floor, as a diverged policy's do)."""
         obs = types.maybe_unwrap_dictobs(self.transitions.obs)
-        if self._windows is None:
-            per_step = np.asarray(self.learner.log_likelihood(obs, self.transitions.acts), dtype=np.float64)
-        else:
-            acts, n = self.transitions.acts, len(self._windows)
-            per_step = np.concatenate([
-                np.asarray(self.learner.log_likelihood(windowed(obs, self._windows[begin:begin + _WINDOW_CHUNK]),
-                                                       acts[begin:begin + _WINDOW_CHUNK]), dtype=np.float64)
-                for begin in range(0, n, _WINDOW_CHUNK)])
+        per_step = step_log_likelihoods(self.learner, obs, self.transitions.acts, self.index.lengths, self._windows)
         return -sum_per_demonstration(per_step, self.index.demo_of_transition, self.index.n_demonstrations,
                                       self.min_log_prob)
 

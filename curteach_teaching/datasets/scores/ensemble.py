@@ -154,10 +154,11 @@ class EnsembleTeacher:
                     progress: bool) -> np.ndarray:
         """``(K, N)`` each member's mean per-step log-likelihood of each demonstration, the members trained one after
         another."""
-        from imitation.data import rollout
+        from imitation.data import rollout, types
 
         from curteach_teaching.curriculum.index import DemonstrationIndex
         from curteach_teaching.difficulty import sum_per_demonstration
+        from curteach_teaching.learners.windows import step_log_likelihoods
 
         index = DemonstrationIndex.from_trajectories(demonstrations)
         transitions = rollout.flatten_trajectories(demonstrations)
@@ -169,7 +170,8 @@ class EnsembleTeacher:
             members = tqdm(members, desc="ensemble teacher", unit="member", leave=False)
         for k in members:
             member = self.fit_member(k, demonstrations, in_bag[k], learner)
-            per_step = member.log_likelihood(transitions.obs, transitions.acts)
+            per_step = step_log_likelihoods(member, types.maybe_unwrap_dictobs(transitions.obs), transitions.acts,
+                                            index.lengths)
             # a NaN step (a diverged network) counts as the floor, as the curricula's learner difficulty does
             per_demo = sum_per_demonstration(np.asarray(per_step, dtype=np.float64), index.demo_of_transition,
                                              index.n_demonstrations, MIN_LOG_PROB)
