@@ -155,3 +155,22 @@ def test_a_locked_file_is_said_to_be_locked_not_damaged(tmp_path):
     assert hdf5_open_error(tmp_path / "a.hdf5", locked).startswith(
         f"cannot read {str(tmp_path / 'a.hdf5')!r}: another process has it open for writing (HDF5 locks such a file)")
     assert "as HDF5 (damaged, or not an HDF5 file?)" in hdf5_open_error(tmp_path / "a.hdf5", OSError("bad magic"))
+
+
+def test_a_truncated_file_is_said_to_be_damaged_not_locked(file):
+    """HDF5's truncated-file message holds "sblock->base_addr": the file is named damaged, not locked by another
+    process (a real file cut short, read by the reader and by the filter key's check)."""
+    from curteach_teaching.datasets.formats.robomimic_read import hdf5_open_error
+
+    data = file.read_bytes()
+    file.write_bytes(data[: len(data) // 2])
+    for call in (lambda: read_robomimic(file, ["object"]), lambda: check_filter_key(file, "curated")):
+        with pytest.raises(ValueError) as caught:
+            call()
+        message = str(caught.value)
+        assert "sblock" in message and "truncated file" in message  # HDF5's own words, kept for the curious
+        assert "damaged, cut short" in message and "another process" not in message and "lock" not in message.replace(
+            "sblock", "")
+    locked = OSError("Unable to synchronously open file (unable to lock file, errno = 11, error message = 'Resource "
+                     "temporarily unavailable')")
+    assert "another process has it open for writing" in hdf5_open_error(file, locked)
