@@ -39,7 +39,8 @@ def check_outputs(args, fmt, sources, pool, key: str, out: Path) -> None:
         check_key_name(key)
     except ValueError:
         raise ValueError(f"--filter-key must be letters, digits, '_', '.' or '-'; got {key!r}") from None
-    fmt.check_outputs(sources, pool, key, out, named=args.filter_key is not None, overwrite=args.overwrite)
+    fmt.check_outputs(sources, pool, key, out, named=args.filter_key is not None, overwrite=args.overwrite,
+                      in_place=args.in_place)
 
 
 def write_kept(args, fmt, sources, pool, ranking, key: str, out: Path) -> str:

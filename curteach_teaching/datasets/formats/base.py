@@ -94,7 +94,7 @@ class DatasetFormat:
         return [str(int(e)) for e in pool.episode_ids]
 
     def check_outputs(self, sources: Sequence[str | os.PathLike], pool, key: str, out: Path, *, named: bool,
-                      overwrite: bool) -> None:
+                      overwrite: bool, in_place: bool) -> None:
         """ValueError (one line) unless :meth:`write_kept` with these arguments will succeed; nothing is written.
 
         Args:
@@ -104,6 +104,7 @@ class DatasetFormat:
             out: rank's output folder (perhaps not there yet).
             named: whether the user named ``key`` (a format whose subset has no name refuses a named one).
             overwrite: an existing subset of that name may be replaced.
+            in_place: the subset goes into the source itself (``--in-place``; only where :attr:`in_place`).
         """
 
     def write_kept(self, sources: Sequence[str | os.PathLike], pool, kept: np.ndarray, key: str, out: Path, *,

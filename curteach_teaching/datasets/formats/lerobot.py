@@ -55,7 +55,8 @@ class LeRobotFormat(DatasetFormat):
         if len(sources) > 1:
             raise ValueError("rank writes one episodes.json for one LeRobot dataset: give one at a time")
 
-    def check_outputs(self, sources, pool, key: str, out: Path, *, named: bool, overwrite: bool) -> None:
+    def check_outputs(self, sources, pool, key: str, out: Path, *, named: bool, overwrite: bool,
+                      in_place: bool) -> None:
         """The subset has no name: a named one is refused."""
         if named:
             raise ValueError("--filter-key names a robomimic filter key or a Minari dataset; a LeRobot dataset's kept "

@@ -45,7 +45,8 @@ class MinariFormat(DatasetFormat):
                              f"{str(source)!r} is read as a Minari dataset")
         return [read_minari(folder) for folder in find_datasets(source)]
 
-    def check_outputs(self, sources, pool, key: str, out: Path, *, named: bool, overwrite: bool) -> None:
+    def check_outputs(self, sources, pool, key: str, out: Path, *, named: bool, overwrite: bool,
+                      in_place: bool) -> None:
         """A Minari dataset holds rewards; each kept dataset ``OUT/datasets/<name>-KEY-v0`` is new unless
         ``overwrite``."""
         if not pool.has_rewards:

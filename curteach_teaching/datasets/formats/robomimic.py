@@ -62,12 +62,14 @@ class RobomimicFormat(DatasetFormat):
         """robomimic's ``demo_<i>``."""
         return [str(m["demo"]) for m in pool.metadata]
 
-    def check_outputs(self, sources, pool, key: str, out: Path, *, named: bool, overwrite: bool) -> None:
-        """Every file can take ``mask/KEY`` (:func:`~.robomimic_mask.check_filter_key`)."""
+    def check_outputs(self, sources, pool, key: str, out: Path, *, named: bool, overwrite: bool,
+                      in_place: bool) -> None:
+        """Every file can take ``mask/KEY`` (:func:`~.robomimic_mask.check_filter_key`: through a link, the file it
+        points to; a copy that can keep the file's owner and group unless ``in_place``)."""
         from curteach_teaching.datasets.formats.robomimic_mask import check_filter_key
 
         for path in _files(sources).values():
-            check_filter_key(path, key, overwrite=overwrite)
+            check_filter_key(path, key, overwrite=overwrite, in_place=in_place)
 
     def write_kept(self, sources, pool, kept: np.ndarray, key: str, out: Path, *, overwrite: bool,
                    in_place: bool) -> str:
@@ -85,9 +87,11 @@ class RobomimicFormat(DatasetFormat):
                 left = f"; its earlier mask/{key} is left as it was" if key in earlier else ""
                 print(f"note: no demonstration of {path} is kept: mask/{key} is not written there{left}")
                 continue
-            write_filter_key(path, key, [pool.metadata[i]["demo"] for i in mine.tolist()], overwrite=overwrite,
-                             in_place=in_place)
+            target = write_filter_key(path, key, [pool.metadata[i]["demo"] for i in mine.tolist()],
+                                      overwrite=overwrite, in_place=in_place)
             written.append(str(path))
+            if path.is_symlink():  # the link stays a link; the file it names (which other configs name too) changed
+                print(f"note: {path} is a symbolic link: mask/{key} was written into the file it points to, {target}")
             if key in earlier:  # perhaps the dataset's own label (better, train): say what it held
                 print(f"replaced mask/{key}{where}, which listed {counted(earlier[key], 'demonstration')}")
             derived = [f"mask/{k}" for k in (f"{key}_train", f"{key}_valid") if k in earlier]
