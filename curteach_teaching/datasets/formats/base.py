@@ -24,10 +24,19 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["DatasetFormat"]
+__all__ = ["DatasetFormat", "Output"]
+
+
+class Output(NamedTuple):
+    """One thing ``rank`` wrote: its ``path`` (a file or folder, as a path and nothing else, for a script to open) and
+    ``what`` it is or how to use it, in words. ``rank.json``'s ``outputs`` lists them as ``{"path", "what"}``."""
+
+    path: str
+    what: str
 
 
 class DatasetFormat:
@@ -108,7 +117,7 @@ class DatasetFormat:
         """
 
     def write_kept(self, sources: Sequence[str | os.PathLike], pool, kept: np.ndarray, key: str, out: Path, *,
-                   overwrite: bool, in_place: bool) -> str:
+                   overwrite: bool, in_place: bool) -> list[Output]:
         """Write the subset of ``pool`` at the ``(K,)`` int64 pool indices ``kept`` (ascending) in the format's own
-        terms; returns what was written and how to use it, in words (one line)."""
+        terms; returns what was written, one :class:`Output` (path, and what it is in words) per file or folder."""
         raise NotImplementedError(f"dataset format {self.name!r} does not write a kept subset")

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from curteach_envs._util import counted
-from curteach_teaching.datasets.formats.base import DatasetFormat
+from curteach_teaching.datasets.formats.base import DatasetFormat, Output
 
 __all__ = ["RobomimicFormat"]
 
@@ -72,7 +72,7 @@ class RobomimicFormat(DatasetFormat):
             check_filter_key(path, key, overwrite=overwrite, in_place=in_place)
 
     def write_kept(self, sources, pool, kept: np.ndarray, key: str, out: Path, *, overwrite: bool,
-                   in_place: bool) -> str:
+                   in_place: bool) -> list[Output]:
         """``mask/KEY`` in each file with a kept demonstration, listing its own; a file with none keeps its earlier
         key of that name, if any. Says what a replaced key held and which keys were split from it."""
         from curteach_teaching.datasets.formats.robomimic_mask import write_filter_key
@@ -89,7 +89,8 @@ class RobomimicFormat(DatasetFormat):
                 continue
             target = write_filter_key(path, key, [pool.metadata[i]["demo"] for i in mine.tolist()],
                                       overwrite=overwrite, in_place=in_place)
-            written.append(str(path))
+            written.append(Output(str(path), f'mask/{key}: robomimic\'s "hdf5_filter_key": "{key}" in its config\'s '
+                                  'train section' + (f" (a link: written into {target})" if path.is_symlink() else "")))
             if path.is_symlink():  # the link stays a link; the file it names (which other configs name too) changed
                 print(f"note: {path} is a symbolic link: mask/{key} was written into the file it points to, {target}")
             if key in earlier:  # perhaps the dataset's own label (better, train): say what it held
@@ -99,5 +100,4 @@ class RobomimicFormat(DatasetFormat):
                 print(f"note: {' and '.join(derived)}{where} were split from the earlier mask/{key} and still list "
                       f"its demonstrations; split the new one again (robomimic's split_train_val.py --filter_key "
                       f"{key})")
-        return (f'mask/{key} in {", ".join(written)} (robomimic: "hdf5_filter_key": "{key}" in its config\'s train '
-                'section)')
+        return written
