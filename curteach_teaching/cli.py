@@ -90,10 +90,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; a ``ValueError`` (bad input) or an ``OSError`` (a full disk, ...) becomes a one-line
     message and exit code 2, a run lost with its worker (:class:`~curteach_teaching.sweeps.backends.LostRun`)
     a one-line message and exit code 1, Ctrl-C exit code 130, SIGTERM 143 (see
-    :mod:`curteach_teaching.sweeps.interrupts`)."""
+    :mod:`curteach_teaching.sweeps.interrupts`). Called without ``argv`` it is the program: it leaves both signals
+    ignored when it returns, so that a Ctrl-C after the command's last line does not kill the process by the signal."""
     from curteach_teaching.sweeps.backends import LostRun
 
     parser = build_parser()
+    program = argv is None  # the process is the command: it ends when main returns
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:  # a bare `curteach` asks what there is: the help, not an error
         parser.print_help()
@@ -101,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.command_line = ["curteach", *argv]  # recorded in report.json
     try:
-        with handle_interrupts():
+        with handle_interrupts(exiting=program):
             result = args.func(args)
     except ValueError as error:
         print(f"curteach {args.command}: error: {error}", file=sys.stderr)

@@ -175,9 +175,57 @@ def _remove_earlier_outputs(out: Path, writes: dict) -> None:
             print(f"removed {out / name}, the earlier ranking's in this folder (this one writes none)")
 
 
+def _report(args, sources, fmt, obs_keys, summary: dict, ties, trained: dict, written: list) -> dict:
+    """``rank.json``'s contents; ``outputs``: what was written before it, ``[{"path", "what"}]`` (paths a script can
+    open, apart from the words); every built-in trained score's key (null where not read), then what each read one
+    trained with (``trained``: name -> trained score)."""
+    from curteach_teaching.datasets.scores.registry import trained_names
+
+    return {"command_line": getattr(args, "command_line", None),
+            "source": sources[0] if len(sources) == 1 else sources, "format": fmt.name,
+            "obs_keys": obs_keys, "score": args.score, "keep": args.keep,
+            "per_group": bool(args.per_group), **({"task_one_hot": True} if args.task_one_hot else {}),
+            **summary, "ties_at_cut": ties,
+            "outputs": [{"path": o.path, "what": o.what} for o in written],
+            **dict.fromkeys(trained_names()),
+            **{name: {**score.describe(), "seed": args.seed, "policy": args.policy} for name, score in trained.items()}}
+
+
+def _print_summary(args, pool, sources, fmt, ranking, summary: dict, ties, within, written: list) -> None:
+    """rank's closing lines: what was scored and kept, per group, ties at the cut, the length-only control, and what
+    was written (the kept share's outputs with what each is)."""
+    control = summary["length_control"]
+    rho, share = control["spearman_length"], control["kept_by_length_too"]
+    print(f"rank: {counted(len(pool), 'episode')} of {', '.join(sources)} ({fmt.name}) scored by {args.score}"
+          + (f"; kept {ranking.n_kept} (--keep {args.keep:g}{' within each group' if within else ''}), dropped "
+             f"{len(pool) - ranking.n_kept}" if args.keep is not None else ""))
+    for group, row in summary.get("groups", {}).items():
+        print(f"  {group}: {counted(row['episodes'], 'episode')}, kept {row['kept']}, mean score "
+              f"{row['mean_score']:.4g}")
+    for tie in [ties] if isinstance(ties, dict) else ties or []:  # the score does not decide these: say so
+        where = f" of {tie['group']}" if "group" in tie else ""
+        print(f"  note: {tie['episodes']} episodes{where} share the score at the cut ({tie['score']:.6g}); "
+              f"{tie['kept']} of them {'is' if tie['kept'] == 1 else 'are'} kept, those first in the dataset (the "
+              "score does not choose among them)")
+    print("  length-only control: Spearman correlation of the score with episode length "
+          + ("undefined (constant)" if rho is None else f"{rho:+.3f}")
+          + ("" if share is None else f"; {share:.0%} of the kept episodes are among the {ranking.n_kept} shortest"
+             + (" (as many of each group's)" if within else "")))
+    for output in written:
+        if Path(output.path).name not in ("scores.csv", "scores.png", "rank.json"):  # the kept share: how to use it
+            print(f"  {output.path}: {output.what}")
+    print("wrote " + ", ".join(o.path for o in written), flush=True)
+
+
 def run_rank(args: argparse.Namespace) -> int:
     """Read, check, score, rank, and write the outputs (the kept share in the source's terms before rank.json)."""
-    from curteach_teaching.commands.rank_outputs import check_out_outside, check_outputs, write_kept
+    from curteach_teaching.commands.rank_outputs import (
+        check_out_outside,
+        check_outputs,
+        replace_file,
+        write_kept,
+        write_outputs,
+    )
     from curteach_teaching.commands.sweep_options import named_as_options, output_folder, progress_wanted
     from curteach_teaching.datasets import read_pool
     from curteach_teaching.datasets.curation import (
@@ -188,10 +236,10 @@ def run_rank(args: argparse.Namespace) -> int:
         rank_within_groups,
         write_scores_csv,
     )
+    from curteach_teaching.datasets.formats.base import Output
     from curteach_teaching.datasets.scores.registry import (
         level_order,
         score_terms,
-        trained_names,
         trained_score,
         trained_terms,
     )
@@ -237,43 +285,36 @@ def run_rank(args: argparse.Namespace) -> int:
     order = None if groups is None else group_order(groups, args.group_field)
     summary = _summary(ranking, groups, order, pool.lengths, within)
     ties = None if args.keep is None else _ties(ranking, within, keep)
-    write_scores_csv(out / "scores.csv", pool, ranking, groups, fmt.episode_names(pool),
-                     with_kept=args.keep is not None)
-    written = [str(out / "scores.csv")]
-    if groups is not None:
+    with_kept = args.keep is not None
+
+    def kept_share(done):
+        return write_kept(args, fmt, sources, pool, ranking, key, out)
+
+    def scores_csv(done):
+        path = replace_file(out / "scores.csv", lambda target: write_scores_csv(
+            target, pool, ranking, groups, fmt.episode_names(pool), with_kept=with_kept))
+        return [Output(str(path), "one row per demonstration: its score and rank"
+                       + (", and whether it is kept" if with_kept else ""))]
+
+    def scores_png(done):
         name = Path(sources[0]).name if len(sources) == 1 else f"{len(sources)} datasets"
         title = f"{name}: {args.score}" + (f", keep {args.keep:g}" if args.keep else "")
         what = args.group_field or fmt.group_word
-        written.append(str(plot_scores(out / "scores.png", ranking, groups, order, title, xlabel=what)))
-    if args.keep is not None:
-        written.append(write_kept(args, fmt, sources, pool, ranking, key, out))
-    control = summary["length_control"]
-    report = {"command_line": getattr(args, "command_line", None),
-              "source": sources[0] if len(sources) == 1 else sources, "format": fmt.name,
-              "obs_keys": obs_keys, "score": args.score, "keep": args.keep,
-              "per_group": bool(args.per_group), **({"task_one_hot": True} if args.task_one_hot else {}),
-              **summary, "ties_at_cut": ties,
-              "outputs": written,
-              # every built-in trained score's key (null where not read), then what each read one trained with
-              **dict.fromkeys(trained_names()),
-              **{name: {**score.describe(), "seed": args.seed, "policy": args.policy}
-                 for name, score in trained.items()}}
-    (out / "rank.json").write_text(json.dumps(report, indent=2) + "\n")
-    rho, share = control["spearman_length"], control["kept_by_length_too"]
-    print(f"rank: {counted(len(pool), 'episode')} of {', '.join(sources)} ({fmt.name}) scored by {args.score}"
-          + (f"; kept {ranking.n_kept} (--keep {args.keep:g}{' within each group' if within else ''}), dropped "
-             f"{len(pool) - ranking.n_kept}" if args.keep is not None else ""))
-    for group, row in summary.get("groups", {}).items():
-        print(f"  {group}: {counted(row['episodes'], 'episode')}, kept {row['kept']}, mean score "
-              f"{row['mean_score']:.4g}")
-    for tie in [ties] if isinstance(ties, dict) else ties or []:  # the score does not decide these: say so
-        where = f" of {tie['group']}" if "group" in tie else ""
-        print(f"  note: {tie['episodes']} episodes{where} share the score at the cut ({tie['score']:.6g}); "
-              f"{tie['kept']} of them {'is' if tie['kept'] == 1 else 'are'} kept, those first in the dataset (the "
-              "score does not choose among them)")
-    print("  length-only control: Spearman correlation of the score with episode length "
-          + ("undefined (constant)" if rho is None else f"{rho:+.3f}")
-          + ("" if share is None else f"; {share:.0%} of the kept episodes are among the {ranking.n_kept} shortest"
-             + (" (as many of each group's)" if within else "")))
-    print("wrote " + ", ".join([*written, str(out / "rank.json")]))
+        path = replace_file(out / "scores.png", lambda target: plot_scores(
+            target, ranking, groups, order, title, xlabel=what, cut_within=within is not None))
+        return [Output(str(path), f"the scores by {what}, the kept filled, with the cut"
+                       + (f" of each {what}" if within is not None else ""))]
+
+    def rank_json(done):
+        report = _report(args, sources, fmt, obs_keys, summary, ties, trained, done)
+        path = replace_file(out / "rank.json", lambda target: target.write_text(json.dumps(report, indent=2) + "\n"))
+        return [Output(str(path), "the settings, the counts, the length-only control and the outputs")]
+
+    # the selection first, so that scores.csv's kept column and rank.json describe a selection that was written
+    steps = [*([("the kept share", kept_share)] if with_kept else []), ("scores.csv", scores_csv),
+             *([("scores.png", scores_png)] if groups is not None else []), ("rank.json", rank_json)]
+    rerun = "run the same command again" + (" with --overwrite (the kept share may be written)"
+                                            if with_kept and not args.overwrite else "")
+    write_outputs(out, steps, rerun=rerun, then=lambda written: _print_summary(
+        args, pool, sources, fmt, ranking, summary, ties, within, written))
     return 0

@@ -201,9 +201,12 @@ def write_scores_csv(path: Path, pool: EpisodePool, ranking: Ranking, groups: Se
 
 
 def plot_scores(path: Path, ranking: Ranking, groups: Sequence[str], order: Sequence[str], title: str = "",
-                xlabel: str = "") -> Path:
+                xlabel: str = "", cut_within: bool = False) -> Path:
     """A strip plot of the difficulty by group (``order`` left to right; kept filled, dropped hollow) with the keep
-    threshold; ``xlabel`` names what the groups are (a field such as ``worse``: its ticks are True and False)."""
+    threshold, the last kept score: one line across the plot for a cut over the whole pool, or, with ``cut_within``
+    (the cut was made within each of these groups, :func:`rank_within_groups`), a short line over each group that
+    drops any, at its own last kept score. ``xlabel`` names what the groups are (a field such as ``worse``: its ticks
+    are True and False)."""
     import textwrap
 
     import matplotlib
@@ -220,7 +223,13 @@ def plot_scores(path: Path, ranking: Ranking, groups: Sequence[str], order: Sequ
         for kept, style in ((True, dict(color="tab:blue")), (False, dict(facecolors="none", edgecolors="tab:red"))):
             chosen = members & (ranking.kept == kept)
             ax.scatter(j + jitter[chosen], ranking.difficulty[chosen], s=18, label=None, **style)
-    if ranking.n_kept < ranking.difficulty.size:
+    if cut_within:
+        for j, name in enumerate(names):
+            members = groups == name
+            kept = members & ranking.kept
+            if kept.any() and kept.sum() < members.sum():  # this group's own cut: its last kept score
+                ax.hlines(ranking.difficulty[kept].max(), j - 0.3, j + 0.3, color="gray", linestyle=":", linewidth=1)
+    elif ranking.n_kept < ranking.difficulty.size:
         threshold = ranking.difficulty[ranking.order[ranking.n_kept - 1]]
         ax.axhline(threshold, color="gray", linestyle=":", linewidth=1)
     ax.set_xticks(range(len(names)))

@@ -114,7 +114,7 @@ def _on_signal(signum, frame) -> None:
 
 
 @contextmanager
-def handle_interrupts() -> Iterator[None]:
+def handle_interrupts(exiting: bool = False) -> Iterator[None]:
     """Within the block, the first SIGINT raises :class:`KeyboardInterrupt`, the first SIGTERM :class:`Terminated`,
     and a further one of either calls :func:`stop_now`. Nothing is installed outside the main thread, and a signal
     that is ignored stays ignored (a background job of a non-interactive shell ignores SIGINT, and so does this
@@ -122,7 +122,9 @@ def handle_interrupts() -> Iterator[None]:
 
     After an interruption both signals stay ignored on leaving the block, since the process is about to exit: a
     signal during interpreter shutdown (where Python's own handlers are gone) would otherwise kill it by the
-    signal, with no exit code of its own."""
+    signal, with no exit code of its own. ``exiting``: the process ends when the block does (the ``curteach``
+    program), so they stay ignored whatever happened: a Ctrl-C after the command's last line, with everything
+    written, would otherwise kill it by the signal."""
     global _presses, _stopped_by
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -136,4 +138,4 @@ def handle_interrupts() -> Iterator[None]:
         yield
     finally:
         for number in handled:
-            signal.signal(number, signal.SIG_IGN if _presses else previous[number])
+            signal.signal(number, signal.SIG_IGN if _presses or exiting else previous[number])

@@ -39,8 +39,8 @@ def test_ties_at_the_cut_and_a_replaced_label_are_said(robot_files, tmp_path, ep
     printed = capsys.readouterr().out
     assert ("note: 6 episodes share the score at the cut (0); 5 of them are kept, those first in the dataset (the "
             "score does not choose among them)") in printed
-    assert 'mask/curated in ' + str(path) + ' (robomimic: "hdf5_filter_key": "curated" in its config\'s train ' \
-        'section)' in printed
+    assert f'  {path}: mask/curated: robomimic\'s "hdf5_filter_key": "curated" in its config\'s train section\n' \
+        in printed
     assert json.loads((out / "rank.json").read_text())["ties_at_cut"] == {"score": 0.0, "episodes": 6, "kept": 5}
     # the file's own label, replaced with --overwrite: said, with what it held; a split of the old key: said too
     with h5py.File(path, "r+") as f:
@@ -105,7 +105,11 @@ def test_a_folder_of_minari_datasets_gives_one_kept_dataset_each(robot_files, tm
         kept = read_pool(out / "datasets" / "point" / f"{name}-curated-v0")
         assert len(kept) == sum(not worse[i] for i in members)
         assert set(kept.groups) == {f"point/{name}-curated-v0"} and not any(m["worse"] for m in kept.metadata)
-    assert "Minari datasets point/far-curated-v0, point/reach-curated-v0 under" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    for name in ("far", "reach"):  # each kept dataset's path, then how to load it
+        assert (f"  {out / 'datasets' / 'point' / f'{name}-curated-v0'}: Minari dataset point/{name}-curated-v0: "
+                f"minari.load_dataset('point/{name}-curated-v0') with MINARI_DATASETS_PATH={out / 'datasets'}\n"
+                ) in printed
 
 
 def test_a_lerobot_dataset_numbered_other_than_0_to_n_is_warned_of(robot_files, tmp_path, episodes, capsys):

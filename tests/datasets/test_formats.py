@@ -97,7 +97,7 @@ def test_rank_cuts_and_writes_the_page_format(npz_format, tmp_path, capsys, monk
     assert [r["name"] for r in rows] == ["0", "1", "2", "3", "4", "5"]
     kept = read_pool(tmp_path / "ranked" / "curated.npz")  # the three shortest, read back by the same format
     assert kept.episode_ids.tolist() == [1, 3, 5] and kept.lengths.tolist() == [2, 3, 4]
-    assert "curated.npz (3 episodes, read_pool reads it)" in report["outputs"][1]
+    assert {"path": "ranked/curated.npz", "what": "3 episodes, read_pool reads it"} == report["outputs"][0]
 
     command, expected = sessions[1]
     assert main(command.split()) == 2

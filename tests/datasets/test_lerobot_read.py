@@ -221,3 +221,34 @@ def test_a_damaged_file_is_named(robot_files, tmp_path, episodes):
     with open(old / "meta" / "episodes.jsonl", "a") as lines:
         lines.write("{not json\n")
     assert "(damaged?): meta/episodes.jsonl: JSONDecodeError: " in _refused(old)
+
+
+@pytest.mark.parametrize("version", ["v3.0", "v2.1"])
+def test_a_folder_lerobot_cannot_load_is_refused_naming_the_tasks_file(robot_files, tmp_path, episodes, version):
+    """lerobot reads the tasks file whenever it loads a dataset: without it the folder is refused, although the
+    episodes table names each episode's task."""
+    if version == "v3.0":
+        root, name = robot_files.write_lerobot_v3(tmp_path / "ds", episodes), "meta/tasks.parquet"
+    else:
+        root, name = robot_files.write_lerobot_v21(tmp_path / "ds", episodes), "meta/tasks.jsonl"
+    (root / name).unlink()
+    with pytest.raises(ValueError, match=f"^LeRobot dataset .*: no {name} \\(the tasks file; LeRobotDataset cannot "
+                                         "load the dataset without it\\)$"):
+        read_lerobot(root)
+
+
+@pytest.mark.parametrize("version", ["v3.0", "v2.1"])
+def test_a_missing_data_file_is_named(robot_files, tmp_path, episodes, version):
+    """The episodes table (v3.0: its data/chunk_index and data/file_index; v2.1: the episode's own file) says which
+    data file should hold an episode's frames: a missing one is named, not only the episode."""
+    if version == "v3.0":  # 7 episodes over two files: 0-3 in file-000, 4-6 in file-001
+        root = robot_files.write_lerobot_v3(tmp_path / "ds", episodes, files=2)
+        gone, first, count = "data/chunk-000/file-001.parquet", 4, " (3 episodes without frames in all)"
+    else:
+        root = robot_files.write_lerobot_v21(tmp_path / "ds", episodes)
+        gone, first, count = "data/chunk-000/episode_000002.parquet", 2, ""
+    (root / gone).unlink()
+    with pytest.raises(ValueError) as caught:
+        read_lerobot(root)
+    assert str(caught.value) == (f"LeRobot dataset {str(root)!r}: no {gone}, the data file that the episodes table "
+                                 f"says holds the frames of episode {first}{count}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -155,3 +156,61 @@ def test_a_locked_file_is_said_to_be_locked_not_damaged(tmp_path):
     assert hdf5_open_error(tmp_path / "a.hdf5", locked).startswith(
         f"cannot read {str(tmp_path / 'a.hdf5')!r}: another process has it open for writing (HDF5 locks such a file)")
     assert "as HDF5 (damaged, or not an HDF5 file?)" in hdf5_open_error(tmp_path / "a.hdf5", OSError("bad magic"))
+
+
+def test_a_truncated_file_is_said_to_be_damaged_not_locked(file):
+    """HDF5's truncated-file message holds "sblock->base_addr": the file is named damaged, not locked by another
+    process (a real file cut short, read by the reader and by the filter key's check)."""
+    from curteach_teaching.datasets.formats.robomimic_read import hdf5_open_error
+
+    data = file.read_bytes()
+    file.write_bytes(data[: len(data) // 2])
+    for call in (lambda: read_robomimic(file, ["object"]), lambda: check_filter_key(file, "curated")):
+        with pytest.raises(ValueError) as caught:
+            call()
+        message = str(caught.value)
+        assert "sblock" in message and "truncated file" in message  # HDF5's own words, kept for the curious
+        assert "damaged, cut short" in message and "another process" not in message and "lock" not in message.replace(
+            "sblock", "")
+    locked = OSError("Unable to synchronously open file (unable to lock file, errno = 11, error message = 'Resource "
+                     "temporarily unavailable')")
+    assert "another process has it open for writing" in hdf5_open_error(file, locked)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="a file of another user and group can only be made (and kept so) by root")
+def test_the_rewritten_file_keeps_its_owner_group_and_mode(file):
+    os.chown(file, 12345, 23456)  # another user's file, readable by its group only
+    os.chmod(file, 0o640)
+    write_filter_key(file, "curated", ["demo_1", "demo_4"])
+    st = file.stat()
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (12345, 23456, 0o640)
+    assert contents(file)["mask/curated"][0] == [b"demo_1", b"demo_4"]
+
+
+def test_a_file_whose_owner_a_copy_cannot_keep_is_refused_unless_in_place(file, monkeypatch):
+    """Another user's file, as a user who is not root: the copy would be the user's own, so the key is refused before
+    anything is written; --in-place writes into the file itself and keeps the owner."""
+    digest = sha256(file)
+    monkeypatch.setattr(os, "geteuid", lambda: file.stat().st_uid + 1)
+    with pytest.raises(ValueError, match=r"would replace .* under your name: it belongs to user \d+, and only root "
+                                         r"can give a file to another user; pass --in-place"):
+        write_filter_key(file, "curated", ["demo_1"])
+    assert sha256(file) == digest and [p.name for p in file.parent.iterdir()] == [file.name]
+    check_filter_key(file, "curated", in_place=True)  # the file itself keeps its owner
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_a_link_stays_a_link_and_its_target_gets_the_key(file, tmp_path, in_place):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    target = file.rename(shared / "mh.hdf5")
+    link = tmp_path / "mine.hdf5"
+    link.symlink_to(Path("shared") / "mh.hdf5")  # relative, as a link made beside its target often is
+    before = contents(target)
+    assert write_filter_key(link, "curated", ["demo_2", "demo_5"], in_place=in_place) == target
+    assert link.is_symlink() and link.resolve() == target
+    after = contents(target)
+    assert after.pop("mask/curated")[0] == [b"demo_2", b"demo_5"]
+    assert after == before
+    assert sorted(p.name for p in shared.iterdir()) == ["mh.hdf5"]  # the copy was made, and removed, beside the target

@@ -17,10 +17,10 @@ import importlib
 import os
 from collections.abc import Callable
 
-from curteach_teaching.datasets.formats.base import DatasetFormat
+from curteach_teaching.datasets.formats.base import DatasetFormat, Output
 from curteach_teaching.registry import PluginError, Registry
 
-__all__ = ["FORMATS", "DatasetFormat", "field_hint", "format_of", "formats", "load_format"]
+__all__ = ["FORMATS", "DatasetFormat", "Output", "field_hint", "format_of", "formats", "load_format"]
 
 #: Dataset formats by name (built-ins below; entry points of ``curteach.formats`` too).
 FORMATS = Registry("dataset format", "curteach.formats")

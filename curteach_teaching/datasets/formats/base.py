@@ -24,10 +24,19 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["DatasetFormat"]
+__all__ = ["DatasetFormat", "Output"]
+
+
+class Output(NamedTuple):
+    """One thing ``rank`` wrote: its ``path`` (a file or folder, as a path and nothing else, for a script to open) and
+    ``what`` it is or how to use it, in words. ``rank.json``'s ``outputs`` lists them as ``{"path", "what"}``."""
+
+    path: str
+    what: str
 
 
 class DatasetFormat:
@@ -94,7 +103,7 @@ class DatasetFormat:
         return [str(int(e)) for e in pool.episode_ids]
 
     def check_outputs(self, sources: Sequence[str | os.PathLike], pool, key: str, out: Path, *, named: bool,
-                      overwrite: bool) -> None:
+                      overwrite: bool, in_place: bool) -> None:
         """ValueError (one line) unless :meth:`write_kept` with these arguments will succeed; nothing is written.
 
         Args:
@@ -104,10 +113,11 @@ class DatasetFormat:
             out: rank's output folder (perhaps not there yet).
             named: whether the user named ``key`` (a format whose subset has no name refuses a named one).
             overwrite: an existing subset of that name may be replaced.
+            in_place: the subset goes into the source itself (``--in-place``; only where :attr:`in_place`).
         """
 
     def write_kept(self, sources: Sequence[str | os.PathLike], pool, kept: np.ndarray, key: str, out: Path, *,
-                   overwrite: bool, in_place: bool) -> str:
+                   overwrite: bool, in_place: bool) -> list[Output]:
         """Write the subset of ``pool`` at the ``(K,)`` int64 pool indices ``kept`` (ascending) in the format's own
-        terms; returns what was written and how to use it, in words (one line)."""
+        terms; returns what was written, one :class:`Output` (path, and what it is in words) per file or folder."""
         raise NotImplementedError(f"dataset format {self.name!r} does not write a kept subset")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_teaching.datasets.formats.base import DatasetFormat
+from curteach_teaching.datasets.formats.base import DatasetFormat, Output
 
 __all__ = ["LeRobotFormat"]
 
@@ -55,14 +55,15 @@ class LeRobotFormat(DatasetFormat):
         if len(sources) > 1:
             raise ValueError("rank writes one episodes.json for one LeRobot dataset: give one at a time")
 
-    def check_outputs(self, sources, pool, key: str, out: Path, *, named: bool, overwrite: bool) -> None:
+    def check_outputs(self, sources, pool, key: str, out: Path, *, named: bool, overwrite: bool,
+                      in_place: bool) -> None:
         """The subset has no name: a named one is refused."""
         if named:
             raise ValueError("--filter-key names a robomimic filter key or a Minari dataset; a LeRobot dataset's kept "
                              "episodes go to DIR/episodes.json")
 
     def write_kept(self, sources, pool, kept: np.ndarray, key: str, out: Path, *, overwrite: bool,
-                   in_place: bool) -> str:
+                   in_place: bool) -> list[Output]:
         """``OUT/episodes.json``: the kept ``episode_index`` values in the pool's order, with a warning where
         lerobot would read them as other episodes (:func:`~.lerobot_read.episode_indices_note`)."""
         from curteach_teaching.datasets.formats.lerobot_read import episode_indices_note
@@ -72,4 +73,4 @@ class LeRobotFormat(DatasetFormat):
         note = episode_indices_note(pool)
         if note:  # lerobot would read the list as rows of its episodes table: other episodes
             print(f"warning: {path} lists episode_index values; {note}", flush=True)
-        return f"{path} (LeRobotDataset(..., episodes=json.load(open('{path}'))))"
+        return [Output(str(path), "the kept episode_index values: LeRobotDataset(..., episodes=json.load(open(path)))")]

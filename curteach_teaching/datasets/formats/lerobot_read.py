@@ -47,6 +47,7 @@ __all__ = ["episode_indices_note", "is_lerobot_folder", "read_lerobot"]
 _VISUAL = ("image", "video")
 _BOOKKEEPING = ("stats/", "data/", "videos/", "meta/")
 _OFFSETS = ("dataset_from_index", "dataset_to_index")
+_HOME = ("data/chunk_index", "data/file_index")  # v3.0's episodes table: the data file of an episode's frames
 #: per-frame features that are no observation: the answer (``action``) and LeRobot's bookkeeping; every ``next.*``
 #: outcome too. Read as observations, they would show the policy what it is asked to predict.
 _NOT_OBSERVED = ("action", "timestamp", "frame_index", "episode_index", "index", "task_index")
@@ -191,16 +192,22 @@ def _plain(value):
     return value
 
 
-def _episodes(pa, root: Path, v3: bool) -> dict[int, dict]:
-    """``episode_index -> {"length", "tasks", other plain columns}`` from the episodes table."""
+def _episodes(pa, root: Path, v3: bool) -> tuple[dict[int, dict], dict[int, tuple[int, int]]]:
+    """``(episodes, homes)``: ``episode_index -> {"length", "tasks", other plain columns}`` from the episodes table,
+    and (v3.0) ``episode_index -> (data/chunk_index, data/file_index)``, the data file the table says holds the
+    episode's frames (empty where it has no such columns, and for v2.x)."""
+    homes: dict[int, tuple[int, int]] = {}
     if v3:
         files = sorted((root / "meta" / "episodes").glob("*/*.parquet"))
         if not files:
             raise ValueError("no meta/episodes/chunk-*/file-*.parquet")
-        wanted = [[n for n in _parquet(pa, f, root, schema=True) if not n.startswith(_BOOKKEEPING)] for f in files]
+        wanted = [[n for n in _parquet(pa, f, root, schema=True) if not n.startswith(_BOOKKEEPING)
+                   or n in _HOME] for f in files]
         table = pa.concat_tables([_parquet(pa, f, root, c) for f, c in zip(files, wanted)],
                                  promote_options="default")  # per-episode stats are never read
         rows = table.to_pylist()
+        homes = {int(r["episode_index"]): (int(r[_HOME[0]]), int(r[_HOME[1]])) for r in rows
+                 if r.get("episode_index") is not None and all(r.get(k) is not None for k in _HOME)}
     else:
         rows = _json(root / "meta" / "episodes.jsonl", root, lines=True)
     episodes = {}
@@ -214,20 +221,41 @@ def _episodes(pa, root: Path, v3: bool) -> dict[int, dict]:
             raise ValueError(f"episode {index} appears twice in the episodes table")
         keep["tasks"] = [str(t) for t in (keep.get("tasks") or [])]
         episodes[index] = keep
-    return episodes
+    return episodes, homes
+
+
+def _data_file(info: dict, index: int, homes: dict[int, tuple[int, int]], v3: bool) -> str | None:
+    """The data file, relative to the root, that should hold episode ``index``'s frames: ``info.json``'s
+    ``data_path`` filled in with the episodes table's chunk and file (v3.0) or the episode's chunk (v2.x: one file per
+    episode, ``chunks_size`` episodes per chunk); ``None`` where the dataset does not say."""
+    template, size = info.get("data_path"), info.get("chunks_size")
+    if not isinstance(template, str):
+        return None
+    try:
+        if v3:
+            if index not in homes:
+                return None
+            return template.format(chunk_index=homes[index][0], file_index=homes[index][1])
+        if not isinstance(size, int) or size < 1:
+            return None
+        return template.format(episode_chunk=index // size, episode_index=index)
+    except (KeyError, IndexError, ValueError):  # a template with other fields: the dataset does not say, here
+        return None
 
 
 def _tasks(pa, root: Path, v3: bool) -> dict[int, str]:
-    """``task_index -> task`` (empty when the dataset has no tasks file)."""
+    """``task_index -> task``. The tasks file is required although the episodes table names each episode's tasks:
+    lerobot reads it whenever it loads a dataset (``load_tasks``), so a folder without it is one
+    ``LeRobotDataset`` cannot load, and a kept list of its episodes would be of no use."""
+    path = root / "meta" / ("tasks.parquet" if v3 else "tasks.jsonl")
+    if not path.is_file():
+        raise ValueError(f"no {path.relative_to(root)} (the tasks file; LeRobotDataset cannot load the dataset "
+                         "without it)")
     if v3:
-        path = root / "meta" / "tasks.parquet"
-        if not path.is_file():
-            return {}
         rows = _parquet(pa, path, root).to_pylist()
         name = "task" if rows and "task" in rows[0] else "__index_level_0__"  # pandas keeps the index as a column
         return {int(r["task_index"]): str(r[name]) for r in rows}
-    path = root / "meta" / "tasks.jsonl"
-    return {int(r["task_index"]): str(r["task"]) for r in _json(path, root, lines=True)} if path.is_file() else {}
+    return {int(r["task_index"]): str(r["task"]) for r in _json(path, root, lines=True)}
 
 
 def read_lerobot(path: str | os.PathLike, obs_keys: Sequence[str] | None = None) -> EpisodePool:
@@ -286,7 +314,7 @@ def read_lerobot(path: str | os.PathLike, obs_keys: Sequence[str] | None = None)
         episode_of = _column(pa, table, "episode_index", 1)[:, 0].astype(np.int64)
         frame = _column(pa, table, "frame_index", 1)[:, 0].astype(np.int64)
         values = {key: _column(pa, table, key, widths.get(key, 1)) for key in dict.fromkeys([*keys, "action", *extras])}
-        episodes, tasks = _episodes(pa, root, v3), _tasks(pa, root, v3)
+        (episodes, homes), tasks = _episodes(pa, root, v3), _tasks(pa, root, v3)
     except _Damaged as error:  # a file that does not parse, named
         raise ValueError(f"cannot read {where} (damaged?): {error}") from None
     except (OSError, pa.ArrowException) as error:
@@ -297,10 +325,18 @@ def read_lerobot(path: str | os.PathLike, obs_keys: Sequence[str] | None = None)
     order = np.lexsort((frame, episode_of))
     found, starts = np.unique(episode_of[order], return_index=True)
     unlisted = sorted(set(found.tolist()) - set(episodes))
-    if unlisted or len(found) != len(episodes):
-        what = (f"frames of episode {unlisted[0]}, which the episodes table does not list" if unlisted else
-                f"no frames of episode {sorted(set(episodes) - set(found.tolist()))[0]}")
-        raise ValueError(f"{where}: the data files hold {what}")
+    if unlisted:
+        raise ValueError(f"{where}: the data files hold frames of episode {unlisted[0]}, which the episodes table "
+                         "does not list")
+    if len(found) != len(episodes):
+        absent = sorted(set(episodes) - set(found.tolist()))
+        home = _data_file(info, absent[0], homes, v3)
+        if home is not None and not (root / home).is_file():  # the file itself is gone: name it
+            raise ValueError(f"{where}: no {home}, the data file that the episodes table says holds the frames of "
+                             f"episode {absent[0]}" + (f" ({len(absent)} episodes without frames in all)"
+                                                       if len(absent) > 1 else ""))
+        held = f" (the episodes table puts them in {home})" if home is not None else ""
+        raise ValueError(f"{where}: the data files hold no frames of episode {absent[0]}{held}")
     if not len(found):
         raise ValueError(f"{where} holds no episodes")
     obs_dtype = np.result_type(np.float32, *(values[k].dtype for k in keys))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from curteach_teaching.datasets.formats.base import DatasetFormat
+from curteach_teaching.datasets.formats.base import DatasetFormat, Output
 
 __all__ = ["MinariFormat"]
 
@@ -45,7 +45,8 @@ class MinariFormat(DatasetFormat):
                              f"{str(source)!r} is read as a Minari dataset")
         return [read_minari(folder) for folder in find_datasets(source)]
 
-    def check_outputs(self, sources, pool, key: str, out: Path, *, named: bool, overwrite: bool) -> None:
+    def check_outputs(self, sources, pool, key: str, out: Path, *, named: bool, overwrite: bool,
+                      in_place: bool) -> None:
         """A Minari dataset holds rewards; each kept dataset ``OUT/datasets/<name>-KEY-v0`` is new unless
         ``overwrite``."""
         if not pool.has_rewards:
@@ -57,7 +58,7 @@ class MinariFormat(DatasetFormat):
                 raise ValueError(f"{target} exists; pass --overwrite to replace it, or choose another --filter-key")
 
     def write_kept(self, sources, pool, kept: np.ndarray, key: str, out: Path, *, overwrite: bool,
-                   in_place: bool) -> str:
+                   in_place: bool) -> list[Output]:
         """One Minari dataset per group with any kept episode, under ``OUT/datasets`` (an earlier one of that id,
         allowed by :meth:`check_outputs`, removed first)."""
         from curteach_teaching.datasets.writing import write_pool
@@ -72,6 +73,6 @@ class MinariFormat(DatasetFormat):
                 continue
             write_pool(pool.select(mine), dataset_id, root=root,
                        description=f"{mine.size} of {int(np.sum(groups == group))} episodes kept by curteach rank")
-            written.append(dataset_id)
-        plural = "s" if len(written) > 1 else ""
-        return f"Minari dataset{plural} {', '.join(written)} under {root} (MINARI_DATASETS_PATH={root})"
+            written.append(Output(str(root / dataset_id), f"Minari dataset {dataset_id}: "
+                                  f"minari.load_dataset({dataset_id!r}) with MINARI_DATASETS_PATH={root}"))
+        return written

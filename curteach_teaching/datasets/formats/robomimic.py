@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from curteach_envs._util import counted
-from curteach_teaching.datasets.formats.base import DatasetFormat
+from curteach_teaching.datasets.formats.base import DatasetFormat, Output
 
 __all__ = ["RobomimicFormat"]
 
@@ -62,15 +62,17 @@ class RobomimicFormat(DatasetFormat):
         """robomimic's ``demo_<i>``."""
         return [str(m["demo"]) for m in pool.metadata]
 
-    def check_outputs(self, sources, pool, key: str, out: Path, *, named: bool, overwrite: bool) -> None:
-        """Every file can take ``mask/KEY`` (:func:`~.robomimic_mask.check_filter_key`)."""
+    def check_outputs(self, sources, pool, key: str, out: Path, *, named: bool, overwrite: bool,
+                      in_place: bool) -> None:
+        """Every file can take ``mask/KEY`` (:func:`~.robomimic_mask.check_filter_key`: through a link, the file it
+        points to; a copy that can keep the file's owner and group unless ``in_place``)."""
         from curteach_teaching.datasets.formats.robomimic_mask import check_filter_key
 
         for path in _files(sources).values():
-            check_filter_key(path, key, overwrite=overwrite)
+            check_filter_key(path, key, overwrite=overwrite, in_place=in_place)
 
     def write_kept(self, sources, pool, kept: np.ndarray, key: str, out: Path, *, overwrite: bool,
-                   in_place: bool) -> str:
+                   in_place: bool) -> list[Output]:
         """``mask/KEY`` in each file with a kept demonstration, listing its own; a file with none keeps its earlier
         key of that name, if any. Says what a replaced key held and which keys were split from it."""
         from curteach_teaching.datasets.formats.robomimic_mask import write_filter_key
@@ -85,9 +87,12 @@ class RobomimicFormat(DatasetFormat):
                 left = f"; its earlier mask/{key} is left as it was" if key in earlier else ""
                 print(f"note: no demonstration of {path} is kept: mask/{key} is not written there{left}")
                 continue
-            write_filter_key(path, key, [pool.metadata[i]["demo"] for i in mine.tolist()], overwrite=overwrite,
-                             in_place=in_place)
-            written.append(str(path))
+            target = write_filter_key(path, key, [pool.metadata[i]["demo"] for i in mine.tolist()],
+                                      overwrite=overwrite, in_place=in_place)
+            written.append(Output(str(path), f'mask/{key}: robomimic\'s "hdf5_filter_key": "{key}" in its config\'s '
+                                  'train section' + (f" (a link: written into {target})" if path.is_symlink() else "")))
+            if path.is_symlink():  # the link stays a link; the file it names (which other configs name too) changed
+                print(f"note: {path} is a symbolic link: mask/{key} was written into the file it points to, {target}")
             if key in earlier:  # perhaps the dataset's own label (better, train): say what it held
                 print(f"replaced mask/{key}{where}, which listed {counted(earlier[key], 'demonstration')}")
             derived = [f"mask/{k}" for k in (f"{key}_train", f"{key}_valid") if k in earlier]
@@ -95,5 +100,4 @@ class RobomimicFormat(DatasetFormat):
                 print(f"note: {' and '.join(derived)}{where} were split from the earlier mask/{key} and still list "
                       f"its demonstrations; split the new one again (robomimic's split_train_val.py --filter_key "
                       f"{key})")
-        return (f'mask/{key} in {", ".join(written)} (robomimic: "hdf5_filter_key": "{key}" in its config\'s train '
-                'section)')
+        return written

@@ -47,6 +47,12 @@ def is_robomimic_file(source) -> bool:
     return isinstance(source, (str, os.PathLike)) and Path(source).suffix.lower() in SUFFIXES
 
 
+#: HDF5's messages (H5FD sec2 driver, 1.10 and later): a lock held by another process, and a file shorter than its
+#: superblock says
+_LOCKED = re.compile(r"\bunable to lock file\b", re.IGNORECASE)
+_TRUNCATED = re.compile(r"\btruncated file\b", re.IGNORECASE)
+
+
 def robomimic_files(source) -> list[Path]:
     """The robomimic files ``source`` names: the file itself, or, for a folder that directly holds ``.hdf5``/``.h5``
     files (a LIBERO suite: one file per task), those files in name order; ``[]`` for anything else (a Minari
@@ -82,12 +88,18 @@ def demo_names(file) -> list[str]:
 
 
 def hdf5_open_error(path: Path, error: OSError) -> str:
-    """The one line for a file h5py could not open: locked by a process writing it (HDF5's file locking), or not
-    readable as HDF5."""
+    """The one line for a file h5py could not open: locked by a process writing it (HDF5's file locking), cut short
+    (HDF5's ``truncated file: eof = ...``), or otherwise not readable as HDF5.
+
+    HDF5's own phrases are matched whole: its truncated-file message holds ``sblock`` (the superblock), so a search for
+    "lock" alone would call a damaged file locked and send the user after a process that does not exist."""
     text = " ".join(str(error).split())
-    if "lock" in text.lower():
+    if _LOCKED.search(text):
         return (f"cannot read {str(path)!r}: another process has it open for writing (HDF5 locks such a file); close "
                 f"that process or wait for it ({text})")
+    if _TRUNCATED.search(text):
+        return (f"cannot read {str(path)!r}: the file is damaged, cut short (a copy or download that did not finish?); "
+                f"copy it again ({text})")
     return f"cannot read {str(path)!r} as HDF5 (damaged, or not an HDF5 file?): {text}"
 
 
