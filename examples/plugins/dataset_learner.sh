@@ -14,3 +14,7 @@ curteach dataset-bc --dataset pendulum/scripted-v0 --policy mypkg.dataset_learne
 curteach dataset-bc --dataset pendulum/scripted-v0 --env none --holdout 0.25 \
     --policy mypkg.dataset_learners:LinearGaussian --learning-rate 0.01 --curricula Agn,Cur-L --runs 2 \
     --max-batches 200 --eval-every 100 --no-progress --workers 1 --out results/plugin-dataset-bc-held-out
+
+# The same learner as the ensemble's members in rank: five on bootstrap halves score each episode they did not see.
+curteach rank --dataset pendulum/scripted-v0 --policy mypkg.dataset_learners:LinearGaussian --learning-rate 0.01 \
+    --score ensemble --ensemble-batches 100 --keep 0.5 --no-progress --out results/plugin-rank

@@ -285,6 +285,8 @@ def test_the_dataset_learner_commands(tmp_path):
     assert np.all(np.isfinite(weighted["curves"]["train:loss"][1:])) and "weights" in weighted["extras"]["selection"][0]
     held = json.loads((tmp_path / "results/plugin-dataset-bc-held-out/runs/Cur-L/run_00001.json").read_text())["data"]
     assert np.all(np.isfinite(held["curves"]["nll"])) and held["curves"]["nll"][-1] < held["curves"]["nll"][0]
+    ranked = json.loads((tmp_path / "results/plugin-rank/rank.json").read_text())
+    assert ranked["kept"] == 6 and ranked["ensemble"]["policy"] == "mypkg.dataset_learners:LinearGaussian"
     cartpole = _run([sys.executable, "examples/datasets/scripted_cartpole.py", "--root", "minari", "--episodes", "4"],
                     tmp_path, str(ROOT))
     assert cartpole.returncode == 0, cartpole.stderr[-3000:]
