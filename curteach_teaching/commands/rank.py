@@ -191,7 +191,7 @@ def run_rank(args: argparse.Namespace) -> int:
     if args.compare is not None or args.label is not None:
         from curteach_teaching.commands.rank_compare import run_compare
 
-        return run_compare(args)
+        return run_compare(args, rank_scores, _sources)  # rank's scoring step and --dataset reading, handed over
     from curteach_teaching.commands.rank_outputs import check_out_outside, check_outputs, write_kept
     from curteach_teaching.commands.sweep_options import named_as_options, output_folder, progress_wanted
     from curteach_teaching.datasets import read_pool

@@ -1,10 +1,10 @@
 """``curteach rank --compare SCORES [--label FIELD]``: every listed score on one dataset, side by side with length.
 
 Each score (a name of the score registry, plain or trained, or a weighted sum) is fitted through ``rank``'s one
-scoring step (:func:`~curteach_teaching.commands.rank.rank_scores`: trained scores fitted once, cached in
-``DIR/teachers``) and timed; the table (:func:`~curteach_teaching.datasets.compare.compare_scores`) is printed and
-written as ``DIR/compare.json``, with ``DIR/compare.png``, each score against length. Nothing is written into the
-dataset. Every name, the label and every trained score's options are checked before anything fits.
+scoring step (:func:`~curteach_teaching.commands.rank.rank_scores`, which ``rank`` hands over: trained scores fitted
+once, cached in ``DIR/teachers``) and timed; the table (:func:`~curteach_teaching.datasets.compare.compare_scores`)
+is printed and written as ``DIR/compare.json``, with ``DIR/compare.png``, each score against length. Nothing is
+written into the dataset. Every name, the label and every trained score's options are checked before anything fits.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -88,9 +89,12 @@ def table_lines(rows: dict) -> list[str]:
     return lines
 
 
-def run_compare(args: argparse.Namespace) -> int:
-    """Check every input, fit and time each score, and write ``compare.json`` and ``compare.png``."""
-    from curteach_teaching.commands.rank import _sources, rank_scores
+def run_compare(args: argparse.Namespace, rank_scores: Callable, sources_of: Callable) -> int:
+    """Check every input, fit and time each score, and write ``compare.json`` and ``compare.png``.
+
+    ``rank_scores`` is rank's one scoring step (:func:`~curteach_teaching.commands.rank.rank_scores`) and
+    ``sources_of`` its reading of ``--dataset`` (``text -> (sources, format)``), handed over by ``run_rank`` (this
+    module does not import ``rank``, which imports it)."""
     from curteach_teaching.commands.rank_outputs import check_out_outside
     from curteach_teaching.commands.sweep_options import named_as_options, output_folder, progress_wanted
     from curteach_teaching.datasets import read_pool
@@ -109,7 +113,7 @@ def run_compare(args: argparse.Namespace) -> int:
         check_int("seed", args.seed, 0)
         trained = {name: trained_score(name, vars(args)) for name in trained_terms(names)}
     obs_keys = None if args.obs_keys is None else [k.strip() for k in args.obs_keys.split(",") if k.strip()]
-    sources, fmt = _sources(args.dataset)
+    sources, fmt = sources_of(args.dataset)
     out = output_folder(args, "results/rank")
     check_out_outside(out, sources)
     pool = read_pool(sources, obs_keys=obs_keys)
