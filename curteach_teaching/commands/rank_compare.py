@@ -124,6 +124,12 @@ def run_compare(args: argparse.Namespace, rank_scores: Callable, sources_of: Cal
     _check_names(pool, names)
     groups = episode_groups(pool, args.group_field)
     within = (groups if groups is not None else list(pool.groups)) if args.per_group else None
+    if trained:
+        # torch imports its compiler the first time an optimizer is built (about 2 s, once per process): built once
+        # here, untimed, so that the first trained score's seconds do not carry it and the others' do not lack it
+        import torch
+
+        torch.optim.Adam([torch.zeros(1, requires_grad=True)])  # no random draw: no trained score's number moves
     values, seconds = {}, {}
     with interruption_message(lambda: f"interrupted while scoring ({len(values)} of {len(names)} scores done); "
                               "nothing was written (run the same command again: fitted scores are cached)"):
