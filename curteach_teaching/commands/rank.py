@@ -47,7 +47,7 @@ def add_parser(subparsers) -> None:
                         "(default ensemble)")
     parser.add_argument("--keep", type=float, default=None,
                         help="the fraction of demonstrations to keep, in (0, 1]; without it only the scores are "
-                        "written")
+                        "written (with --compare: the share each score's cut keeps, default 0.5)")
     parser.add_argument("--per-group", action="store_true",
                         help="make the --keep cut within each group (each task keeps --keep of its own "
                         "demonstrations; the groups of --group-field, else the dataset's: LeRobot tasks, robomimic "
@@ -66,6 +66,16 @@ def add_parser(subparsers) -> None:
                         help="group the summary and the plot by this metadata field, or by the first true of "
                         "several comma-separated boolean fields, e.g. better,okay,worse (default: the dataset's "
                         "groups, LeRobot's tasks, where there are several)")
+    parser.add_argument("--compare", default=None, metavar="SCORES",
+                        help="compare comma-separated scores of the registry (e.g. length,ensemble) on the dataset "
+                        "instead of ranking by --score: per score its AUROC against --label, its Spearman correlation "
+                        "with episode length, the share of its kept set (--keep, default 0.5) that length's cut keeps "
+                        "too, its fit time, and the same with length's share removed; length is always included. "
+                        "Writes DIR/compare.json and DIR/compare.png and nothing into the dataset")
+    parser.add_argument("--label", default=None, metavar="FIELD",
+                        help="with --compare: the boolean field each score's AUROC is measured against, larger score "
+                        "= predicted true (a robomimic filter key such as worse, a Minari field such as noisy, "
+                        "not:success; a field true for good episodes, such as better, reads below 0.5)")
     add_score_arguments(parser)  # the trained scores' options (the ensemble's --ensemble-size, ...)
     parser.set_defaults(ensemble_fit="batched")  # rank keeps no sweep: the fast fit (dataset-bc's stays sequential)
     parser.add_argument("--task-one-hot", action="store_true",
@@ -218,7 +228,12 @@ def _print_summary(args, pool, sources, fmt, ranking, summary: dict, ties, withi
 
 
 def run_rank(args: argparse.Namespace) -> int:
-    """Read, check, score, rank, and write the outputs (the kept share in the source's terms before rank.json)."""
+    """Read, check, score, rank, and write the outputs (the kept share in the source's terms before rank.json);
+    ``--compare`` (and ``--label``) are :func:`~curteach_teaching.commands.rank_compare.run_compare`'s."""
+    if args.compare is not None or args.label is not None:
+        from curteach_teaching.commands.rank_compare import run_compare
+
+        return run_compare(args, rank_scores, _sources)  # rank's scoring step and --dataset reading, handed over
     from curteach_teaching.commands.rank_outputs import (
         check_out_outside,
         check_outputs,

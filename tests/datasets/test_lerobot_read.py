@@ -123,9 +123,9 @@ def _failed(ep: dict) -> dict:
 @pytest.mark.parametrize("version", ["v3.0", "v2.1"])
 def test_next_success_is_the_field_success_as_in_minari(robot_files, tmp_path, episodes, version):
     from curteach_teaching.datasets import EpisodePool, task_difficulty
+    from curteach_teaching.datasets.labels import bad_episodes
     from curteach_teaching.datasets.prepared import success_defined
     from curteach_teaching.experiments.dataset_bc.held_out import trusted_episodes
-    from curteach_teaching.experiments.dataset_bc.selection_table import bad_episodes
 
     episodes = [_failed(ep) if i in (1, 4) else ep for i, ep in enumerate(episodes)]
     succeeded = np.array([bool(ep["dones"][-1]) for ep in episodes])

@@ -15,9 +15,9 @@ pytest.importorskip("minari")
 pytest.importorskip("imitation")
 
 from curteach_teaching.cli import main  # noqa: E402
+from curteach_teaching.datasets.labels import bad_episodes  # noqa: E402
 from curteach_teaching.datasets.scores.ensemble import EnsembleTeacher  # noqa: E402
 from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment  # noqa: E402
-from curteach_teaching.experiments.dataset_bc.selection_table import bad_episodes  # noqa: E402
 
 DATASET = "test/cartpole-scripted-v0"
 #: the smallest sweep that computes something

@@ -10,9 +10,9 @@ import pytest
 pytest.importorskip("imitation")
 
 from curteach_teaching.datasets import EpisodePool  # noqa: E402
+from curteach_teaching.datasets.labels import bad_episodes  # noqa: E402
 from curteach_teaching.datasets.scores.registry import last_step_flags, task_difficulty  # noqa: E402
 from curteach_teaching.experiments.dataset_bc.held_out import trusted_episodes  # noqa: E402
-from curteach_teaching.experiments.dataset_bc.selection_table import bad_episodes  # noqa: E402
 
 
 def _pool(last_values, kind=float):

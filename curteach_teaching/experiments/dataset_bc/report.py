@@ -99,7 +99,7 @@ class DatasetBCReport(Report):
     Raises:
         ValueError: a metric that the experiment or the action space does not give, a target that is not a finite
             number, or a ``bad_field`` that is not a boolean field of every episode
-            (:func:`~curteach_teaching.experiments.dataset_bc.selection_table.bad_episodes`); before any run.
+            (:func:`~curteach_teaching.datasets.labels.bad_episodes`); before any run.
     """
 
     label = "curriculum"
@@ -109,7 +109,7 @@ class DatasetBCReport(Report):
 
     def __init__(self, experiment, pool, *, success: bool, target: float | None = None, title: str = "",
                  bad_field: str | None = None, metric: str | None = None):
-        from curteach_teaching.experiments.dataset_bc.selection_table import DEFAULT_BAD_FIELD, bad_episodes
+        from curteach_teaching.datasets.labels import DEFAULT_BAD_FIELD, bad_episodes
 
         if target is not None and (isinstance(target, bool) or not isinstance(target, (int, float))
                                    or not np.isfinite(target)):

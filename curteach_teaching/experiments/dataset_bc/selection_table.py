@@ -8,7 +8,8 @@
 weight (:func:`~curteach_teaching.curriculum.uses.preference_weights`, mean 1 over the pool's transitions).
 ``dataset`` is the episode's source dataset, since episode ids repeat across datasets.
 
-With a boolean metadata field marking bad episodes (``noisy`` in the BabyAI bot's datasets; ``not:success``, the
+With a boolean metadata field marking bad episodes (read by
+:func:`~curteach_teaching.datasets.labels.bad_episodes`: ``noisy`` in the BabyAI bot's datasets; ``not:success``, the
 failed ones, where episodes record their success),
 :func:`selection_quality` says per cell how much of the bad data each use kept: the share of bad episodes among
 those dropped (select: in the last epoch; order: in the first, the most selective one) and, for weight, the share
@@ -24,12 +25,8 @@ from typing import Any
 import numpy as np
 
 from curteach_envs._util import atomic_write
-from curteach_teaching.datasets.scores.registry import NEGATION, last_step_flags  # as task scores read them
 
-__all__ = ["DEFAULT_BAD_FIELD", "bad_episodes", "epoch_weights", "selection_quality", "write_selection_csv"]
-
-#: the field of bad episodes read when none is named (the BabyAI bot's datasets mark their noisy episodes with it)
-DEFAULT_BAD_FIELD = "noisy"
+__all__ = ["epoch_weights", "selection_quality", "write_selection_csv"]
 
 
 def epoch_weights(entry: Any, n: int) -> np.ndarray:
@@ -67,45 +64,6 @@ def write_selection_csv(sweep: Any, pool: Any, path: Path) -> bool:
 
     atomic_write(path, write, newline="")
     return True
-
-
-def bad_episodes(pool: Any, field: str | None) -> np.ndarray | None:
-    """``(N,)`` bool from every episode's boolean metadata ``field``, or its negation for ``not:FIELD`` (bad where
-    it is False: ``not:success`` marks the failed episodes). ``field=None`` (no field named) reads
-    :data:`DEFAULT_BAD_FIELD` where it is True or False in every episode, else gives ``None`` (no selection-quality
-    table).
-
-    Raises:
-        ValueError: a named ``field`` is missing from an episode or is not True or False in one (``seed``, an integer,
-            says nothing of an episode's quality), naming the first such episode.
-    """
-    if field is None:
-        if not all(isinstance(meta.get(DEFAULT_BAD_FIELD), (bool, np.bool_)) for meta in pool.metadata):
-            return None
-        field = DEFAULT_BAD_FIELD
-    if not isinstance(field, str) or not field:
-        raise ValueError(f"bad_field must name a boolean metadata field; got {field!r}")
-    if field.startswith(NEGATION):
-        if not field[len(NEGATION):]:
-            raise ValueError(f"bad_field {field!r} names no field after {NEGATION!r} (e.g. not:success)")
-        negated = bad_episodes(pool, field[len(NEGATION):])
-        return None if negated is None else ~negated
-    flags = last_step_flags(pool.metadata, pool.infos, field)  # a flag recorded per step only: its last value
-    if flags is not None:
-        return flags
-    values = []
-    for i, meta in enumerate(pool.metadata):
-        where = f"episode {i} of the pool (id {pool.episode_ids[i]} of {pool.groups[i]})"
-        if field not in meta:
-            fields = sorted({str(key) for meta in pool.metadata for key in meta})
-            raise ValueError(f"bad_field must be a boolean metadata field of every episode; {field!r} is not in that "
-                             f"of {where} (fields: {', '.join(fields) or 'none'})")
-        value = meta[field]
-        if not isinstance(value, (bool, np.bool_)):
-            raise ValueError(f"bad_field must be a boolean metadata field (True or False in every episode); {field!r} "
-                             f"is {value!r} in {where}")
-        values.append(bool(value))
-    return np.asarray(values, dtype=bool)
 
 
 def selection_quality(sweep: Any, pool: Any, bad: np.ndarray) -> dict:
