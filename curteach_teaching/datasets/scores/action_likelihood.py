@@ -38,7 +38,7 @@ class ActionLikelihoodScore(PolicyScore):
     summary = ("fitted: minus the mean log-density of the demonstrated actions among actions sampled from one "
                "policy trained on every demonstration (CUPID's baseline)")
     options = (POLICY_STEPS, ACTION_SAMPLES, BANDWIDTH)
-    sampled = True
+    reads = ("log_density",)
 
     def reduce(self, outputs: dict, lengths: np.ndarray) -> np.ndarray:
         """``(N,)`` ``-(1 / L_i) sum_t log_density[t]``."""

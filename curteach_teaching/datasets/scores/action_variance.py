@@ -33,7 +33,7 @@ class ActionVarianceScore(PolicyScore):
     summary = ("fitted: minus the mean spread of actions sampled at a demonstration's states from one policy trained "
                "on every demonstration (CUPID's action diversity: the least diverse dropped first)")
     options = (POLICY_STEPS, ACTION_SAMPLES)
-    sampled = True
+    reads = ("spread",)
 
     def reduce(self, outputs: dict, lengths: np.ndarray) -> np.ndarray:
         """``(N,)`` ``-(1 / L_i) sum_t spread[t]``."""

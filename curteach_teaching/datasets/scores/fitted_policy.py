@@ -20,11 +20,12 @@ trains it once and computes, per step ``t`` of the pool:
 The policy: a fresh learner from the factory (``learner(net_seed, rng=..., batch_size=..., learning_rate=...)``),
 trained by the curricula's adapter (Agn, ``steps`` optimizer steps over all demonstrations), its seeds from
 ``SeedSequence([seed, POLICY_TAG])``. Each output is cached in the caller's folder: ``policy-<key>.npz`` (the
-log-likelihoods) keyed by the steps, batch size, learning rate, seed, data digest and label; ``policy-samples-<key>``
-(spread and log-density) keyed also by ``M`` and ``h``. The last trained learner is kept in memory under its key, so
-a second score of the same fit call (``rank --score policy-loss+action-variance``, a sweep with several cells) reads
-the same policy without training it again; where it is not in memory and its outputs are not cached, it is trained
-again, to the same weights (the training is seeded).
+log-likelihoods) keyed by the steps, batch size, learning rate, seed, data digest and label; ``policy-spread-<key>``
+keyed also by ``M``, and
+``policy-density-<key>`` by ``M`` and ``h`` (the samples are drawn once for both). The last trained learner is kept
+in memory under its key, so a second score of the same fit call (``rank --score policy-loss+action-variance``, a
+sweep with several cells) reads the same policy without training it again; where it is not in memory and its
+outputs are not cached, it is trained again, to the same weights (the training is seeded).
 """
 
 from __future__ import annotations
@@ -156,8 +157,9 @@ class FittedPolicy:
         return _TRAINED[key]
 
     def outputs(self, demonstrations: list, learner: Callable[..., Any], *, seed: int = 0, cache: Any = None,
-                label: str = "", sampled: bool = False, say: Callable[[str], None] | None = None) -> dict:
-        """``{"log_likelihood": (T,)}``, with ``"spread"`` and ``"log_density"`` ``(T,)`` too where ``sampled``,
+                label: str = "", names: tuple = ("log_likelihood",),
+                say: Callable[[str], None] | None = None) -> dict:
+        """``{name: (T,)}`` of ``names`` (``log_likelihood``, ``spread``, ``log_density``: the module docstring),
         over every step of ``demonstrations`` in order (read from ``cache`` where there, else computed and written).
 
         Raises:
@@ -173,35 +175,39 @@ class FittedPolicy:
         key = {"steps": self.steps, "batch_size": self.batch_size, "learning_rate": self.learning_rate,
                "seed": int(seed), "data": trajectories_digest(demonstrations), "label": label}
         memory = repr(sorted(key.items()))
-        wanted = {"log_likelihood": ("policy", key)}
-        if sampled:
-            sample_key = {**key, "samples": self.samples, "bandwidth": float(self.bandwidth)}
-            wanted.update(spread=("policy-samples", sample_key), log_density=("policy-samples", sample_key))
+        every = {"log_likelihood": ("policy", key),  # the spread does not depend on the bandwidth: its own file
+                 "spread": ("policy-spread", {**key, "samples": self.samples}),
+                 "log_density": ("policy-density", {**key, "samples": self.samples,
+                                                    "bandwidth": float(self.bandwidth)})}
+        unknown = sorted(set(names) - set(every))
+        if unknown:
+            raise ValueError(f"no policy output {', '.join(unknown)}; outputs: {', '.join(every)}")
+        files = {name: every[name] for name in names}
         found: dict = {}
-        for prefix, file_key in {prefix: k for prefix, k in wanted.values()}.items():
-            names = [name for name, (p, _) in wanted.items() if p == prefix]
+        drawn: dict = {}
+        for name, (prefix, file_key) in files.items():
             path = None if cache is None else cache_path(cache, prefix, file_key)
             if path is not None:
-                arrays, problem = read_arrays(path, {name: (t,) for name in names})
+                arrays, problem = read_arrays(path, {name: (t,)})
                 if arrays is not None:
                     found.update(arrays)
                     continue
                 if problem != "missing" and say is not None:
                     say(f"policy: the cached outputs {path} are damaged ({problem}); computing them again")
             policy = self._policy(memory, demonstrations, learner, seed, say)
-            if prefix == "policy":
-                computed = {"log_likelihood": np.asarray(policy.log_likelihood(transitions.obs, transitions.acts),
-                                                         dtype=np.float64)}
+            if name == "log_likelihood":
+                values = np.asarray(policy.log_likelihood(transitions.obs, transitions.acts), dtype=np.float64)
             else:
-                computed = dict(zip(("spread", "log_density"),
-                                    self._sampled(policy, transitions, learner, seed), strict=True))
-            for name, values in computed.items():
-                if values.shape != (t,) or not np.isfinite(values).all():
-                    raise ValueError(f"the policy's {name.replace('_', ' ')} is not one finite number per step (did "
-                                     "it diverge? try a smaller learning rate)")
+                if not drawn:  # the samples once, for both statistics
+                    drawn.update(zip(("spread", "log_density"), self._sampled(policy, transitions, learner, seed),
+                                     strict=True))
+                values = drawn[name]
+            if values.shape != (t,) or not np.isfinite(values).all():
+                raise ValueError(f"the policy's {name.replace('_', ' ')} is not one finite number per step (did it "
+                                 "diverge? try a smaller learning rate)")
             if path is not None:
-                write_arrays(path, **computed)
-            found.update(computed)
+                write_arrays(path, **{name: values})
+            found[name] = values
         if say is not None:
             say(f"policy outputs ready ({time.perf_counter() - started:.0f} s)")
         return found
@@ -218,17 +224,18 @@ class FittedPolicy:
                                            streams[start:start + chunk]))
                      for start in range(0, t, chunk)]
             draws.append(np.concatenate(parts))
-        space = getattr(learner, "action_space", None) or policy.action_space
+        space = getattr(learner, "action_space", None)
+        space = policy.action_space if space is None else space
         return sample_statistics(np.stack(draws), transitions.acts, space, self.bandwidth)
 
 
 class PolicyScore(TrainedScore):
     """The base of the scores that read the one :class:`FittedPolicy`: built from their options and the learner's
     ``batch_size``, ``learning_rate`` and ``max_batches`` (``policy_steps``' default), as the ensemble's score is; a
-    subclass says whether it reads sampled actions (:attr:`sampled`) and how a demonstration's value follows from
+    subclass says which per-step outputs it reads (:attr:`reads`) and how a demonstration's value follows from
     the per-step outputs (:meth:`reduce`)."""
 
-    sampled: bool = False
+    reads: tuple = ("log_likelihood",)
 
     def __init__(self, *, batch_size: int = 64, learning_rate: float = 1e-3, max_batches: int | None = None,
                  **values: Any):
@@ -263,5 +270,5 @@ class PolicyScore(TrainedScore):
         trajectories = list(data.trajectories)
         lengths = np.asarray([len(t.acts) for t in trajectories], dtype=np.int64)
         outputs = self.policy.outputs(trajectories, learner, seed=int(seed), cache=cache, label=label,
-                                      sampled=self.sampled, say=say)
+                                      names=self.reads, say=say)
         return self.reduce(outputs, lengths)
