@@ -65,12 +65,15 @@ def test_fields_from_metadata_and_infos(pool):
     assert task_difficulty(pool, "success").tolist() == [1.0] * 4  # the info's value after the last step
     # a built-in shadows a field of the same name: the pool's metadata field 'level' is not the ladder's
     assert [m["level"] for m in pool.metadata] == [0, 1, 2, 3]
-    assert score_names(pool) == ("length", "return", "level", "ensemble", "difficulty", "total_steps", "success")
+    assert score_names(pool) == ("length", "return", "level", "ensemble", "deminf", "policy-loss", "action-likelihood",
+                                 "action-variance", "difficulty", "total_steps", "success")
 
 
 def test_an_unknown_name_lists_the_available_ones(pool):
     with pytest.raises(ValueError, match=r"^no task score 'hardness'; available: length, return, level, ensemble, "
-                                         r"difficulty, total_steps, success \(or not:FIELD, a weighted sum such as "
+                                         r"deminf, policy-loss, action-likelihood, action-variance, "
+                                         r"difficulty, total_steps, success "
+                                         r"\(or not:FIELD, a weighted sum such as "
                                          r"length\+2\*return, or module:attr for your own function\)$"):
         task_difficulty(pool, "hardness")
     with pytest.raises(ValueError, match="'name' is missing or not a number in the metadata of episode 0"):

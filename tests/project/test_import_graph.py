@@ -245,7 +245,8 @@ WINGS = dict(LAYERS)["wings"]
 #: ``(module, wing it imports)`` allowed across the wings, each with its reason: the ensemble's members train as the
 #: curricula's BC does (CurriculumBC, the demonstration index, the policy difficulty) until the learner registry
 #: (issue 51, item 5) gives a trained score its learner
-ACROSS_WINGS = {("curteach_teaching.datasets.scores.ensemble", "curteach_teaching.curriculum")}
+ACROSS_WINGS = {("curteach_teaching.datasets.scores.ensemble", "curteach_teaching.curriculum"),
+                ("curteach_teaching.datasets.scores.fitted_policy", "curteach_teaching.curriculum")}
 
 
 def layer_of(module: str) -> tuple[int, str]:

@@ -8,7 +8,8 @@ paper's learner-centric curricula, Section 6). :data:`TASK_SCORES` is a
 1. ``module:attr``: a user's function ``f(pool) -> (N,)`` (or a :class:`TaskScore`), imported on the spot;
 2. a built-in: ``length`` (actions), ``return`` (minus the undiscounted return: a better demonstration is an easier
    one, as curation ranks them), ``level`` (the dataset's rank on the ladder, 1-based, in the pool's order) and
-   ``ensemble`` (trained: BC policies on bootstrap halves of the data; see below);
+   ``ensemble`` (trained: BC policies on bootstrap halves of the data; see below), and the trained scores that need
+   no environment besides it: ``deminf``, ``policy-loss``, ``action-likelihood``, ``action-variance``;
 3. an entry point of the group ``curteach.task_scores``;
 4. a per-episode field: a number in every episode's metadata (custom keys stored with the dataset, Minari's
    ``total_steps``), else a number at the last step of every episode's infos (a ``success`` flag; a LeRobot
@@ -106,6 +107,37 @@ def _ensemble():
 
 
 TASK_SCORES.add("ensemble", _ensemble)  # the trained built-ins: loaded on first use (they import torch)
+
+
+def _deminf():
+    from curteach_teaching.datasets.scores.deminf import DemInfScore
+
+    return DemInfScore
+
+
+def _policy_loss():
+    from curteach_teaching.datasets.scores.policy_loss import PolicyLossScore
+
+    return PolicyLossScore
+
+
+def _action_likelihood():
+    from curteach_teaching.datasets.scores.action_likelihood import ActionLikelihoodScore
+
+    return ActionLikelihoodScore
+
+
+def _action_variance():
+    from curteach_teaching.datasets.scores.action_variance import ActionVarianceScore
+
+    return ActionVarianceScore
+
+
+# the field's scores that need no environment (issue 53): DemInf, and CUPID's baselines on one policy trained on all
+TASK_SCORES.add("deminf", _deminf)
+TASK_SCORES.add("policy-loss", _policy_loss)
+TASK_SCORES.add("action-likelihood", _action_likelihood)
+TASK_SCORES.add("action-variance", _action_variance)
 
 
 def _is_number(value) -> bool:

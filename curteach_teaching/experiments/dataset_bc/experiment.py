@@ -98,6 +98,10 @@ class DatasetBCExperiment:
             theirs whatever this says.
         ensemble_size, ensemble_batches: the ensemble teacher's members and optimizer steps per member (``None``:
             ``max_batches``); it trains with ``batch_size`` and ``learning_rate``.
+        deminf_k, deminf_encoder, deminf_state_latent, deminf_action_latent, deminf_vae_steps: ``deminf``'s
+            (:mod:`~curteach_teaching.datasets.scores.deminf`); policy_steps, action_samples, likelihood_bandwidth:
+            those of ``policy-loss``, ``action-likelihood`` and ``action-variance``
+            (:mod:`~curteach_teaching.datasets.scores.fitted_policy`; ``policy_steps`` ``None``: ``max_batches``).
         teacher_seed: the sweep's seed: the ensemble's, and the held-out split's.
         holdout: ``None``: evaluate by rollouts in the environment; else there is none, and this share of each
             group's episodes is held out and scored (:mod:`~curteach_teaching.experiments.dataset_bc.held_out`), in
@@ -139,6 +143,15 @@ class DatasetBCExperiment:
     ensemble_size: int = setting(5, cell=True)
     ensemble_batches: int | None = setting(None, cell=True)
     ensemble_fit: str = setting("sequential", fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    # the options of the scores added after the first sweeps (deminf, CUPID's baselines): read by their cells alone
+    deminf_k: int = setting(5, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    deminf_encoder: str = setting("pca", fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    deminf_state_latent: int = setting(8, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    deminf_action_latent: int = setting(3, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    deminf_vae_steps: int = setting(2000, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    policy_steps: int | None = setting(None, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    action_samples: int = setting(16, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    likelihood_bandwidth: float = setting(1.0, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     teacher_seed: int = setting(0, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     holdout: float | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)
     holdout_field: str | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)

@@ -38,6 +38,11 @@ def check_settings(experiment) -> None:
     if experiment.ensemble_batches is not None:
         check_int("ensemble_batches", experiment.ensemble_batches, 1)
     check_int("teacher_seed", experiment.teacher_seed, 0)
+    from curteach_teaching.datasets.scores.registry import trained_names, trained_score
+
+    options = experiment.score_options()
+    for name in trained_names():  # every built-in trained score checks its own options (a flag no cell reads too)
+        trained_score(name, options)
     if experiment.holdout is not None:
         h = experiment.holdout
         if isinstance(h, bool) or not isinstance(h, (int, float)) or not 0 < h < 1:
