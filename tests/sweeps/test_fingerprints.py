@@ -92,14 +92,16 @@ def test_a_setting_added_with_a_default_needs_no_migration():
 def test_dataset_bc_declares_every_field():
     """Every field of dataset-bc's experiment is a setting of one rule or no setting; the settings some cells read
     are those its cell_settings may name, and the fingerprint of a fixed sweep is the one its folders hold."""
+    from curteach_teaching.datasets.scores.registry import trained_options
     from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment
 
     rules = {f.name: (fingerprint_rule(f), f.metadata.get("cell", False)) for f in dataclasses.fields(
         DatasetBCExperiment)}
     assert {name for name, (rule, _) in rules.items() if rule == NEVER} == {"progress", "data", "device"}
+    # the cells' own settings, and every built-in trained score's options (what the cells reading it are keyed by)
     assert {name for name, (_, cell) in rules.items() if cell} == {
-        "curricula", "task_difficulty", "use", "keep", "temperature", "ensemble_size", "ensemble_batches",
-        "teacher_seed", "keep_within"}
+        "curricula", "task_difficulty", "use", "keep", "temperature", "teacher_seed", "keep_within",
+        *(option.name for option in trained_options())}
     # the settings of the committed Pendulum sweep (docs/results/dataset-bc-pendulum, once upgraded) and its cells
     experiment = DatasetBCExperiment(
         digest="282cbc94753a811d3906d0b9eacde7899e15c3f99548c143e677a79cef3fd4ed", curricula=("Agn", "Cur",
