@@ -112,8 +112,10 @@ def test_a_batched_member_is_the_sequentially_trained_policy(obs_space, act_spac
         expected, policy = sequential_copy(demos, in_bag, k, spaces, seed=3, batches=batches, batch_size=16, lr=3e-3)
         np.testing.assert_allclose(losses[:, k], expected, rtol=1e-4, atol=1e-5)
         own = dict(policy.named_parameters())
+        # a convolution's batched kernels sum in another order: one weight of 32,768 drifted 1.7e-5 in 12 steps
+        atol = 1e-4 if obs_space is IMAGES else 1e-5
         for name, value in members.member_state(k).items():
-            np.testing.assert_allclose(value.numpy(), own[name].detach().numpy(), rtol=1e-4, atol=1e-5)
+            np.testing.assert_allclose(value.numpy(), own[name].detach().numpy(), rtol=1e-4, atol=atol)
     assert not np.allclose(losses[0], losses[-1])  # it trained
 
 
