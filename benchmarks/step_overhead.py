@@ -6,8 +6,9 @@ about as much as its Python work, so whatever the library adds per step shows as
 actions (``Discrete(4)``, a categorical policy) and continuous ones (``Box(-1, 1, (4,))``, a diagonal Gaussian), it
 times, on one torch thread:
 
-* ``library``: imitation's ``BC`` (Adam at 1e-3, ``ent_weight`` 0) through ``CurriculumBC`` (Agn, an equal budget
-  of steps per epoch, its selection, batching and metrics), on SB3's ``ActorCriticPolicy`` with
+* ``library``: the learner registry's BC learner (``LearnerFactory``, as ``dataset-bc`` builds it from ``--policy``;
+  imitation's ``BC``, Adam at 1e-3, ``ent_weight`` 0) under its curriculum (``learner_curriculum``: ``CurriculumBC``,
+  Agn, an equal budget of steps per epoch, its selection, batching and metrics), on SB3's ``ActorCriticPolicy`` with
   ``net_arch=dict(pi=[64, 64], vf=[])``;
 * ``bare``: the same policy's own layers (features, actor MLP, action head), the cross-entropy or Gaussian negative
   log-likelihood, ``backward`` and Adam's step, on batches drawn by ``torch.randint`` from tensors made once;
@@ -29,6 +30,7 @@ about 0.06 from one invocation to the next (issue 56), so it is made ``--runs`` 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -79,23 +81,33 @@ def make_policy(discrete: bool, seed: int = 0):
                                  net_arch=dict(pi=[64, 64], vf=[]))
 
 
+def tiny_policy(observation_space, action_space, seed):
+    """The benchmark's network as an SB3 policy factory (``--policy __main__:tiny_policy`` of the learner registry):
+    SB3's ``ActorCriticPolicy`` with ``net_arch=dict(pi=[64, 64], vf=[])``, seeded as :func:`make_policy` seeds."""
+    return make_policy(isinstance(action_space, __import__("gymnasium").spaces.Discrete), seed)
+
+
 def library(discrete: bool, seconds: float) -> tuple[float, float]:
-    """Steps per wall second and per CPU second of CurriculumBC (Agn) over whole epochs of 39 steps."""
+    """Steps per wall second and per CPU second of the registry's BC learner (issue 56 item 3: the learner
+    ``dataset-bc`` trains, built by ``LearnerFactory`` from ``--policy``, here the benchmark's own network) under its
+    curriculum (``learner_curriculum``: ``CurriculumBC``, Agn) over whole epochs of 39 steps; BC's entropy weight set
+    to 0, as the bare loop has none."""
+    import gymnasium as gym
     import numpy as np
-    import torch as th
-    from imitation.algorithms.bc import BC
 
-    from curteach_teaching.curriculum.adapters.bc import CurriculumBC
-    from curteach_teaching.learners.quiet_logger import silent_logger
+    from curteach_teaching.curriculum.adapters.learner import learner_curriculum
+    from curteach_teaching.learners.dataset_learner import LearnerFactory
 
-    policy = make_policy(discrete)
-    trainer = BC(observation_space=policy.observation_space, action_space=policy.action_space, policy=policy,
-                 rng=np.random.default_rng(0), batch_size=BATCH, optimizer_cls=th.optim.Adam,
-                 optimizer_kwargs={"lr": 1e-3}, ent_weight=0.0, device="cpu", custom_logger=silent_logger())
+    action_space = gym.spaces.Discrete(4) if discrete else gym.spaces.Box(-1.0, 1.0, (4,), np.float32)
+    observation_space = gym.spaces.Box(-np.inf, np.inf, (16,), np.float32)
+    learner = LearnerFactory("__main__:tiny_policy", observation_space, action_space, batch_size=BATCH,
+                             learning_rate=1e-3)(0, rng=np.random.default_rng(0))
+    trainer = learner.bc_trainer
+    trainer.loss_calculator = dataclasses.replace(trainer.loss_calculator, ent_weight=0.0)
     demos = make_pool(discrete)
     steps_per_epoch = sum(len(d.acts) for d in demos) // BATCH
-    curriculum = CurriculumBC(trainer, demos, variant="Agn", rng=np.random.default_rng(1), log=False,
-                              steps_per_epoch=steps_per_epoch)
+    curriculum = learner_curriculum(learner, demos, batch_size=BATCH, variant="Agn", rng=np.random.default_rng(1),
+                                    log=False, steps_per_epoch=steps_per_epoch)
     curriculum.train_epoch(1, 1)  # warm-up
     steps, began, cpu = 0, time.perf_counter(), time.process_time()
     while time.perf_counter() - began < seconds:
