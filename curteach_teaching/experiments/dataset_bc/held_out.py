@@ -203,15 +203,12 @@ def held_out_metrics(learner: Any, obs: Any, acts: np.ndarray, step_groups: np.n
     """
     from imitation.data import types
 
+    from curteach_teaching.learners.windows import step_log_likelihoods
+
     continuous = isinstance(action_space, gym.spaces.Box)
     second = "mse" if continuous else "accuracy"
-    if windows is None:
-        nll = -np.asarray(learner.log_likelihood(types.maybe_unwrap_dictobs(obs), acts), dtype=np.float64)
-    else:
-        nll = -np.concatenate([
-            np.asarray(learner.log_likelihood(_steps(obs, np.arange(begin, min(len(acts), begin + _CHUNK)), windows),
-                                              acts[begin:begin + _CHUNK]), dtype=np.float64)
-            for begin in range(0, len(acts), _CHUNK)])
+    # the learner's windows where it reads them (the same chunked call the curricula's learner difficulty makes)
+    nll = -step_log_likelihoods(learner, types.maybe_unwrap_dictobs(obs), acts, (), windows)
     greedy = _greedy_rows(learner, obs, acts, continuous, windows)
     point = {"nll": float(nll.mean()), second: float(greedy.mean())}
     if per_group:
