@@ -17,6 +17,11 @@ What the pool holds, for demonstration ``demo_<i>`` of ``T`` steps:
 * metadata ``{"demo": "demo_<i>", "num_samples": T, "env_args": ..., <filter key>: bool, ...}``: every filter key of
   ``mask/`` becomes a boolean per episode, so that ``worse`` can be a bad-episode field, a task score or a group.
 
+The environment is unknown (``env_specs`` ``None``) except for the one robomimic Gym environment curteach itself
+writes (``make-dataset metaworld --format robomimic``): ``env_args`` of type 2 naming ``MetaWorldTask-v0`` give that
+environment's spec with the file's ``env_kwargs`` (task and step limit), and each demonstration's ``seed`` attribute,
+when all have one, becomes the pool's reset seed. Other environments' settings stay metadata only.
+
 Both spaces are unbounded ``Box`` es (the file does not store the environment's bounds), float32 unless a key is
 float64. Image keys (``*_image``, ``*_depth``, or more than one axis per step) are refused unless only
 low-dimensional keys are named.
@@ -175,6 +180,31 @@ def _env_args(data):
         return text  # kept as written: some writers store plain text
 
 
+def _env_spec(env_args):
+    """The ``EnvSpec`` of ``env_args`` when they name ``MetaWorldTask-v0`` as robomimic's Gym type (2), else ``None``
+    (robosuite's and other environments: curteach does not build them from a file)."""
+    import dataclasses
+
+    import gymnasium as gym
+
+    from curteach_envs.metaworld import METAWORLD_ENV_ID
+
+    if not (isinstance(env_args, dict) and env_args.get("env_name") == METAWORLD_ENV_ID and env_args.get("type") == 2):
+        return None
+    kwargs = dict(env_args.get("env_kwargs") or {})
+    base = gym.spec(METAWORLD_ENV_ID)
+    steps = kwargs.pop("max_episode_steps", base.max_episode_steps)
+    return dataclasses.replace(base, kwargs={**base.kwargs, **kwargs}, max_episode_steps=steps)
+
+
+def _reset_seeds(data, names: Sequence[str]) -> tuple:
+    """Each demonstration's integer ``seed`` attribute, or all ``None`` when one lacks it."""
+    seeds = [data[name].attrs.get("seed") for name in names]
+    if any(seed is None or np.asarray(seed).dtype.kind not in "iu" for seed in seeds):
+        return (None,) * len(names)
+    return tuple(int(seed) for seed in seeds)
+
+
 def _read_demo(group, name: str, keys: list[str], widths: dict) -> tuple:
     """``(obs (T + 1, D) list of parts, acts (T, A), rews (T,) or None, terminal)`` of one demonstration."""
     where = f"data/{name}"
@@ -261,6 +291,8 @@ def read_robomimic(path: str | os.PathLike, obs_keys: Sequence[str] | None = Non
                 raise ValueError(f"data/{names[0]} has no obs group")
             keys = _choose_keys(first["obs"], obs_keys)
             env_args = _env_args(file["data"])
+            env_spec = _env_spec(env_args)
+            seeds = (None,) * len(names) if env_spec is None else _reset_seeds(file["data"], names)
             widths: dict = {}
             read = [_read_demo(file["data"][name], name, keys, widths) for name in names]
     except ValueError as error:
@@ -288,11 +320,11 @@ def read_robomimic(path: str | os.PathLike, obs_keys: Sequence[str] | None = Non
     return EpisodePool(
         trajectories=tuple(trajectories),
         episode_ids=np.array([int(_DEMO.match(n).group(1)) for n in names], dtype=np.int64),
-        seeds=(None,) * len(names),
+        seeds=seeds,
         groups=(group,) * len(names),
         metadata=tuple(metadata),
         infos=({},) * len(names),
         observation_space=spaces.Box(-np.inf, np.inf, (width,), obs_dtype),
         action_space=spaces.Box(-np.inf, np.inf, (widths["actions"],), act_dtype),
-        env_specs={group: None},
+        env_specs={group: env_spec},
     )

@@ -30,6 +30,12 @@ from typing import Any
 import numpy as np
 
 from curteach_teaching.datasets.sources.base import TRAINING_SEEDS, run_in_chunks
+from curteach_teaching.datasets.sources.metaworld_operators import (
+    STYLES,
+    OperatorController,
+    assign_operators,
+    parse_operators,
+)
 
 __all__ = [
     "ExpertEpisode",
@@ -56,6 +62,8 @@ class EpisodePlan:
         noise: the standard deviation of the Gaussian action noise (0 for a clean episode).
         noise_seed: seed of the episode's own noise stream (used only when ``noise > 0``).
         max_steps: the step limit.
+        operator: the operator style (:mod:`~.metaworld_operators`), or ``None`` for the plain (or noisy) expert;
+            its draws come from the stream seeded by ``noise_seed``.
     """
 
     task: str
@@ -64,6 +72,7 @@ class EpisodePlan:
     noise: float
     noise_seed: int
     max_steps: int
+    operator: str | None = None
 
 
 @dataclass(frozen=True)
@@ -104,8 +113,9 @@ class ExpertEpisode:
         return int(hits[0]) if hits.size else -1
 
     def metadata(self) -> dict[str, Any]:
-        """The per-episode metadata stored beside the episode (the reset seed is Minari's own ``seed``)."""
-        return {
+        """The per-episode metadata stored beside the episode (the reset seed is Minari's own ``seed``); with an
+        operator also ``operator`` (its style), ``tier`` (``better``/``okay``/``worse``) and ``worse`` (a bool)."""
+        meta = {
             "task": self.plan.task,
             "noisy": self.plan.noise > 0,
             "noise": float(self.plan.noise),
@@ -113,6 +123,10 @@ class ExpertEpisode:
             "success_step": self.success_step,
             "max_steps": int(self.plan.max_steps),
         }
+        if self.plan.operator is not None:
+            tier = STYLES[self.plan.operator]
+            meta.update(operator=self.plan.operator, tier=tier, worse=tier == "worse")
+        return meta
 
 
 def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
@@ -154,7 +168,8 @@ def resolve_tasks(tasks: str | Sequence[str]) -> list[str]:
 
 
 def plan_episodes(tasks: str | Sequence[str], episodes: int, seed: int, *, noise: float = 0.0,
-                  noise_share: float = 1.0, max_steps: int = 500) -> list[EpisodePlan]:
+                  noise_share: float = 1.0, max_steps: int = 500,
+                  operators: str | None = None) -> list[EpisodePlan]:
     """The episodes to generate, task after task (see the module docstring for the seeds).
 
     Args:
@@ -165,6 +180,11 @@ def plan_episodes(tasks: str | Sequence[str], episodes: int, seed: int, *, noise
         noise_share: the fraction of each task's episodes that are noisy, in ``[0, 1]``: ``round(share * episodes)``
             of them (halves up), chosen by the seed. Ignored when ``noise`` is 0.
         max_steps: the step limit, in ``[1, 500]`` (Meta-World's horizon).
+        operators: ``None`` (the plain expert, noisy as above), or operator styles with their shares
+            (:func:`~.metaworld_operators.parse_operators`, e.g. ``"careful:0.3,hasty:0.4,hesitant:0.3"``): each
+            task's episodes get their styles from the stream that otherwise chooses the noisy episodes
+            (:func:`~.metaworld_operators.assign_operators`); ``noise`` is then the ``noisy`` style's standard
+            deviation, needed exactly when that style is listed, and ``noise_share`` must stay 1.
 
     Returns:
         ``len(tasks) * episodes`` plans, ordered by task then index.
@@ -177,6 +197,13 @@ def plan_episodes(tasks: str | Sequence[str], episodes: int, seed: int, *, noise
     noise = _check_real("noise", noise, 0.0, 10.0)
     noise_share = _check_real("noise_share", noise_share, 0.0, 1.0)
     max_steps = _check_int("max_steps", max_steps, 1, 500)
+    shares = None if operators is None else parse_operators(operators)
+    if shares is not None:
+        if noise_share != 1.0:
+            raise ValueError("noise_share must be 1 with operators (their shares say which episodes are noisy)")
+        if (noise > 0) != any(name == "noisy" for name, _ in shares):
+            raise ValueError("noise must be > 0 exactly when the operators list the noisy style (its standard "
+                             f"deviation); got noise {noise:g} with operators {operators!r}")
     n_noisy = math.floor(noise_share * episodes + 0.5) if noise > 0 else 0
     everyone = metaworld_task_names()
     plans = []
@@ -190,6 +217,12 @@ def plan_episodes(tasks: str | Sequence[str], episodes: int, seed: int, *, noise
                 if int(drawn) not in used:
                     used.add(int(drawn))
                     seeds.append(int(drawn))
+        if shares is not None:
+            styles = assign_operators(shares, episodes, choice_stream)
+            noise_seeds = noise_stream.integers(0, 2**63 - 1, size=episodes)
+            plans.extend(EpisodePlan(task, index, seeds[index], noise if styles[index] == "noisy" else 0.0,
+                                     int(noise_seeds[index]), max_steps, styles[index]) for index in range(episodes))
+            continue
         noisy = np.zeros(episodes, dtype=bool)
         noisy[choice_stream.choice(episodes, size=n_noisy, replace=False)] = True
         noise_seeds = noise_stream.integers(0, 2**63 - 1, size=episodes)
@@ -213,9 +246,12 @@ def _env_and_expert(task: str, max_steps: int):
 
 
 def run_expert_episode(plan: EpisodePlan) -> ExpertEpisode:
-    """Play one episode with Meta-World's scripted expert, Gaussian noise added if the plan is noisy."""
+    """Play one episode with Meta-World's scripted expert, Gaussian noise added if the plan is noisy, or transformed by
+    the plan's operator (which may also end the episode early: ``truncated``)."""
     env, expert = _env_and_expert(plan.task, plan.max_steps)
-    rng = np.random.default_rng(plan.noise_seed) if plan.noise > 0 else None
+    operator = (None if plan.operator is None
+                else OperatorController(plan.operator, np.random.default_rng(plan.noise_seed), plan.noise))
+    rng = np.random.default_rng(plan.noise_seed) if plan.noise > 0 and operator is None else None
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=_QUIET, category=UserWarning)
         observation, info = env.reset(seed=plan.seed)
@@ -223,7 +259,9 @@ def run_expert_episode(plan: EpisodePlan) -> ExpertEpisode:
         terminated = truncated = False
         while not (terminated or truncated):
             action = np.asarray(expert.get_action(observation), dtype=np.float64)
-            if rng is not None:
+            if operator is not None:
+                action = operator.act(len(actions), action)
+            elif rng is not None:
                 action = action + plan.noise * rng.standard_normal(action.shape)
             action = np.clip(action, -1.0, 1.0).astype(np.float32)
             observation, reward, terminated, truncated, info = env.step(action)
@@ -231,6 +269,7 @@ def run_expert_episode(plan: EpisodePlan) -> ExpertEpisode:
             actions.append(action)
             rewards.append(float(reward))
             successes.append(bool(info["success"]))
+            truncated = truncated or (operator is not None and not terminated and operator.stops_after(len(actions)))
     return ExpertEpisode(
         plan=plan,
         observations=np.asarray(observations, dtype=np.float64),
