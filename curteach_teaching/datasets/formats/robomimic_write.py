@@ -14,7 +14,8 @@ The layout is robomimic's (``utils/dataset.py`` reads it; its conversion scripts
   ``split_train_val.py`` writes them. A key with no demonstration is not written (robomimic's loader cannot take an
   empty one).
 
-The file is written under a hidden name in its folder and moved into place whole (``os.replace``), so an
+Datasets are written without HDF5's modification times (``track_times=False``), so the same demonstrations give the
+same bytes. The file is written under a hidden name in its folder and moved into place whole (``os.replace``), so an
 interrupted write leaves no half-written file under the final name.
 """
 
@@ -107,18 +108,18 @@ def write_robomimic(path: str | os.PathLike, demos: Sequence[RobomimicDemo], env
                 group.attrs["num_samples"] = int(length)
                 for name, value in demo.attrs.items():
                     group.attrs[name] = value
-                group.create_dataset("actions", data=np.asarray(demo.actions))
-                group.create_dataset("rewards", data=np.asarray(demo.rewards))
+                group.create_dataset("actions", data=np.asarray(demo.actions), track_times=False)
+                group.create_dataset("rewards", data=np.asarray(demo.rewards), track_times=False)
                 dones = np.zeros(length, dtype=np.int64)
                 dones[-1] = int(bool(demo.terminated))
-                group.create_dataset("dones", data=dones)
+                group.create_dataset("dones", data=dones, track_times=False)
                 for key, values in demo.observations.items():
-                    group.create_dataset(f"obs/{key}", data=np.asarray(values)[:-1])
-                    group.create_dataset(f"next_obs/{key}", data=np.asarray(values)[1:])
+                    group.create_dataset(f"obs/{key}", data=np.asarray(values)[:-1], track_times=False)
+                    group.create_dataset(f"next_obs/{key}", data=np.asarray(values)[1:], track_times=False)
             for key, members in masks.items():
                 if len(members):  # robomimic cannot load an empty filter key
                     names = [f"demo_{int(m)}" for m in sorted(int(m) for m in members)]
-                    file.create_dataset(f"mask/{key}", data=np.array(names, dtype="S"))
+                    file.create_dataset(f"mask/{key}", data=np.array(names, dtype="S"), track_times=False)
         os.replace(staging, path)
     finally:
         staging.unlink(missing_ok=True)
