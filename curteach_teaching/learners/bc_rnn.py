@@ -18,12 +18,16 @@
   of exactly one window;
 * **the per-step score** (:meth:`BCRNNLearner.log_likelihood`): ``log pi(a_t | window_t)``, the mixture's
   log-density by a log-sum-exp (``torch.distributions.MixtureSameFamily``);
-* **acting** (:meth:`BCRNNLearner.act`) on the evaluator's windows (its recurrent state per environment, restarted
-  at each episode's start), with the LSTM run over the window from a zero state: the computation of training and
-  scoring, step for step. Greedy: the mean of the most probable component (the first on ties; robomimic's
-  ``low_noise_eval`` samples a component and shrinks its deviation to ``1e-4``: nearly the same action when one
-  component dominates, without a draw). Sampled: row ``b``'s component by the inverse CDF of one uniform from
-  ``streams[b]``, then ``D`` standard normals from ``streams[b]``.
+* **acting** (:meth:`BCRNNLearner.act_step`, from the state the evaluator carries per environment, reset at each
+  episode's start: :mod:`~curteach_teaching.learners.carried_state`) by :attr:`acting` (:data:`ACTING`): ``window``
+  (the default) runs the LSTM from a zero state over the episode's last ``W`` observations, the computation of
+  training and scoring, step for step (:meth:`BCRNNLearner.act` on a window); ``carried`` carries ``(h, c)`` through
+  the episode; ``horizon`` resets it every ``W`` steps, as robomimic's rollout (the pilot of
+  docs/learners-bc-rnn.md picks ``window``: the other two act from states training never showed). Greedy: the mean
+  of the most probable component (the first on ties; robomimic's ``low_noise_eval`` samples a component and shrinks
+  its deviation to ``1e-4``: nearly the same action when one component dominates, without a draw). Sampled: row
+  ``b``'s component by the inverse CDF of one uniform from ``streams[b]``, then ``D`` standard normals from
+  ``streams[b]``.
 
 Randomness: the weights come from ``seed`` alone (torch's generator seeded inside a fork that restores the global
 state); training draws nothing (the curriculum chooses the batches); the ``rng`` a learner kind is given is unused.
@@ -103,7 +107,7 @@ class BCRNNLearner:
         learning_rate: Adam's rate.
         rng: unused.
         window: ``W``, the steps of a window; hidden_size, layers: the LSTM's; modes: ``K``; min_std: the floor
-            of every deviation.
+            of every deviation; acting: how it acts in an environment, one of :data:`ACTING`.
 
     Attributes:
         window: ``W`` (read by the curriculum adapter, the held-out scoring and the evaluator).
