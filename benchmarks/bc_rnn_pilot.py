@@ -1,7 +1,8 @@
 """The pilot behind the bc-rnn learner's defaults (docs/learners-bc-rnn.md): on the scripted Pendulum data, train a
 :class:`~curteach_teaching.learners.bc_rnn.BCRNNLearner` per setting (and the Gaussian MLP ``--policy auto`` trains,
 for comparison) on the first episodes, and print the held-out per-step log-likelihood (on the last episodes) and the
-mean greedy return of 10 Pendulum-v1 episodes through the library's evaluator.
+mean greedy return of 10 Pendulum-v1 episodes through the library's evaluator, once per way of acting
+(``--acting``: the bc-rnn learner's :data:`~curteach_teaching.learners.bc_rnn.ACTING`; the same trained weights).
 
     python examples/datasets/scripted_pendulum.py --root DIR --episodes 40
     python benchmarks/bc_rnn_pilot.py --dataset DIR/pendulum/scripted-v0 --steps 2000
@@ -51,6 +52,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--held-out", type=int, default=8, help="the last episodes, scored and never trained on")
     parser.add_argument("--settings", default=",".join(SETTINGS))
+    parser.add_argument("--acting", default="window,carried,horizon",
+                        help="comma-separated ways a bc-rnn learner acts, each evaluated (default all three)")
     args = parser.parse_args()
     pool = read_pool(args.dataset)
     train, held = pool.trajectories[:-args.held_out], pool.trajectories[-args.held_out:]
@@ -75,12 +78,16 @@ def main() -> None:
             learner.train_step(steps(obs, batch, rows), acts[batch], None)
         seconds = time.perf_counter() - start
         held_index = np.arange(len(held_acts))
-        result = evaluate_policy(learner, lambda: gym.make("Pendulum-v1"), seeds)
+        returns = {}
+        for acting in args.acting.split(",") if hasattr(learner, "acting") else ["-"]:
+            if acting != "-":
+                learner.acting = acting
+            returns[acting] = float(evaluate_policy(learner, lambda: gym.make("Pendulum-v1"), seeds).returns.mean())
         print(json.dumps({
             "setting": name, "steps": args.steps, "train_s": round(seconds, 1),
             "held_out_log_likelihood": float(np.mean(learner.log_likelihood(steps(held_obs, held_index, held_rows),
                                                                             held_acts))),
-            "greedy_return": float(result.returns.mean())}), flush=True)
+            "greedy_return": returns}), flush=True)
 
 
 if __name__ == "__main__":

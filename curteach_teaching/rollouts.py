@@ -25,7 +25,10 @@ through its own ``act(observations, streams)``), an SB3 ``BasePolicy`` (its ``ob
 NumPy observations (a dict of arrays for a ``Dict`` space). A dataset learner that declares a ``window`` of ``W > 1``
 steps (a recurrent policy) acts on windows ``(B, W, *obs_shape)``: each environment keeps the window of its
 episode's last ``W`` observations (:class:`~curteach_teaching.learners.windows.WindowRows`), filled with the first
-observation when its episode starts and shifted by one at each step, the recurrent state the episode carries.
+observation when its episode starts and shifted by one at each step. A dataset learner that acts from a state it
+carries (``initial_state`` and ``act_step``, :mod:`~curteach_teaching.learners.carried_state`) is handed each live
+environment's current observation with that environment's state, one state row per environment, reset when its
+episode starts (:class:`~curteach_teaching.learners.carried_state.StateRows`), whatever else shares the batch.
 """
 
 from __future__ import annotations
@@ -115,20 +118,31 @@ class _Outcomes:
 
 def _window_rows(policy: Any, slots: int) -> Any:
     """The windows of ``slots`` environments for a dataset learner reading ``W > 1`` steps, else ``None`` (a policy
-    acting on one observation per row is handed the stacked observations as always)."""
+    acting on one observation per row, or from a state it carries, is handed the stacked observations as always)."""
+    from curteach_teaching.learners.carried_state import carries_state
     from curteach_teaching.learners.dataset_learner import DatasetLearner
     from curteach_teaching.learners.windows import WindowRows, learner_window
 
-    if not isinstance(policy, DatasetLearner):
+    if not isinstance(policy, DatasetLearner) or carries_state(policy):
         return None
     window = learner_window(policy)
     return WindowRows(slots, window) if window > 1 else None
 
 
+def _state_rows(policy: Any, slots: int) -> Any:
+    """The carried states of ``slots`` environments for a dataset learner that acts from one
+    (:class:`~curteach_teaching.learners.carried_state.StateRows`), else ``None``."""
+    from curteach_teaching.learners.carried_state import StateRows, carries_state
+    from curteach_teaching.learners.dataset_learner import DatasetLearner
+
+    return StateRows(policy, slots) if isinstance(policy, DatasetLearner) and carries_state(policy) else None
+
+
 def _actor(policy: Any, action_space: gym.spaces.Space, n: int, deterministic: bool,
-           generator: Any) -> Callable[[Any, list[int]], list]:
-    """``(stacked observations, their episodes) -> env actions``, greedy or from each episode's stream: the
-    learner's own :meth:`act`, or the action seam's for a policy."""
+           generator: Any, states: Any = None) -> Callable[[Any, list[int], list[int]], list]:
+    """``(stacked observations, their episodes, their slots) -> env actions``, greedy or from each episode's
+    stream: the learner's own :meth:`act` (its ``act_step`` from the slots' ``states`` where it carries one), or
+    the action seam's for a policy."""
     from curteach_teaching.learners import actions
     from curteach_teaching.learners.dataset_learner import DatasetLearner
     from curteach_teaching.learners.seeding import episode_streams
@@ -141,8 +155,9 @@ def _actor(policy: Any, action_space: gym.spaces.Space, n: int, deterministic: b
 
     choose = policy.act if isinstance(policy, DatasetLearner) else chosen_by_policy
 
-    def act(observations: Any, episodes: list[int]) -> list:
-        chosen = choose(observations, None if streams is None else [streams[e] for e in episodes])
+    def act(observations: Any, episodes: list[int], slots: list[int]) -> list:
+        mine = None if streams is None else [streams[e] for e in episodes]
+        chosen = choose(observations, mine) if states is None else states.act(observations, slots, mine)
         return [actions.env_action(action, action_space) for action in chosen]
 
     return act
@@ -185,6 +200,7 @@ def evaluate_policy(
     observation_of: list[Any] = [None] * len(envs)
     waiting = iter(range(n))
     windows = _window_rows(policy, len(envs))
+    states = _state_rows(policy, len(envs))
 
     def start(slot: int) -> None:
         episode = next(waiting, None)
@@ -193,9 +209,11 @@ def evaluate_policy(
             observation_of[slot], _ = envs[slot].reset(seed=int(seeds[episode]))
             if windows is not None:
                 windows.start(slot, observation_of[slot])
+            if states is not None:
+                states.start(slot)
 
     try:
-        act = _actor(policy, envs[0].action_space, n, deterministic, generator) if envs else None
+        act = _actor(policy, envs[0].action_space, n, deterministic, generator, states) if envs else None
         for slot in range(len(envs)):
             start(slot)
         while True:
@@ -203,7 +221,7 @@ def evaluate_policy(
             if not live:
                 break
             batch = _stack([observation_of[slot] for slot in live]) if windows is None else windows.stack(live)
-            chosen = act(batch, [episode_of[slot] for slot in live])
+            chosen = act(batch, [episode_of[slot] for slot in live], live)
             for slot, action in zip(live, chosen):
                 observation, reward, terminated, truncated, info = envs[slot].step(action)
                 outcomes.step(episode_of[slot], reward, terminated, info)
@@ -232,14 +250,17 @@ def evaluate_policy_serial(
     outcomes = _Outcomes(seeds)
     env = make_env()
     try:
-        act = _actor(policy, env.action_space, len(seeds), deterministic, generator)
+        states = _state_rows(policy, 1)
+        act = _actor(policy, env.action_space, len(seeds), deterministic, generator, states)
         windows = _window_rows(policy, 1)
         for episode, seed in enumerate(seeds):
             observation, _ = env.reset(seed=int(seed))
             if windows is not None:
                 windows.start(0, observation)
+            if states is not None:
+                states.start(0)
             while True:
-                action = act(_stack([observation]) if windows is None else windows.stack([0]), [episode])[0]
+                action = act(_stack([observation]) if windows is None else windows.stack([0]), [episode], [0])[0]
                 observation, reward, terminated, truncated, info = env.step(action)
                 outcomes.step(episode, reward, terminated, info)
                 if terminated or truncated:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from curteach_teaching.commands.learner_options import add_learner_arguments
+from curteach_teaching.commands.learner_options import add_learner_arguments, resolve_learner_arguments
 from curteach_teaching.commands.score_options import add_score_arguments
 from curteach_teaching.commands.sweep_options import (
     add_sweep_arguments,
@@ -129,6 +129,7 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     from curteach_teaching.sweeps.interrupts import announce, interruption_message
 
     check_sweep_flags(args)
+    resolve_learner_arguments(args)  # a hyper-parameter of another --policy: one line, before any reading
     sources = tuple(s.strip() for s in args.dataset.split(",") if s.strip())
     if not sources:
         raise ValueError("--dataset must name at least one dataset")
@@ -156,6 +157,7 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
             epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
             sampled=not args.no_sampled, policy=args.policy, use=args.use, keep=args.keep,
             temperature=args.temperature, keep_within=args.keep_within, task_one_hot=args.task_one_hot,
+            learner_options=args.learner_options,
             **{option.name: getattr(args, option.name) for option in trained_options()},  # the trained scores'
             teacher_seed=args.seed, device=args.sweep_device, holdout=holdout, holdout_field=args.holdout_field,
             obs_keys=obs_keys, **settings,

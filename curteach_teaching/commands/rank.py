@@ -15,8 +15,13 @@ from pathlib import Path
 import numpy as np
 
 from curteach_envs._util import check_int, counted
-from curteach_teaching.commands.learner_options import add_learner_arguments
+from curteach_teaching.commands.learner_options import (
+    add_learner_arguments,
+    learner_record,
+    resolve_learner_arguments,
+)
 from curteach_teaching.commands.score_options import add_score_arguments
+from curteach_teaching.learners.hyperparameters import options_label
 
 
 def add_parser(subparsers) -> None:
@@ -98,13 +103,13 @@ def add_parser(subparsers) -> None:
 
 def rank_scores(pool, score: str, *, trained: dict | None = None, policy: str = "auto", device: str = "cpu",
                 seed: int = 0, cache: Path | None = None, progress: bool = False, task_one_hot: bool = False,
-                batch_size: int = 64, learning_rate: float = 1e-3) -> np.ndarray:
+                batch_size: int = 64, learning_rate: float = 1e-3, learner_options: tuple = ()) -> np.ndarray:
     """``(N,)`` float64 difficulty of every episode of ``pool``, larger = less preferred: the prepare step's
     (:func:`~curteach_teaching.datasets.prepare.prepare`, then
     :func:`~curteach_teaching.datasets.prepare.fit_scores` for the trained scores ``score`` reads, ``trained``:
     ``name -> trained score``, each cached in ``cache`` under the policy, training learners of ``policy`` with
-    ``batch_size`` and ``learning_rate``; ``task_one_hot``: they see a one-hot over the pool's groups). The one place
-    ``rank`` scores."""
+    ``batch_size``, ``learning_rate`` and the hyper-parameters ``learner_options``, which key the cache too where
+    given; ``task_one_hot``: they see a one-hot over the pool's groups). The one place ``rank`` scores."""
     from curteach_teaching.datasets.prepare import fit_scores, learner_factory, prepare
     from curteach_teaching.datasets.scores.registry import trained_terms
 
@@ -114,11 +119,13 @@ def rank_scores(pool, score: str, *, trained: dict | None = None, policy: str = 
         if getattr(data.codec, "by_group", False):
             print(f"task one-hot: the trained scores see which of the pool's {len(data.codec.tasks)} groups an "
                   "episode is from", flush=True)
-        learner = learner_factory(policy, data, batch_size=batch_size, learning_rate=learning_rate, device=device)
+        learner = learner_factory(policy, data, batch_size=batch_size, learning_rate=learning_rate, device=device,
+                                  options=learner_options)
         # said whether or not a bar is drawn (what it fits, a damaged cache, how long it took); the cache key's
         # data digest covers the observations read
         data = fit_scores(data, [score], trained or {}, learner=learner, device=device, seed=seed, cache=cache,
-                          label=f"rank|{policy}", progress=progress, say=lambda line: print(line, flush=True))
+                          label=f"rank|{policy}{options_label(learner_options)}", progress=progress,
+                          say=lambda line: print(line, flush=True))
     return np.asarray(data.task_scores[score], dtype=np.float64)
 
 
@@ -198,7 +205,8 @@ def _report(args, sources, fmt, obs_keys, summary: dict, ties, trained: dict, wr
             **summary, "ties_at_cut": ties,
             "outputs": [{"path": o.path, "what": o.what} for o in written],
             **dict.fromkeys(trained_names()),
-            **{name: {**score.describe(), "seed": args.seed, "policy": args.policy} for name, score in trained.items()}}
+            **{name: {**score.describe(), "seed": args.seed, "policy": args.policy, **learner_record(args)}
+               for name, score in trained.items()}}
 
 
 def _print_summary(args, pool, sources, fmt, ranking, summary: dict, ties, within, written: list) -> None:
@@ -230,6 +238,7 @@ def _print_summary(args, pool, sources, fmt, ranking, summary: dict, ties, withi
 def run_rank(args: argparse.Namespace) -> int:
     """Read, check, score, rank, and write the outputs (the kept share in the source's terms before rank.json);
     ``--compare`` (and ``--label``) are :func:`~curteach_teaching.commands.rank_compare.run_compare`'s."""
+    resolve_learner_arguments(args)  # a hyper-parameter of another --policy: one line, before any reading
     if args.compare is not None or args.label is not None:
         from curteach_teaching.commands.rank_compare import run_compare
 
@@ -288,7 +297,8 @@ def run_rank(args: argparse.Namespace) -> int:
                 difficulty = rank_scores(pool, args.score, trained=trained, policy=args.policy,
                                          device=run_device(device), seed=args.seed, cache=out / "teachers",
                                          progress=progress_wanted(args), task_one_hot=args.task_one_hot,
-                                         batch_size=args.batch_size, learning_rate=args.learning_rate)
+                                         batch_size=args.batch_size, learning_rate=args.learning_rate,
+                                         learner_options=args.learner_options)
         except KeyboardInterrupt:
             announce()
             raise

@@ -95,6 +95,7 @@ def run_compare(args: argparse.Namespace, rank_scores: Callable, sources_of: Cal
     ``rank_scores`` is rank's one scoring step (:func:`~curteach_teaching.commands.rank.rank_scores`) and
     ``sources_of`` its reading of ``--dataset`` (``text -> (sources, format)``), handed over by ``run_rank`` (this
     module does not import ``rank``, which imports it)."""
+    from curteach_teaching.commands.learner_options import learner_record
     from curteach_teaching.commands.rank_outputs import check_out_outside
     from curteach_teaching.commands.sweep_options import named_as_options, output_folder, progress_wanted
     from curteach_teaching.datasets import read_pool
@@ -140,7 +141,8 @@ def run_compare(args: argparse.Namespace, rank_scores: Callable, sources_of: Cal
                     values[name] = rank_scores(pool, name, trained=trained, policy=args.policy,
                                                device=run_device(device), seed=args.seed, cache=out / "teachers",
                                                progress=progress_wanted(args), task_one_hot=args.task_one_hot,
-                                               batch_size=args.batch_size, learning_rate=args.learning_rate)
+                                               batch_size=args.batch_size, learning_rate=args.learning_rate,
+                                               learner_options=args.learner_options)
                     seconds[name] = time.perf_counter() - start
         except KeyboardInterrupt:
             announce()
@@ -155,7 +157,8 @@ def run_compare(args: argparse.Namespace, rank_scores: Callable, sources_of: Cal
               "source": sources[0] if len(sources) == 1 else sources, "format": fmt.name, "obs_keys": obs_keys,
               "episodes": len(pool), "keep": keep, "per_group": bool(args.per_group), "label": args.label,
               "label_true": None if label is None else int(label.sum()),
-              "seed": args.seed, "policy": args.policy, **({"task_one_hot": True} if args.task_one_hot else {}),
+              "seed": args.seed, "policy": args.policy, **learner_record(args),
+              **({"task_one_hot": True} if args.task_one_hot else {}),
               "trained": {name: score.describe() for name, score in trained.items()},
               "scores": rows}
     (out / "compare.json").write_text(json.dumps(report, indent=2) + "\n")

@@ -24,14 +24,14 @@ __all__ = ["fit_scores", "learner_factory", "prepare"]
 
 
 def learner_factory(policy: str, data: PreparedData, *, batch_size: int = 64, learning_rate: float = 1e-3,
-                    device: Any = "cpu") -> Any:
+                    device: Any = "cpu", options: tuple = ()) -> Any:
     """The :class:`~curteach_teaching.learners.dataset_learner.LearnerFactory` a trained score gets: fresh learners of
     ``--policy`` for the prepared data's spaces (the codec's observations), checked now (one line where the kind
-    cannot learn them)."""
+    cannot learn them); ``options``: the kind's hyper-parameters away from their defaults."""
     from curteach_teaching.learners.dataset_learner import LearnerFactory
 
     return LearnerFactory(policy, data.codec.observation_space, data.action_space, batch_size=batch_size,
-                          learning_rate=learning_rate, device=device).check()
+                          learning_rate=learning_rate, device=device, options=tuple(options)).check()
 
 
 def prepare(pool: Any, read: Iterable[str], *, checked: Iterable[str] = (), policy: str | None = "auto",

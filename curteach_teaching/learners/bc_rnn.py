@@ -18,12 +18,16 @@
   of exactly one window;
 * **the per-step score** (:meth:`BCRNNLearner.log_likelihood`): ``log pi(a_t | window_t)``, the mixture's
   log-density by a log-sum-exp (``torch.distributions.MixtureSameFamily``);
-* **acting** (:meth:`BCRNNLearner.act`) on the evaluator's windows (its recurrent state per environment, restarted
-  at each episode's start), with the LSTM run over the window from a zero state: the computation of training and
-  scoring, step for step. Greedy: the mean of the most probable component (the first on ties; robomimic's
-  ``low_noise_eval`` samples a component and shrinks its deviation to ``1e-4``: nearly the same action when one
-  component dominates, without a draw). Sampled: row ``b``'s component by the inverse CDF of one uniform from
-  ``streams[b]``, then ``D`` standard normals from ``streams[b]``.
+* **acting** (:meth:`BCRNNLearner.act_step`, from the state the evaluator carries per environment, reset at each
+  episode's start: :mod:`~curteach_teaching.learners.carried_state`) by :attr:`acting` (:data:`ACTING`): ``window``
+  (the default) runs the LSTM from a zero state over the episode's last ``W`` observations, the computation of
+  training and scoring, step for step (:meth:`BCRNNLearner.act` on a window); ``carried`` carries ``(h, c)`` through
+  the episode; ``horizon`` resets it every ``W`` steps, as robomimic's rollout (the pilot of
+  docs/learners-bc-rnn.md picks ``window``: the other two act from states training never showed). Greedy: the mean
+  of the most probable component (the first on ties; robomimic's ``low_noise_eval`` samples a component and shrinks
+  its deviation to ``1e-4``: nearly the same action when one component dominates, without a draw). Sampled: row
+  ``b``'s component by the inverse CDF of one uniform from ``streams[b]``, then ``D`` standard normals from
+  ``streams[b]``.
 
 Randomness: the weights come from ``seed`` alone (torch's generator seeded inside a fork that restores the global
 state); training draws nothing (the curriculum chooses the batches); the ``rng`` a learner kind is given is unused.
@@ -39,7 +43,13 @@ import numpy as np
 
 from curteach_teaching.learners.divergence import LearnerDiverged
 
-__all__ = ["BCRNNLearner", "mixture_log_density"]
+__all__ = ["ACTING", "BCRNNLearner", "mixture_log_density"]
+
+#: how the learner acts in the evaluator, from the state it carries per episode (:meth:`BCRNNLearner.act_step`):
+#: ``window``: the LSTM run from a zero state over the episode's last ``W`` observations at every step (training's
+#: computation); ``carried``: one LSTM step per environment step, its ``(h, c)`` carried through the whole episode;
+#: ``horizon``: carried, and reset to zero every ``W`` steps of the episode (robomimic's ``BC_RNN.get_action``)
+ACTING = ("window", "carried", "horizon")
 
 
 def mixture_log_density(logits: Any, means: Any, stds: Any, actions: Any) -> Any:
@@ -73,8 +83,11 @@ class _Network:
 
             def forward(self, windows: Any) -> tuple[Any, Any, Any]:
                 """``(B, W, S)`` -> logits ``(B, K)``, raw means and raw deviations ``(B, K, D)``."""
-                last = self.lstm(windows)[0][:, -1]
-                rows = len(windows)
+                return self.heads(self.lstm(windows)[0][:, -1])
+
+            def heads(self, last: Any) -> tuple[Any, Any, Any]:
+                """The LSTM's output ``(B, H)`` -> logits ``(B, K)``, raw means and deviations ``(B, K, D)``."""
+                rows = len(last)
                 return (self.logits(last), self.means(last).view(rows, modes, action_dim),
                         self.stds(last).view(rows, modes, action_dim))
 
@@ -94,7 +107,7 @@ class BCRNNLearner:
         learning_rate: Adam's rate.
         rng: unused.
         window: ``W``, the steps of a window; hidden_size, layers: the LSTM's; modes: ``K``; min_std: the floor
-            of every deviation.
+            of every deviation; acting: how it acts in an environment, one of :data:`ACTING`.
 
     Attributes:
         window: ``W`` (read by the curriculum adapter, the held-out scoring and the evaluator).
@@ -104,15 +117,18 @@ class BCRNNLearner:
     def __init__(self, observation_space: gym.Space, action_space: gym.Space, *, seed: int, device: Any = "cpu",
                  batch_size: int = 256, learning_rate: float = 1e-3, rng: np.random.Generator | None = None,
                  window: int = 10, hidden_size: int = 400, layers: int = 2, modes: int = 5,
-                 min_std: float = 1e-4):
+                 min_std: float = 1e-4, acting: str = "window"):
         import torch
 
         self.check(observation_space, action_space)
         if window < 1 or hidden_size < 1 or layers < 1 or modes < 1 or not min_std > 0:
             raise ValueError(f"bc-rnn needs window, hidden_size, layers, modes >= 1 and min_std > 0; got "
                              f"{window}, {hidden_size}, {layers}, {modes}, {min_std}")
+        if acting not in ACTING:
+            raise ValueError(f"bc-rnn acts by one of {', '.join(ACTING)}; got {acting!r}")
         self.observation_space, self.action_space = observation_space, action_space
         self.window, self.modes, self.min_std = int(window), int(modes), float(min_std)
+        self.acting, self.layers, self.hidden_size = acting, int(layers), int(hidden_size)
         self.batch_size = int(batch_size)
         self.device = torch.device(device)
         self.observation_dim = int(observation_space.shape[0])
@@ -163,9 +179,13 @@ class BCRNNLearner:
     def mixture(self, obs: Any) -> tuple[Any, Any, Any]:
         """The mixture of a batch of windows in the normalised action space: logits ``(B, K)``, means and
         deviations ``(B, K, D)`` (with gradients)."""
+        return self._squashed(*self.network(self._windows(obs)))
+
+    def _squashed(self, logits: Any, means: Any, stds: Any) -> tuple[Any, Any, Any]:
+        """The heads' raw outputs as the mixture's parameters (``tanh`` on the bounded means, ``softplus +
+        min_std`` on the deviations)."""
         import torch
 
-        logits, means, stds = self.network(self._windows(obs))
         means = torch.where(self._squash_t, torch.tanh(means), means)
         return logits, means, torch.nn.functional.softplus(stds) + self.min_std
 
@@ -236,9 +256,15 @@ class BCRNNLearner:
         import torch
 
         with torch.no_grad():
-            logits, means, stds = self.mixture(obs)
-            probabilities = torch.softmax(logits.double(), dim=1).cpu().numpy()
-            means, stds = means.double().cpu().numpy(), stds.double().cpu().numpy()
+            mixture = self.mixture(obs)
+        return self._choose(*mixture, streams)
+
+    def _choose(self, logits: Any, means: Any, stds: Any, streams: Sequence[np.random.Generator] | None) -> np.ndarray:
+        """``(B, D)`` float64 actions of a mixture ``(B, K)``, ``(B, K, D)`` x 2 (see :meth:`act`)."""
+        import torch
+
+        probabilities = torch.softmax(logits.double(), dim=1).cpu().numpy()
+        means, stds = means.double().cpu().numpy(), stds.double().cpu().numpy()
         if not (np.isfinite(probabilities).all() and np.isfinite(means).all() and np.isfinite(stds).all()):
             raise LearnerDiverged("the bc-rnn learner's mixture is not finite")
         rows = np.arange(len(means))
@@ -256,3 +282,45 @@ class BCRNNLearner:
             k = np.asarray(components)
             chosen = means[rows, k] + stds[rows, k] * np.asarray(noise)
         return chosen * self._scale + self._center
+
+    def initial_state(self, n: int) -> tuple:
+        """The state of ``n`` episodes before their first step (:mod:`~curteach_teaching.learners.carried_state`):
+        the LSTM's ``h`` and ``c`` ``(n, L, H)`` (zeros), the steps taken ``(n,)`` int64 and the last ``W``
+        observations ``(n, W, S)`` (filled at the first step), torch tensors on the device."""
+        import torch
+
+        zeros = torch.zeros((n, self.layers, self.hidden_size), device=self.device)
+        return (zeros, zeros.clone(), torch.zeros(n, dtype=torch.int64, device=self.device),
+                torch.zeros((n, self.window, self.observation_dim), device=self.device))
+
+    def act_step(self, obs: Any, state: tuple, streams: Sequence[np.random.Generator] | None = None
+                 ) -> tuple[np.ndarray, tuple]:
+        """``(B, D)`` actions of the current observations ``(B, S)`` from the rows' states, and the next states, by
+        :attr:`acting` (see :data:`ACTING`): ``window`` acts as :meth:`act` on the window the state keeps (the
+        first observation repeated at an episode's start); ``carried`` takes one LSTM step from ``(h, c)``;
+        ``horizon`` does so from a zero ``(h, c)`` at every ``W``-th step. Greedy or sampled as :meth:`act`.
+
+        Raises:
+            LearnerDiverged: the mixture's outputs are not finite.
+        """
+        import torch
+
+        h, c, steps, recent = state
+        current = torch.as_tensor(np.require(np.asarray(obs, dtype=np.float32), requirements="W"),
+                                  device=self.device).reshape(-1, self.observation_dim)
+        first = (steps == 0)[:, None, None]
+        # the window: at an episode's first step the observation W times, else shifted by one step
+        recent = torch.where(first, current[:, None].expand(-1, self.window, -1),
+                             torch.cat([recent[:, 1:], current[:, None]], dim=1))
+        with torch.no_grad():
+            if self.acting == "window":
+                mixture = self.mixture(recent)
+            else:
+                if self.acting == "horizon":  # robomimic: a zero state every W steps of the episode
+                    restart = (steps % self.window == 0)[:, None, None]
+                    h, c = torch.where(restart, torch.zeros_like(h), h), torch.where(restart, torch.zeros_like(c), c)
+                out, (h, c) = self.network.lstm(current[:, None], (h.transpose(0, 1).contiguous(),
+                                                                   c.transpose(0, 1).contiguous()))
+                h, c = h.transpose(0, 1), c.transpose(0, 1)
+                mixture = self._squashed(*self.network.heads(out[:, -1]))
+        return self._choose(*mixture, streams), (h, c, steps + 1, recent)

@@ -150,7 +150,7 @@ def check_learner(policy: str, observation_space: Any, action_space: Any) -> Non
 
 
 def make_learner(policy: str, observation_space: Any, action_space: Any, *, seed: int, device: Any,
-                 batch_size: int, learning_rate: float, rng: Any) -> DatasetLearner:
+                 batch_size: int, learning_rate: float, rng: Any, options: Any = ()) -> DatasetLearner:
     """A fresh learner of the kind ``policy`` names, its weights from ``seed`` alone, on ``device``.
 
     Args:
@@ -160,14 +160,20 @@ def make_learner(policy: str, observation_space: Any, action_space: Any, *, seed
         batch_size: steps per optimizer step; learning_rate: the optimizer's rate.
         rng: a ``numpy.random.Generator`` the learner may draw its own randomness from (BC: its batch order, unused
             under a curriculum).
+        options: the kind's hyper-parameters away from their defaults
+            (:func:`~curteach_teaching.learners.hyperparameters.learner_options`; ``()``: none, the kind called as
+            before).
 
     Raises:
         ValueError: an unknown name; a kind that cannot learn these spaces; a plug-in that raises or returns
             something without ``train_step``, ``log_likelihood`` and ``act``.
     """
+    from curteach_teaching.learners.hyperparameters import learner_keywords
+
     name, kind = learner_kind(policy)
     return DATASET_LEARNERS.call(name, kind, observation_space, action_space, seed=seed, device=device,
                                  batch_size=batch_size, learning_rate=learning_rate, rng=rng,
+                                 **learner_keywords(options),
                                  expect=lambda learner: isinstance(learner, DatasetLearner))
 
 
@@ -180,6 +186,8 @@ class LearnerFactory:
     Args:
         policy: a name of :data:`DATASET_LEARNERS` or ``module:attr``; observation_space, action_space: the spaces.
         batch_size, learning_rate: the learners' defaults; device: where they train.
+        options: the kind's hyper-parameters away from their defaults (sorted ``(name, value)`` pairs,
+            :func:`~curteach_teaching.learners.hyperparameters.learner_options`).
     """
 
     policy: str
@@ -188,6 +196,7 @@ class LearnerFactory:
     batch_size: int = 64
     learning_rate: float = 1e-3
     device: Any = "cpu"
+    options: tuple = ()
 
     def check(self) -> LearnerFactory:
         """This factory, once the kind is checked on its spaces (one-line ``ValueError`` where it cannot learn
@@ -204,4 +213,4 @@ class LearnerFactory:
         return make_learner(self.policy, self.observation_space, self.action_space, seed=seed, device=self.device,
                             batch_size=self.batch_size if batch_size is None else batch_size,
                             learning_rate=self.learning_rate if learning_rate is None else learning_rate,
-                            rng=np.random.default_rng(seed) if rng is None else rng)
+                            rng=np.random.default_rng(seed) if rng is None else rng, options=self.options)

@@ -23,8 +23,9 @@ def test_dataset_bc_and_rank_take_the_learner_flags_alike():
     for command in ("dataset-bc", "rank"):
         sub = _subcommand(parser, command)
         flags = {a.dest: a for a in sub._actions}
+        # --learning-rate's default is the learner kind's own (resolve_learner_arguments): 1e-3 but for diffusion
         assert (flags["policy"].default, flags["batch_size"].default, flags["learning_rate"].default) == \
-            ("auto", 64, 1e-3)
+            ("auto", 64, None)
         assert all(kind in flags["policy"].help for kind in POLICY_KINDS)
     args = parser.parse_args(["rank", "--dataset", "d", "--policy", "mlp-256", "--batch-size", "256",
                               "--learning-rate", "0.0003"])

@@ -93,6 +93,8 @@ class DatasetBCExperiment:
         keep: the fraction ``select`` keeps, in ``(0, 1]``; temperature: ``weight``'s (> 0).
         keep_within: ``"pool"``: select's cut is one over the pool; ``"group"``: within each group (each dataset or
             task keeps its share, :class:`~curteach_teaching.curriculum.uses.Select`'s ``groups``).
+        learner_options: the learner kind's hyper-parameters away from their defaults, sorted ``(name, value)``
+            pairs (:func:`~curteach_teaching.learners.hyperparameters.learner_options`; ``()``: the kind's defaults).
         task_one_hot: the learner sees a one-hot over the pool's groups (each a task) appended to flat observations
             (:mod:`~curteach_teaching.datasets.codecs.task_one_hot`); Meta-World's pools of two tasks or more get
             theirs whatever this says.
@@ -158,6 +160,8 @@ class DatasetBCExperiment:
     obs_keys: tuple | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)
     keep_within: str = setting("pool", fingerprint=WHEN_NOT_DEFAULT, cell=True)
     task_one_hot: bool = setting(False, fingerprint=WHEN_NOT_DEFAULT)
+    # the learner's hyper-parameters away from their defaults (sorted (name, value) pairs): none by default
+    learner_options: tuple = setting((), fingerprint=WHEN_NOT_DEFAULT)
     progress: bool = setting(False, fingerprint=NEVER, compare=False)
     data: Any = setting(None, fingerprint=NEVER, compare=False, repr=False)
     device: str = setting("cpu", fingerprint=NEVER, compare=False)
@@ -185,6 +189,15 @@ class DatasetBCExperiment:
         if len(set(names)) != len(names):
             raise ValueError(f"curricula must have distinct names; got {names}")
         check_settings(self)  # the other settings
+        if self.learner_options:  # the policy's own, in range, sorted, none at its default (as the commands give)
+            from curteach_teaching.learners.dataset_learner import learner_kind
+            from curteach_teaching.learners.hyperparameters import learner_options
+
+            options = tuple(map(tuple, self.learner_options))
+            if learner_options(learner_kind(self.policy)[0], dict(options)) != options:
+                raise ValueError(f"learner_options must be sorted (name, value) pairs away from their defaults; got "
+                                 f"{self.learner_options!r}")
+            object.__setattr__(self, "learner_options", options)
 
     @property
     def cells(self) -> tuple:
@@ -246,6 +259,8 @@ class DatasetBCExperiment:
         data = shared_settings(self, read_by_every_cell=("teacher_seed",) if self.holdout is not None else ())
         if "obs_keys" in data:
             data["obs_keys"] = list(self.obs_keys)
+        if "learner_options" in data:
+            data["learner_options"] = dict(self.learner_options)
         data["experiment"] = "dataset-bc"
         return data
 
@@ -323,7 +338,9 @@ class DatasetBCExperiment:
 
     def cache_label(self) -> str:
         """What else keys the trained scores' cached files: the policy and the pool's digest."""
-        return f"{self.policy}|{self.digest}"
+        from curteach_teaching.learners.hyperparameters import options_label
+
+        return f"{self.policy}|{self.digest}{options_label(self.learner_options)}"
 
     def fit(self, *, teacher_cache: str | None = None, progress: bool = False,
             say: Callable[[str], None] | None = None) -> DatasetBCExperiment:
@@ -350,7 +367,7 @@ class DatasetBCExperiment:
         scores = {name: trained_score(name, self.score_options()) for name in self.unfitted()}
         device = run_device(self.device)
         learner = learner_factory(self.policy, data, batch_size=self.batch_size, learning_rate=self.learning_rate,
-                                  device=device)
+                                  device=device, options=self.learner_options)
         data = fit_scores(data, self.tasks(), scores, learner=learner, device=device,
                           seed=self.teacher_seed, cache=teacher_cache, label=self.cache_label(), progress=progress,
                           say=say)

@@ -143,7 +143,7 @@ def run_once(experiment: Any, data: Any, cell: str, index: int, seed_sequence: n
     device = run_device(experiment.device)  # the runner's: "cuda" -> this worker's GPU
     learner = make_learner(experiment.policy, codec.observation_space, pool.action_space, seed=net_seed,
                            device=device, batch_size=experiment.batch_size, learning_rate=experiment.learning_rate,
-                           rng=np.random.default_rng(batch_seed))
+                           rng=np.random.default_rng(batch_seed), options=experiment.learner_options)
     steps_per_epoch, epochs = experiment.schedule(int(lengths.sum()))
     if data.split is not None:  # no environment: scored on the held-out demonstrations
         from curteach_teaching.experiments.dataset_bc.held_out import HeldOutEvaluations
