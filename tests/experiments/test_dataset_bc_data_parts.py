@@ -152,3 +152,50 @@ def test_a_folder_without_the_record_cannot_tell_which_part(swept, tmp_path, cap
     assert "records no parts of its data (data.json, written since this version), so it cannot tell which part " \
            "differs; give the data the sweep was made on, or another --out for these data" in error
     assert "overwrite" not in error and {p: p.read_bytes() for p in runs} == runs
+
+
+def test_the_earlier_digest_upgrade_rekeys_a_cell_the_record_lacks(swept, capsys):
+    """The committed Meta-World mixed folder's form: a cell added after its ``sweep.json`` was kept, so the record
+    names five cells and the folder holds runs of six, all of the earlier digest."""
+    from curteach_teaching.experiments.dataset_bc.upgrade_digest import legacy_pool_digest
+    from curteach_teaching.sweeps.results import fingerprint
+
+    path, out, runs = swept
+    record = json.loads((out / "sweep.json").read_text())
+    old = {**record["settings"], "digest": legacy_pool_digest(read_pool(path, obs_keys=KEYS))}
+    for cell, own in record["cells"].items():
+        for run in (out / "runs" / cell).glob("run_*.json"):
+            document = json.loads(run.read_text())
+            run.write_text(json.dumps({**document, "fingerprint": fingerprint({"sweep": old, "cell": own})}))
+    del record["cells"]["Cur-T+select+length"]
+    (out / "sweep.json").write_text(json.dumps({**record, "settings": old}))
+    (out / "data.json").unlink()
+    assert main(_command(path, out)) == 0
+    printed = capsys.readouterr().out
+    assert "(2 run files re-keyed;" in printed and "2 runs (0 computed, 2 reused)" in printed
+    assert {p: json.loads(p.read_text())["data"] for p in runs} == {p: json.loads(b)["data"] for p, b in runs.items()}
+    assert json.loads((out / "data.json").read_text())["digest"] == pool_digest(read_pool(path, obs_keys=KEYS))
+
+
+def test_adopt_data_rekeys_a_folder_to_data_proven_to_give_its_runs(swept, tmp_path, capsys):
+    """The maintainer's routine: after a recomputation proved the runs, the folder is re-keyed to the data read
+    although they differ in a part runs read (here the observations, which these runs do read: the routine trusts
+    the proof, not the parts)."""
+    from curteach_teaching.experiments.dataset_bc.data_record import adopt_data
+    from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment
+
+    path, out, runs = swept
+    changed = _copy_changed(path, tmp_path, "observations")
+    pool = read_pool(changed, obs_keys=KEYS)
+    experiment = DatasetBCExperiment(curricula=("Agn", "Cur-T@select/length"), task_difficulty="length",
+                                     max_batches=10, eval_every=10, batch_size=32, holdout=0.2,
+                                     obs_keys=KEYS).prepare(pool)
+    line = adopt_data(out, pool, experiment)
+    assert line.startswith(f"adopted {out} for the data read (digest ") and "2 run files re-keyed" in line
+    assert json.loads((out / "data.json").read_text())["parts"] == data_parts(pool)["parts"]
+    assert main(_command(changed, out)) == 0
+    assert "2 runs (0 computed, 2 reused)" in capsys.readouterr().out
+    assert {p: json.loads(p.read_text())["data"] for p in runs} == {p: json.loads(b)["data"] for p, b in runs.items()}
+    with pytest.raises(ValueError, match="other settings than the experiment's"):
+        adopt_data(out, pool, DatasetBCExperiment(curricula=("Agn",), max_batches=20, holdout=0.2,
+                                                  obs_keys=KEYS).prepare(pool))
