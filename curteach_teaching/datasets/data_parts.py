@@ -12,7 +12,9 @@ Each part gets a full SHA-256 over its episodes and, per episode, the first :dat
 episode's digest of the part (48 bits: two different values share them with a chance of about 2**-48, enough to name
 an episode; the full part digest is what decides). Every value goes in through
 :func:`~curteach_teaching.digests.feed` (tagged with its kind, dtype and shape). Beside the digests, each episode's
-summed rewards (float64) are kept, so a difference in rewards can be sized, not only located.
+summed rewards (float64) are kept, so a difference in rewards can be sized, not only located, and the observations
+are digested once more as float32 (:data:`FLOAT32`): the precision the torch learners read them at, so observations
+that differ only in float64's last bits can be told from observations a learner sees differently.
 """
 
 from __future__ import annotations
@@ -25,12 +27,24 @@ import numpy as np
 
 from curteach_teaching.digests import feed
 
-__all__ = ["PARTS", "SHORT", "compare_parts", "data_parts", "describe_part", "reward_change"]
+__all__ = [
+    "FLOAT32",
+    "PARTS",
+    "SHORT",
+    "as_float32",
+    "compare_parts",
+    "data_parts",
+    "describe_part",
+    "reward_change",
+    "same_as_float32",
+]
 
 #: the parts, in the order they are named
 PARTS = ("episodes", "observations", "actions", "rewards", "metadata", "infos")
 #: hex digits kept of each episode's digest of a part
 SHORT = 12
+#: the key of the observations' float32 digests (beside the parts, not one of them)
+FLOAT32 = "observations_float32"
 #: how many episodes a description names before it counts the rest
 NAMED = 5
 
@@ -44,12 +58,24 @@ def _values(pool: Any, index: int) -> tuple:
             pool.infos[index])
 
 
+def as_float32(value: Any) -> Any:
+    """``value`` with every floating array cast to float32 (a mapping's arrays each; others as they are)."""
+    if hasattr(value, "unwrap") and hasattr(value, "items"):  # imitation's DictObs
+        value = dict(value.items())
+    if isinstance(value, dict):
+        return {key: as_float32(item) for key, item in value.items()}
+    if isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating):
+        return value.astype(np.float32)
+    return value
+
+
 def data_parts(pool: Any) -> dict:
     """The parts of ``pool``'s data (JSON-serialisable).
 
     Returns:
         ``{"episodes": N [group, id] pairs, "parts": {part: {"digest": 64 hex, "episodes": N hex strings of
-        SHORT}}, "reward_sums": N floats (each episode's summed rewards, float64) or None}``.
+        SHORT}}, FLOAT32: the same of the observations cast to float32, "reward_sums": N floats (each episode's
+        summed rewards, float64) or None}``.
     """
     whole = {part: hashlib.sha256(f"curteach data part v1 {part}\n".encode()) for part in PARTS}
     short: dict = {part: [] for part in PARTS}
@@ -60,13 +86,20 @@ def data_parts(pool: Any) -> dict:
             full = digest.hexdigest()
             whole[part].update(full.encode())  # the part's digest: its episodes' digests in order
             short[part].append(full[:SHORT])
+    casts = hashlib.sha256(f"curteach data part v1 {FLOAT32}\n".encode())
+    cast_short = []
+    for trajectory in pool.trajectories:
+        digest = hashlib.sha256()
+        feed(digest, as_float32(trajectory.obs))
+        casts.update(digest.hexdigest().encode())
+        cast_short.append(digest.hexdigest()[:SHORT])
     sums = None
     if all(getattr(t, "rews", None) is not None for t in pool.trajectories):
         sums = [float(np.sum(np.asarray(t.rews, dtype=np.float64))) for t in pool.trajectories]
     return {"episodes": [[str(group), int(episode)] for group, episode in zip(pool.groups, pool.episode_ids.tolist(),
                                                                               strict=True)],
             "parts": {part: {"digest": whole[part].hexdigest(), "episodes": short[part]} for part in PARTS},
-            "reward_sums": sums}
+            FLOAT32: {"digest": casts.hexdigest(), "episodes": cast_short}, "reward_sums": sums}
 
 
 def _keys(document: Mapping) -> list[tuple]:
@@ -130,3 +163,11 @@ def reward_change(recorded: Mapping, current: Mapping) -> float | None:
         return None
     before, after = np.asarray(pairs, dtype=np.float64).T
     return float(np.max(np.abs(after - before)))
+
+
+def same_as_float32(recorded: Mapping, current: Mapping) -> bool:
+    """Whether two :func:`data_parts` documents' observations are equal once cast to float32 (``False`` where either
+    lacks those digests)."""
+    old, new = recorded.get(FLOAT32), current.get(FLOAT32)
+    return isinstance(old, Mapping) and isinstance(new, Mapping) and old.get("digest") == new.get("digest") and \
+        _keys(recorded) == _keys(current)

@@ -31,11 +31,25 @@ from pathlib import Path
 from typing import Any
 
 from curteach_envs._util import atomic_write
-from curteach_teaching.datasets.data_parts import compare_parts, data_parts, describe_part, reward_change
+from curteach_teaching.datasets.data_parts import (
+    compare_parts,
+    data_parts,
+    describe_part,
+    reward_change,
+    same_as_float32,
+)
 from curteach_teaching.experiments.dataset_bc.upgrade_digest import rekey_runs, rename_teacher_cache
 from curteach_teaching.sweeps.folders import RECORD_FORMAT, RECORD_NAME
 
-__all__ = ["DATA_NAME", "adopt_data", "check_data", "data_document", "parts_no_run_reads", "record_data"]
+__all__ = [
+    "BELOW_FLOAT32",
+    "DATA_NAME",
+    "adopt_data",
+    "check_data",
+    "data_document",
+    "parts_no_run_reads",
+    "record_data",
+]
 
 DATA_NAME = "data.json"
 DATA_FORMAT = "curteach-data-1"
@@ -43,6 +57,12 @@ DATA_FORMAT = "curteach-data-1"
 #: scores, which fit policies on observations and actions)
 _REWARD_FREE = frozenset({"length", "level", "ensemble", "deminf", "policy-loss", "action-likelihood",
                           "action-variance"})
+#: the task scores that read the observations as float32 at most (through torch policies), or not at all: not
+#: ``deminf``, whose estimators read them as float64
+_FLOAT32_READERS = frozenset({"length", "level", "return", "ensemble", "policy-loss", "action-likelihood",
+                              "action-variance"})
+#: a difference of the observations that float32 does not hold (their float32 casts are equal)
+BELOW_FLOAT32 = "observations below float32"
 
 
 def data_document(pool: Any, experiment: Any) -> dict:
@@ -86,25 +106,35 @@ def record_data(out_dir: str | os.PathLike, document: dict) -> bool:
 
 
 def parts_no_run_reads(experiment: Any, pool: Any) -> frozenset:
-    """The parts of the data (:data:`~curteach_teaching.datasets.data_parts.PARTS`) that no cell of ``experiment``
-    reads: ``{"rewards"}`` where every task score the cells read is one of the built-ins known to read no rewards
-    (or a metadata or info field), no curriculum is a plug-in (``module:attr``, which may read anything) and success
-    is not read off the rewards (it is read off the step infos, ``success``/``is_success``, or not reported: held-out
-    demonstrations are scored instead of an environment's episodes); else nothing. The episodes,
-    observations and actions are read by every run; the metadata and infos by fields, success and the report."""
+    """The differences of the data that no cell of ``experiment`` reads: a subset of ``{"rewards",
+    BELOW_FLOAT32}``.
+
+    * ``"rewards"``: every task score the cells read is one of the built-ins known to read no rewards (or a metadata
+      or info field), no curriculum is a plug-in (``module:attr``, which may read anything) and success is not read
+      off the rewards (it is read off the step infos, ``success``/``is_success``, or not reported: held-out
+      demonstrations are scored instead of an environment's episodes).
+    * :data:`BELOW_FLOAT32`, observations that differ in float64 only (equal once cast to float32): the policy is a
+      built-in (its torch network reads float32), no curriculum is a plug-in and every task score reads the
+      observations through such a policy or not at all (not ``deminf``).
+
+    The episodes and actions are read by every run; the metadata and infos by fields, success and the report."""
     from curteach_teaching.datasets.scores.registry import TASK_SCORES, score_terms
 
     if any(":" in experiment.cell_spec(cell).curriculum for cell in experiment.cells):
         return frozenset()
-    for task in experiment.tasks():
-        for term in score_terms(task):
-            name = term.removeprefix("not:")
-            if ":" in name or (name in TASK_SCORES.names() and name not in _REWARD_FREE):
-                return frozenset()  # return, a plug-in, or a registered score not known to be free of rewards
+    names = {term.removeprefix("not:") for task in experiment.tasks() for term in score_terms(task)}
+    registered = {name for name in names if ":" in name or name in TASK_SCORES.names()}  # the others are fields
+    unread = set()
+    # return, a plug-in, or a registered score not known to be free of rewards reads them
+    rewards_free = registered <= _REWARD_FREE
     if experiment.holdout is None and getattr(pool, "has_rewards", False) and not any(
             key in info for info in pool.infos for key in ("success", "is_success")):
-        return frozenset()  # success may be read off the rewards (prepared.success_defined)
-    return frozenset({"rewards"})
+        rewards_free = False  # success may be read off the rewards (prepared.success_defined)
+    if rewards_free:
+        unread.add("rewards")
+    if ":" not in str(experiment.policy) and registered <= _FLOAT32_READERS:
+        unread.add(BELOW_FLOAT32)
+    return frozenset(unread)
 
 
 def _rekey(out_dir: Path, record: dict, experiment: Any, document: dict, old_data: str) -> str:
@@ -168,8 +198,12 @@ def check_data(out_dir: str | os.PathLike, pool: Any, experiment: Any, seed: int
                          f"{experiment.digest[:12]}…) and its {DATA_NAME} cannot tell which part differs; {ways}")
     named = "; ".join(describe_part(part, episodes, total) for part, episodes in differing.items())
     unread = parts_no_run_reads(experiment, pool)
-    if not set(differing) <= unread:
-        read = [part for part in differing if part not in unread]
+    accepted = {"rewards"} & unread
+    if BELOW_FLOAT32 in unread and same_as_float32(old, document):
+        accepted.add("observations")
+        named = named.replace("observations (", "observations (equal as float32, the precision the learners read; ")
+    if not set(differing) <= accepted:
+        read = [part for part in differing if part not in accepted]
         raise ValueError(f"{out_dir} holds a sweep of other data: the data differ from the sweep's in {named}; its "
                          f"runs read the {' and '.join(read)}, so they are not runs of these data; {ways}")
     size = reward_change(old, document) if "rewards" in differing else None
