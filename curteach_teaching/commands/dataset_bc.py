@@ -121,6 +121,7 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
     from curteach_teaching.datasets import format_of, read_pool
     from curteach_teaching.datasets.prepared import success_defined
     from curteach_teaching.datasets.scores.registry import level_order, score_terms, trained_options
+    from curteach_teaching.experiments.dataset_bc.data_record import check_data, data_document, record_data
     from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment
     from curteach_teaching.experiments.dataset_bc.migrate import upgrade_folder
     from curteach_teaching.experiments.dataset_bc.report import DatasetBCReport
@@ -181,6 +182,10 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
         for upgraded in [*upgrade_folder(out, args.seed), upgrade_digest(out, pool, experiment)]:
             if upgraded:
                 print(upgraded)
+        if not args.overwrite:  # before the fit: data a run reads differently are refused at once
+            rekeyed = check_data(out, pool, experiment, args.seed)
+            if rekeyed:
+                print(rekeyed, flush=True)
         if experiment.unfitted() and not args.report_only:
             with interruption_message(lambda: "interrupted while fitting the trained task scores; nothing of them "
                                       "is saved (run the same command again)"):
@@ -192,7 +197,11 @@ def run_dataset_bc(args: argparse.Namespace) -> int:
                 except KeyboardInterrupt:
                     announce()
                     raise
-        return run_sweep_command(args, experiment, report, out, session=session)
+        try:
+            return run_sweep_command(args, experiment, report, out, session=session)
+        finally:  # what the folder's sweep was made on, part by part (also after an interrupt: runs were written)
+            if not args.report_only:
+                record_data(out, data_document(pool, experiment))
 
 
 def task_conditioning(codec) -> str:

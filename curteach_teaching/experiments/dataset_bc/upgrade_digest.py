@@ -7,11 +7,12 @@ whose filter keys were swapped, resumed the runs and read the cached scores of t
 digests now cover everything a run reads (:mod:`curteach_teaching.digests`).
 
 A folder of the earlier form is upgraded once, when its recorded digest is the earlier digest of the pool read now:
-every intact run file of the recorded cells is re-keyed to the new digest's fingerprint, the ensemble teacher's cached
-scores of the current ensemble settings are renamed to the new cache key, and ``sweep.json`` is rewritten last (each
-file atomically, so an interrupted upgrade is finished by the next command). The earlier folder recorded nothing of
-the observations, so the upgrade trusts it to hold runs of this data, as the version that wrote it did; the line it
-prints says so. From then on a change to the observations or labels is another sweep.
+every intact run file of the recorded cells (and of this sweep's cells the record lacks, where the file is of that
+cell's settings under the recorded digest) is re-keyed to the new digest's fingerprint, the ensemble teacher's
+cached scores of the current ensemble settings are renamed to the new cache key, and ``sweep.json`` is rewritten last
+(each file atomically, so an interrupted upgrade is finished by the next command). The earlier folder recorded
+nothing of the observations, so the upgrade trusts it to hold runs of this data, as the version that wrote it did;
+the line it prints says so. From then on a change to the observations or labels is another sweep.
 """
 
 from __future__ import annotations
@@ -29,7 +30,13 @@ from curteach_teaching.experiments.dataset_bc.migrate import rekey_run_file
 from curteach_teaching.sweeps.folders import RECORD_FORMAT, RECORD_NAME
 from curteach_teaching.sweeps.results import fingerprint
 
-__all__ = ["legacy_pool_digest", "legacy_trajectories_digest", "upgrade_digest"]
+__all__ = [
+    "legacy_pool_digest",
+    "legacy_trajectories_digest",
+    "rekey_runs",
+    "rename_teacher_cache",
+    "upgrade_digest",
+]
 
 
 def legacy_pool_digest(pool: Any) -> str:
@@ -80,31 +87,49 @@ def upgrade_digest(out_dir: str | os.PathLike, pool: Any, experiment: Any) -> st
     if record.get("format") != RECORD_FORMAT or not isinstance(cells, dict) or recorded == experiment.digest or \
             recorded != legacy_pool_digest(pool):
         return ""
-    new_settings = {**settings, "digest": experiment.digest}
-    count = sum(rekey_run_file(path, fingerprint({"sweep": settings, "cell": own}),
-                               fingerprint({"sweep": new_settings, "cell": own}))
-                for cell, own in cells.items() for path in sorted((out_dir / "runs" / cell).glob("run_*.json")))
-    teacher_line = _rename_teacher_cache(out_dir / "teachers", experiment, recorded)
-    atomic_write(record_path, lambda stream: json.dump({**record, "settings": new_settings}, stream, indent=1))
+    count = rekey_runs(out_dir, record, experiment)
+    teacher_line = rename_teacher_cache(out_dir / "teachers", experiment, legacy_trajectories_digest(
+        experiment.data.trajectories) if experiment.data is not None else "", _legacy_label(experiment, recorded))
+    new_record = {**record, "settings": {**settings, "digest": experiment.digest}}
+    atomic_write(record_path, lambda stream: json.dump(new_record, stream, indent=1))
     return (f"upgraded {out_dir}: the data's digest now covers its observations, metadata and step infos, not only "
             f"its actions and rewards ({count} run files re-keyed{teacher_line}; the folder recorded nothing of the "
             f"observations, so its runs are trusted to be of this data)")
 
 
-def _rename_teacher_cache(cache: Path, experiment: Any, old_digest: str) -> str:
-    """Rename the ensemble's cached scores of the current ensemble settings from the earlier key to the new one."""
-    if experiment.data is None or not cache.is_dir():
+def rekey_runs(out_dir: Path, record: dict, experiment: Any) -> int:
+    """Re-key the intact run files of ``record``'s settings (``sweep.json`` as read) to the same settings with
+    ``experiment.digest``: those of every recorded cell, and those of the experiment's cells the record lacks (a
+    cell added to the folder whose ``sweep.json`` was not kept with its runs: such a file is re-keyed only when its
+    fingerprint is that of the cell's settings now under the recorded digest). Returns how many were re-keyed."""
+    settings = record["settings"]
+    new_settings = {**settings, "digest": experiment.digest}
+    own = json.loads(json.dumps({cell: experiment.cell_settings(cell) for cell in experiment.cells}))
+    cells = {**own, **record["cells"]}  # the record's own settings of a cell come first
+    return sum(rekey_run_file(path, fingerprint({"sweep": settings, "cell": mine}),
+                              fingerprint({"sweep": new_settings, "cell": mine}))
+               for cell, mine in cells.items() for path in sorted((out_dir / "runs" / cell).glob("run_*.json")))
+
+
+def _legacy_label(experiment: Any, digest: str) -> str:
+    """The ensemble cache's label of the earlier form: the policy, the digest and the observation keys."""
+    keys = "" if experiment.obs_keys is None else "|obs=" + ",".join(experiment.obs_keys)
+    return f"{experiment.policy}|{digest}{keys}"
+
+
+def rename_teacher_cache(cache: Path, experiment: Any, old_data: str, old_label: str) -> str:
+    """Rename the ensemble's cached scores of the current ensemble settings from the key of data digest
+    ``old_data`` (the trajectories' digest of that form) and label ``old_label`` to the current key; returns
+    ``", the ensemble teacher's cached scores renamed"`` or ``""`` (nothing there, or the new file exists)."""
+    if experiment.data is None or not old_data or not cache.is_dir():
         return ""
     from curteach_teaching.datasets.scores.registry import trained_score
 
-    # the one trained score whose caches predate the new digest: the ensemble's
+    # the one trained score whose caches a re-keyed folder keeps: the ensemble's (the others are fitted again)
     teacher = trained_score("ensemble", experiment.score_options()).teacher(experiment.teacher_seed)
-    label = experiment.cache_label()
-    trajectories = experiment.data.trajectories
-    keys = "" if experiment.obs_keys is None else "|obs=" + ",".join(experiment.obs_keys)
-    old = teacher.cache_path(cache, legacy_trajectories_digest(trajectories), f"{experiment.policy}|{old_digest}{keys}")
-    new = teacher.cache_file(trajectories, cache, label)
-    if not old.is_file() or new.exists():
+    old = teacher.cache_path(cache, old_data, old_label)
+    new = teacher.cache_file(experiment.data.trajectories, cache, experiment.cache_label())
+    if old == new or not old.is_file() or new.exists():
         return ""
     os.replace(old, new)
     return ", the ensemble teacher's cached scores renamed"
