@@ -78,6 +78,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.runs < 1 or not args.seconds > 0 or args.demos < 1 or args.steps < 1 or args.episodes < 1 \
             or args.max_steps < 1:
         parser.error("--runs, --demos, --steps, --episodes, --max-steps must be >= 1 and --seconds > 0")
+    args.task = args.task if args.task.endswith("-v3") else f"{args.task}-v3"
+    if args.task not in MT10:
+        parser.error(f"--task must be one of MT10's: {', '.join(t.removesuffix('-v3') for t in MT10)}")
     if args.demos * args.steps < BATCH:
         parser.error(f"the pool (--demos x --steps) needs at least one batch of {BATCH} steps")
     return args
@@ -159,6 +162,18 @@ def pool_tensors(pool: list):
     return obs, acts, windows
 
 
+def gaussian_bc_loss(policy, obs, acts):
+    """BC's loss of an SB3 Gaussian policy written out: the mean over the batch of the diagonal Gaussian's negative
+    log-likelihood of ``acts`` ``(B, 4)`` given ``obs`` ``(B, 49)``, its log deviation clamped to ``[-5, 2]``, minus
+    1e-3 times its entropy (state-independent, so one number for the batch)."""
+    half_log_2pi = 0.5 * math.log(2 * math.pi)
+    mean = policy.action_net(policy.mlp_extractor.forward_actor(policy.extract_features(obs)))
+    log_std = policy.log_std.clamp(LOG_STD_MIN, LOG_STD_MAX)
+    z = (acts - mean) * (-log_std).exp()
+    nll = (0.5 * z.square() + log_std + half_log_2pi).sum(dim=1).mean()
+    return nll - ENT_WEIGHT * (0.5 + half_log_2pi + log_std).sum()
+
+
 def bare_mlp(obs, acts, windows, generator):
     """One step of the bare loop of ``mlp-256``: its layers, BC's Gaussian loss written out."""
     import torch as th
@@ -167,16 +182,10 @@ def bare_mlp(obs, acts, windows, generator):
 
     policy = make_policy("mlp-256", *spaces(), 0)
     optimizer = th.optim.Adam(policy.parameters(), lr=learning_rate("mlp-256"))
-    half_log_2pi = 0.5 * math.log(2 * math.pi)
 
     def step() -> None:
         index = th.randint(len(acts), (BATCH,), generator=generator)
-        mean = policy.action_net(policy.mlp_extractor.forward_actor(policy.extract_features(obs[index])))
-        log_std = policy.log_std.clamp(LOG_STD_MIN, LOG_STD_MAX)
-        z = (acts[index] - mean) * (-log_std).exp()
-        nll = (0.5 * z.square() + log_std + half_log_2pi).sum(dim=1).mean()
-        entropy = (0.5 + half_log_2pi + log_std).sum()
-        loss = nll - ENT_WEIGHT * entropy
+        loss = gaussian_bc_loss(policy, obs[index], acts[index])
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -184,10 +193,17 @@ def bare_mlp(obs, acts, windows, generator):
     return step
 
 
+def epsilon_loss(denoiser, scheduler, obs, acts, timesteps, noise):
+    """The DDPM loss written out: the MSE between ``noise`` ``(B, 4)`` and the denoiser's prediction of it from
+    ``acts`` noised by ``scheduler.add_noise`` at ``timesteps`` ``(B,)``, given ``obs`` ``(B, 49)``."""
+    import torch.nn.functional as F
+
+    return F.mse_loss(denoiser(scheduler.add_noise(acts, noise, timesteps), timesteps, obs), noise)
+
+
 def bare_diffusion(obs, acts, windows, generator):
     """One step of the bare loop of ``diffusion``: the learner's denoiser, ``add_noise``, the epsilon MSE."""
     import torch as th
-    import torch.nn.functional as F
     from diffusers import DDPMScheduler
 
     from curteach_teaching.learners.diffusion_denoiser import Denoiser
@@ -204,7 +220,7 @@ def bare_diffusion(obs, acts, windows, generator):
         index = th.randint(len(acts), (BATCH,), generator=generator)
         t = th.randint(timesteps, (BATCH,), generator=generator)
         noise = th.randn((BATCH, ACTIONS), generator=generator)
-        loss = F.mse_loss(denoiser(scheduler.add_noise(acts[index], noise, t), t, obs[index]), noise)
+        loss = epsilon_loss(denoiser, scheduler, obs[index], acts[index], t, noise)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -212,14 +228,30 @@ def bare_diffusion(obs, acts, windows, generator):
     return step
 
 
-def bare_bc_rnn(obs, acts, windows, generator):
-    """One step of the bare loop of ``bc-rnn``: an LSTM and the mixture's heads of the learner's sizes, the
-    mixture's negative log-likelihood written out."""
+def mixture_nll(lstm, heads, windows, acts, min_std: float):
+    """The mixture's negative log-likelihood written out: the LSTM's last output over ``windows`` ``(B, W, 49)``, the
+    heads' ``K`` log-weights (log-softmax), means (``tanh``) and deviations (``softplus + min_std``), each
+    component's diagonal Gaussian log-density of ``acts`` ``(B, 4)``, their log-sum-exp, minus its batch mean."""
     import torch as th
     import torch.nn.functional as F
 
+    rows, modes = len(acts), heads[0].out_features
+    last = lstm(windows)[0][:, -1]
+    log_weights = F.log_softmax(heads[0](last), dim=1)
+    means = th.tanh(heads[1](last)).view(rows, modes, ACTIONS)
+    stds = F.softplus(heads[2](last)).view(rows, modes, ACTIONS) + min_std
+    z = (acts[:, None] - means) / stds
+    component = (-0.5 * z.square() - stds.log() - 0.5 * math.log(2 * math.pi)).sum(dim=2)
+    return -th.logsumexp(log_weights + component, dim=1).mean()
+
+
+def bare_bc_rnn(obs, acts, windows, generator):
+    """One step of the bare loop of ``bc-rnn``: an LSTM and the mixture's heads of the learner's sizes, the
+    mixture's negative log-likelihood written out, the windows gathered by a ``(T, W)`` index."""
+    import torch as th
+
     learner = build_learner("bc-rnn")  # only read for its sizes
-    hidden, modes, min_std = learner.hidden_size, learner.modes, learner.min_std
+    hidden, modes = learner.hidden_size, learner.modes
     with th.random.fork_rng(devices=[]):  # torch's global generator is left as found
         th.manual_seed(0)
         lstm = th.nn.LSTM(obs.shape[1], hidden, num_layers=learner.layers, batch_first=True)
@@ -227,17 +259,10 @@ def bare_bc_rnn(obs, acts, windows, generator):
                  th.nn.Linear(hidden, modes * ACTIONS))
     parameters = [*lstm.parameters(), *(p for head in heads for p in head.parameters())]
     optimizer = th.optim.Adam(parameters, lr=learning_rate("bc-rnn"))
-    half_log_2pi = 0.5 * math.log(2 * math.pi)
 
     def step() -> None:
         index = th.randint(len(acts), (BATCH,), generator=generator)
-        last = lstm(obs[windows[index]])[0][:, -1]
-        log_weights = F.log_softmax(heads[0](last), dim=1)
-        means = th.tanh(heads[1](last)).view(BATCH, modes, ACTIONS)
-        stds = F.softplus(heads[2](last)).view(BATCH, modes, ACTIONS) + min_std
-        z = (acts[index][:, None] - means) / stds
-        component = (-0.5 * z.square() - stds.log() - half_log_2pi).sum(dim=2)
-        loss = -th.logsumexp(log_weights + component, dim=1).mean()
+        loss = mixture_nll(lstm, heads, obs[windows[index]], acts[index], learner.min_std)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -312,14 +337,12 @@ def evaluation(args) -> dict | None:
     import numpy as np
 
     from curteach_envs import register_envs
-    from curteach_envs.metaworld import METAWORLD_ENV_ID, resolve_task
+    from curteach_envs.metaworld import METAWORLD_ENV_ID
     from curteach_teaching.datasets.codecs.task_one_hot import TaskOneHot
     from curteach_teaching.rollouts import evaluate_policy
 
     register_envs()
-    task = resolve_task(args.task)
-    if task not in MT10:
-        raise SystemExit(f"--task must be one of MT10's: {', '.join(t.removesuffix('-v3') for t in MT10)}")
+    task = args.task
 
     def make_env():
         return TaskOneHot(gym.make(METAWORLD_ENV_ID, task=task, max_episode_steps=args.max_steps), MT10)
@@ -349,12 +372,15 @@ def evaluation(args) -> dict | None:
         figure = out[name]
         figure["cpu_ratio"] = figure["steps_per_cpu_s"] / reference["steps_per_cpu_s"]
         figure["ratio"] = figure["steps_per_s"] / reference["steps_per_s"]
+        # what acting costs beyond the MLP's forward pass, per env step (the env's and the evaluator's work cancel)
+        figure["extra_cpu_ms_per_step"] = 1e3 * (1 / figure["steps_per_cpu_s"] - 1 / reference["steps_per_cpu_s"])
         how = {"diffusion": f", {figure.get('ddim_steps')} DDIM steps per action",
                "bc-rnn": f", acting by {figure.get('acting')} (the LSTM over {figure.get('window')} observations)"
                }.get(name, "")
         print(f"evaluation {task} {name:9s} {figure['steps_per_s']:7,.0f} env steps/s "
               f"({figure['steps_per_cpu_s']:,.0f} per CPU s), {figure['ratio']:.2f} of the Gaussian MLP's "
-              f"({figure['cpu_ratio']:.2f} per CPU s); {figure['steps']:,} steps, {figure['at_cap']:.0%} of "
+              f"({figure['cpu_ratio']:.2f} per CPU s, {figure['extra_cpu_ms_per_step']:+.2f} ms of CPU per env step); "
+              f"{figure['steps']:,} steps, {figure['at_cap']:.0%} of "
               f"{args.episodes} untrained episodes at the cap of {args.max_steps}{how}", flush=True)
     return out
 
