@@ -117,3 +117,20 @@ def test_rollout_seeds_skip_the_data_and_the_evaluation():
 def test_bad_options_are_refused(option, value, message):
     with pytest.raises(ValueError, match=message):
         DemoScore(**{option: value})
+
+
+def test_the_registry_says_which_scores_need_an_environment():
+    from curteach_teaching.datasets.scores.registry import (
+        environment_free_names,
+        needs_environment,
+        refuse_without_environment,
+    )
+
+    assert needs_environment("demo-score") and needs_environment("length+2*demo-score")
+    assert not needs_environment("ensemble+100*not:success") and not needs_environment("noisy")
+    free = environment_free_names()
+    assert "demo-score" not in free and free[:5] == ("length", "return", "level", "ensemble", "deminf")
+    refuse_without_environment(["length", "ensemble"], "there is none")  # nothing to refuse
+    with pytest.raises(ValueError, match=r"^task score length\+demo-score rolls policies out in the data's "
+                                         r"environment, and there is none; the scores that need none: length, "):
+        refuse_without_environment(["length", "length+demo-score"], "there is none")
