@@ -102,6 +102,7 @@ def run_compare(args: argparse.Namespace, rank_scores: Callable, sources_of: Cal
     from curteach_teaching.datasets.compare import compare_scores, plot_compare
     from curteach_teaching.datasets.curation import episode_groups
     from curteach_teaching.datasets.labels import bad_episodes
+    from curteach_teaching.datasets.prepare import check_environment
     from curteach_teaching.datasets.scores.registry import trained_score, trained_terms
     from curteach_teaching.sweeps.backends import fit_threads
     from curteach_teaching.sweeps.devices import resolve_device, run_device
@@ -123,6 +124,7 @@ def run_compare(args: argparse.Namespace, rank_scores: Callable, sources_of: Cal
         with named_as_options(args):  # "--label must be a boolean metadata field ..."
             label = bad_episodes(pool, args.label, what="label")
     _check_names(pool, names)
+    check_environment(pool, names)  # demo-score on data without an environment, before any score is fitted
     groups = episode_groups(pool, args.group_field)
     within = (groups if groups is not None else list(pool.groups)) if args.per_group else None
     if trained:

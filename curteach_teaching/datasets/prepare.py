@@ -18,9 +18,32 @@ from typing import Any
 import numpy as np
 
 from curteach_teaching.datasets.prepared import PreparedData, pool_digest
-from curteach_teaching.datasets.scores.registry import is_trained, score_terms, task_difficulty, trained_terms
+from curteach_teaching.datasets.scores.registry import (
+    is_trained,
+    refuse_without_environment,
+    score_terms,
+    task_difficulty,
+    trained_terms,
+)
 
-__all__ = ["fit_scores", "learner_factory", "prepare"]
+__all__ = ["check_environment", "fit_scores", "learner_factory", "prepare"]
+
+
+def check_environment(pool: Any, names: Iterable[str], split: Any = None) -> None:
+    """Refuse (one line) the scores among ``names`` that need an environment where ``pool`` has none: a group
+    without an env spec (robomimic files, LeRobot folders), or a held-out ``split`` (``dataset-bc`` without an
+    environment, ``--env none``).
+
+    Raises:
+        ValueError: naming the scores refused and the built-in ones that need none.
+    """
+    specs = pool.env_specs or {}
+    if split is not None:
+        refuse_without_environment(names, "dataset-bc runs without one here (scoring held-out demonstrations)")
+    elif not specs or any(spec is None for spec in specs.values()):
+        refuse_without_environment(names, "the data records no environment for "
+                                   + ", ".join(str(g) for g, spec in specs.items() if spec is None) if specs
+                                   else "the data records no environment")
 
 
 def learner_factory(policy: str, data: PreparedData, *, batch_size: int = 64, learning_rate: float = 1e-3,
@@ -51,10 +74,11 @@ def prepare(pool: Any, read: Iterable[str], *, checked: Iterable[str] = (), poli
 
     Raises:
         ValueError: one line (a bad score, a trained score on fewer than 2 episodes or without a learner, a space
-            without a policy, ...).
+            without a policy, a score that needs an environment on data without one, ...).
     """
     read = tuple(read)
     trained = trained_terms(read)
+    check_environment(pool, (*read, *checked), split)
     if trained and policy is None:
         raise ValueError(f"task score {', '.join(trained)} is trained: prepare the data with a policy")
     digest = "" if policy is None else pool_digest(pool)  # of the whole pool, before any split

@@ -246,7 +246,9 @@ WINGS = dict(LAYERS)["wings"]
 #: curricula's BC does (CurriculumBC, the demonstration index, the policy difficulty) until the learner registry
 #: (issue 51, item 5) gives a trained score its learner
 ACROSS_WINGS = {("curteach_teaching.datasets.scores.ensemble", "curteach_teaching.curriculum"),
-                ("curteach_teaching.datasets.scores.fitted_policy", "curteach_teaching.curriculum")}
+                ("curteach_teaching.datasets.scores.fitted_policy", "curteach_teaching.curriculum"),
+                # demo-score's policy trains as fitted_policy's does, with a callback rolling it out at checkpoints
+                ("curteach_teaching.datasets.scores.demo_score", "curteach_teaching.curriculum")}
 
 
 def layer_of(module: str) -> tuple[int, str]:

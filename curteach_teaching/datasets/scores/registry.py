@@ -9,7 +9,9 @@ paper's learner-centric curricula, Section 6). :data:`TASK_SCORES` is a
 2. a built-in: ``length`` (actions), ``return`` (minus the undiscounted return: a better demonstration is an easier
    one, as curation ranks them), ``level`` (the dataset's rank on the ladder, 1-based, in the pool's order) and
    ``ensemble`` (trained: BC policies on bootstrap halves of the data; see below), and the trained scores that need
-   no environment besides it: ``deminf``, ``policy-loss``, ``action-likelihood``, ``action-variance``;
+   no environment besides it: ``deminf``, ``policy-loss``, ``action-likelihood``, ``action-variance``, and
+   ``demo-score``, which needs one (a score declaring ``needs_env`` is refused on data without one:
+   :func:`refuse_without_environment`);
 3. an entry point of the group ``curteach.task_scores``;
 4. a per-episode field: a number in every episode's metadata (custom keys stored with the dataset, Minari's
    ``total_steps``), else a number at the last step of every episode's infos (a ``success`` flag; a LeRobot
@@ -138,6 +140,16 @@ TASK_SCORES.add("deminf", _deminf)
 TASK_SCORES.add("policy-loss", _policy_loss)
 TASK_SCORES.add("action-likelihood", _action_likelihood)
 TASK_SCORES.add("action-variance", _action_variance)
+
+
+def _demo_score():
+    from curteach_teaching.datasets.scores.demo_score import DemoScore
+
+    return DemoScore
+
+
+# the field's scores that need an environment (issue 53): rollouts of a policy trained on all
+TASK_SCORES.add("demo-score", _demo_score)
 
 
 def _is_number(value) -> bool:
@@ -310,6 +322,32 @@ def trained_names() -> tuple[str, ...]:
     """The built-in trained scores' names, in registration order."""
     return tuple(name for name in TASK_SCORES.names()
                  if TASK_SCORES.is_builtin(name) and is_trained_object(TASK_SCORES.load(name)[1]))
+
+
+def needs_environment(spec: str) -> bool:
+    """Whether ``spec`` (a name or a sum of names) reads a score that declares ``needs_env`` (it rolls a policy out
+    in the data's environments: ``demo-score``)."""
+    found = [_registered(term) for term in score_terms(spec)] if spec.strip() else []
+    return any(f is not None and bool(getattr(f[1], "needs_env", False)) for f in found)
+
+
+def environment_free_names() -> tuple[str, ...]:
+    """The built-in scores that need no environment, in registration order."""
+    return tuple(name for name in TASK_SCORES.names()
+                 if TASK_SCORES.is_builtin(name) and not getattr(TASK_SCORES.load(name)[1], "needs_env", False))
+
+
+def refuse_without_environment(specs, where: str) -> None:
+    """Refuse, in one line, the scores among ``specs`` that need an environment, on data that has none (``where``
+    says why: no env spec, a held-out split).
+
+    Raises:
+        ValueError: naming those scores and the built-in ones that need none.
+    """
+    wanting = [spec for spec in dict.fromkeys(specs) if needs_environment(spec)]
+    if wanting:
+        raise ValueError(f"task score {', '.join(wanting)} rolls policies out in the data's environment, and "
+                         f"{where}; the scores that need none: {', '.join(environment_free_names())}")
 
 
 def trained_options() -> tuple:

@@ -56,10 +56,13 @@ class TrainedScore:
     Attributes:
         summary: one line for help texts.
         options: the :class:`ScoreOption` s it reads.
+        needs_env: it rolls policies out in the data's environments (the commands refuse it, in one line, on data
+            without one, before anything is fitted).
     """
 
     summary: ClassVar[str] = "a trained score"
     options: ClassVar[tuple] = ()
+    needs_env: ClassVar[bool] = False
 
     def __init__(self, **values: Any):
         known = {option.name: option.default for option in self.options}

@@ -103,7 +103,9 @@ class DatasetBCExperiment:
         deminf_k, deminf_encoder, deminf_state_latent, deminf_action_latent, deminf_vae_steps: ``deminf``'s
             (:mod:`~curteach_teaching.datasets.scores.deminf`); policy_steps, action_samples, likelihood_bandwidth:
             those of ``policy-loss``, ``action-likelihood`` and ``action-variance``
-            (:mod:`~curteach_teaching.datasets.scores.fitted_policy`; ``policy_steps`` ``None``: ``max_batches``).
+            (:mod:`~curteach_teaching.datasets.scores.fitted_policy`; ``policy_steps`` ``None``: ``max_batches``);
+            demo_score_steps, demo_score_checkpoints, demo_score_rollouts, demo_score_epochs, demo_score_hidden:
+            ``demo-score``'s (:mod:`~curteach_teaching.datasets.scores.demo_score`; steps ``None``: ``max_batches``).
         teacher_seed: the sweep's seed: the ensemble's, and the held-out split's.
         holdout: ``None``: evaluate by rollouts in the environment; else there is none, and this share of each
             group's episodes is held out and scored (:mod:`~curteach_teaching.experiments.dataset_bc.held_out`), in
@@ -154,6 +156,11 @@ class DatasetBCExperiment:
     policy_steps: int | None = setting(None, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     action_samples: int = setting(16, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     likelihood_bandwidth: float = setting(1.0, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    demo_score_steps: int | None = setting(None, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    demo_score_checkpoints: int = setting(3, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    demo_score_rollouts: int = setting(10, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    demo_score_epochs: int = setting(50, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    demo_score_hidden: int = setting(32, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     teacher_seed: int = setting(0, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     holdout: float | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)
     holdout_field: str | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)
