@@ -140,6 +140,16 @@ TASK_SCORES.add("action-likelihood", _action_likelihood)
 TASK_SCORES.add("action-variance", _action_variance)
 
 
+def _cupid():
+    from curteach_teaching.datasets.scores.cupid import CupidScore
+
+    return CupidScore
+
+
+# the field's scores that need an environment: CUPID's performance influence
+TASK_SCORES.add("cupid", _cupid)
+
+
 def _is_number(value) -> bool:
     return isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating))
 

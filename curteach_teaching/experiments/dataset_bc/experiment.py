@@ -102,6 +102,8 @@ class DatasetBCExperiment:
             (:mod:`~curteach_teaching.datasets.scores.deminf`); policy_steps, action_samples, likelihood_bandwidth:
             those of ``policy-loss``, ``action-likelihood`` and ``action-variance``
             (:mod:`~curteach_teaching.datasets.scores.fitted_policy`; ``policy_steps`` ``None``: ``max_batches``).
+        cupid_rollouts, cupid_projection_dim, cupid_damping: ``cupid``'s
+            (:mod:`~curteach_teaching.datasets.scores.cupid`).
         teacher_seed: the sweep's seed: the ensemble's, and the held-out split's.
         holdout: ``None``: evaluate by rollouts in the environment; else there is none, and this share of each
             group's episodes is held out and scored (:mod:`~curteach_teaching.experiments.dataset_bc.held_out`), in
@@ -152,6 +154,9 @@ class DatasetBCExperiment:
     policy_steps: int | None = setting(None, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     action_samples: int = setting(16, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     likelihood_bandwidth: float = setting(1.0, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    cupid_rollouts: int = setting(20, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    cupid_projection_dim: int = setting(512, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    cupid_damping: float = setting(0.01, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     teacher_seed: int = setting(0, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     holdout: float | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)
     holdout_field: str | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)
