@@ -26,6 +26,12 @@ NumPy observations (a dict of arrays for a ``Dict`` space). A dataset learner th
 steps (a recurrent policy) acts on windows ``(B, W, *obs_shape)``: each environment keeps the window of its
 episode's last ``W`` observations (:class:`~curteach_teaching.learners.windows.WindowRows`), filled with the first
 observation when its episode starts and shifted by one at each step, the recurrent state the episode carries.
+
+Recording (``record=True``, off by default, when the numbers above are all a caller wants): the results also hold,
+per episode, the observations the policy acted on, ``(T_e, *obs_shape)`` (a dict of such arrays for a ``Dict``
+space; the newest observation of a recurrent policy's window, the row the window adds at that step) and the actions
+the env received, ``(T_e, *act_shape)`` (after the action seam's clip to a ``Box``'s bounds; a ``Discrete`` action is
+an int64 scalar per step). Recording copies what it keeps and changes neither the actions nor the outcomes.
 """
 
 from __future__ import annotations
@@ -54,6 +60,9 @@ class RolloutResults:
         lengths: ``(E,)`` int64 steps taken.
         reported: ``(E,)`` bool, the env reported ``success`` or ``is_success`` in some step's info of the episode
             (else its success was read off the reward).
+        observations: with ``record``, ``E`` arrays ``(T_e, *obs_shape)`` (dicts of them for a ``Dict`` space), the
+            observation each action was chosen on; else ``None``.
+        actions: with ``record``, ``E`` arrays ``(T_e, *act_shape)``, the actions the env received; else ``None``.
     """
 
     seeds: np.ndarray
@@ -61,6 +70,8 @@ class RolloutResults:
     successes: np.ndarray
     lengths: np.ndarray
     reported: np.ndarray
+    observations: tuple | None = None
+    actions: tuple | None = None
 
     @property
     def success_rate(self) -> float:
@@ -86,16 +97,32 @@ def _check_seeds(seeds: Sequence[int]) -> np.ndarray:
     return array.astype(np.int64)
 
 
-class _Outcomes:
-    """The running tallies of ``n`` episodes (returns, lengths, success by info, success by reward)."""
+def _copied(observation: Any) -> Any:
+    """A copy of one observation (an env may reuse its arrays between steps)."""
+    if isinstance(observation, dict):
+        return {key: np.array(value) for key, value in observation.items()}
+    return np.array(observation)
 
-    def __init__(self, seeds: np.ndarray):
+
+class _Outcomes:
+    """The running tallies of ``n`` episodes (returns, lengths, success by info, success by reward), and with
+    ``record`` each episode's observations and actions."""
+
+    def __init__(self, seeds: np.ndarray, record: bool = False):
         n = len(seeds)
         self.seeds = seeds
         self.returns, self.lengths = np.zeros(n), np.zeros(n, dtype=np.int64)
         self.by_info = np.zeros(n, dtype=bool)
         self.reported = np.zeros(n, dtype=bool)
         self.by_reward = np.zeros(n, dtype=bool)
+        self.seen: list[list] | None = [[] for _ in range(n)] if record else None
+        self.taken: list[list] | None = [[] for _ in range(n)] if record else None
+
+    def keep(self, episode: int, observation: Any, action: Any) -> None:
+        """Record that ``episode`` took ``action`` on ``observation`` (a no-op unless recording)."""
+        if self.seen is not None:
+            self.seen[episode].append(_copied(observation))
+            self.taken[episode].append(np.array(action))
 
     def step(self, episode: int, reward: float, terminated: bool, info: dict) -> None:
         self.returns[episode] += float(reward)
@@ -109,8 +136,12 @@ class _Outcomes:
 
     def results(self) -> RolloutResults:
         successes = np.where(self.reported, self.by_info, self.by_reward)
+        recorded = {}
+        if self.seen is not None:
+            recorded = {"observations": tuple(_stack(steps) for steps in self.seen),
+                        "actions": tuple(np.stack(steps) for steps in self.taken)}
         return RolloutResults(seeds=self.seeds, returns=self.returns, successes=successes, lengths=self.lengths,
-                              reported=self.reported.copy())
+                              reported=self.reported.copy(), **recorded)
 
 
 def _window_rows(policy: Any, slots: int) -> Any:
@@ -156,6 +187,7 @@ def evaluate_policy(
     deterministic: bool = True,
     generator: Any = None,
     max_envs: int | None = None,
+    record: bool = False,
 ) -> RolloutResults:
     """Roll out one episode per seed, batching the policy's forward pass over the live episodes.
 
@@ -167,6 +199,8 @@ def evaluate_policy(
         deterministic: greedy actions; ``False``: sampled from each episode's stream.
         generator: seed (int) or CPU ``torch.Generator`` of the episodes' streams (used only when sampling).
         max_envs: environments live at once (default: one per seed).
+        record: also keep each episode's observations and actions (:attr:`RolloutResults.observations`,
+            :attr:`RolloutResults.actions`).
 
     Returns:
         :class:`RolloutResults` in the order of ``seeds``.
@@ -179,7 +213,7 @@ def evaluate_policy(
     width = n if max_envs is None else int(max_envs)
     if width < 1:
         raise ValueError(f"max_envs must be >= 1; got {max_envs!r}")
-    outcomes = _Outcomes(seeds)
+    outcomes = _Outcomes(seeds, record)
     envs = [make_env() for _ in range(min(width, n))]
     episode_of: list[int | None] = [None] * len(envs)
     observation_of: list[Any] = [None] * len(envs)
@@ -205,6 +239,7 @@ def evaluate_policy(
             batch = _stack([observation_of[slot] for slot in live]) if windows is None else windows.stack(live)
             chosen = act(batch, [episode_of[slot] for slot in live])
             for slot, action in zip(live, chosen):
+                outcomes.keep(episode_of[slot], observation_of[slot], action)
                 observation, reward, terminated, truncated, info = envs[slot].step(action)
                 outcomes.step(episode_of[slot], reward, terminated, info)
                 observation_of[slot] = observation
@@ -225,11 +260,12 @@ def evaluate_policy_serial(
     *,
     deterministic: bool = True,
     generator: Any = None,
+    record: bool = False,
 ) -> RolloutResults:
     """:func:`evaluate_policy` as a plain loop: one env, one episode after another, one observation per forward
-    pass (the reference the vectorised evaluator is tested against)."""
+    pass (the reference the vectorised evaluator is tested against; ``record`` as there)."""
     seeds = _check_seeds(seeds)
-    outcomes = _Outcomes(seeds)
+    outcomes = _Outcomes(seeds, record)
     env = make_env()
     try:
         act = _actor(policy, env.action_space, len(seeds), deterministic, generator)
@@ -240,6 +276,7 @@ def evaluate_policy_serial(
                 windows.start(0, observation)
             while True:
                 action = act(_stack([observation]) if windows is None else windows.stack([0]), [episode])[0]
+                outcomes.keep(episode, observation, action)
                 observation, reward, terminated, truncated, info = env.step(action)
                 outcomes.step(episode, reward, terminated, info)
                 if terminated or truncated:
