@@ -7,7 +7,7 @@ estimated change in a policy's closed-loop success when a demonstration is up-we
 2. **Its rollouts**: ``cupid_rollouts`` episodes per dataset (group) in the data's environment, actions *sampled*
    from the policy (a REINFORCE gradient needs the policy's own draws: at a greedy Gaussian action, the mean, the
    log-density's gradient with respect to the mean is zero), their observations and actions recorded
-   (:func:`_rollouts`, over :func:`~curteach_teaching.datasets.scores.env_rollouts.roll_out`). Each rollout is
+   (:func:`_rollouts`, over :func:`~curteach_teaching.rollouts.evaluate_policy` with ``record=True``). Each rollout is
    weighted by its outcome: ``+1`` success, ``-1`` failure where every rollout's environment reports success, else
    its return minus the rollouts' mean return (:func:`~curteach_teaching.datasets.influence.rollout_weights`).
 3. **The influence** (:mod:`~curteach_teaching.datasets.influence`): every step's loss gradient (the learner's
@@ -21,13 +21,14 @@ estimated change in a policy's closed-loop success when a demonstration is up-we
 
 Cached in the caller's folder as ``cupid-<key>.npz`` (keyed by the options, the policy's steps, batch size and
 learning rate, the seed, the data's digest and the caller's label). Deterministic for a seed on the CPU: the policy,
-the rollouts' streams (``SeedSequence([seed, ROLLOUT_TAG])``) and the projection (``SeedSequence([seed,
+the rollouts' streams (``SeedSequence([seed, ROLLOUT_TAG, group])``) and the projection (``SeedSequence([seed,
 PROJECTION_TAG])``) are seeded.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,8 @@ __all__ = ["CupidScore", "demonstration_influence"]
 #: what seeds the rollouts' action streams and the projection, apart from the policy's weights and batches
 ROLLOUT_TAG = 0x637570
 PROJECTION_TAG = 0x70726A
+#: the first reset seed of the rollouts (dataset-bc's evaluation counts up from 0)
+ROLLOUT_SEED_BASE = 10**9
 #: bytes of per-sample gradients held at once (chunks of steps are sized to it)
 GRADIENT_BYTES = 64 * 2**20
 
@@ -105,13 +108,45 @@ def demonstration_influence(policy: Any, demonstrations: list, episodes: list, *
     return per_demonstration_mean(per_step, demo_lengths), {"weights": which, "gradients": method, "parameters": p}
 
 
-def _rollouts(data: Any, policy: Any, n: int, seed: int) -> list:
-    """``n`` recorded rollouts of ``policy`` per group of ``data``, actions sampled from streams of ``seed``
-    (the one function that knows how rollouts are made)."""
-    from curteach_teaching.datasets.scores.env_rollouts import fresh_seeds, roll_out
+@dataclass(frozen=True)
+class _Episode:
+    """One recorded rollout: ``observations`` ``(T, ...)`` as the policy read them, ``actions`` ``(T, ...)`` as
+    the environment received them, its ``episode_return``, ``success`` and whether its environment ``reported``
+    success (else the evaluator read it off the reward)."""
 
-    stream = int(np.random.SeedSequence([int(seed), ROLLOUT_TAG]).generate_state(1)[0])
-    return roll_out(data, policy, fresh_seeds(data, n), greedy=False, generator=stream)
+    observations: Any
+    actions: np.ndarray
+    episode_return: float
+    success: bool
+    reported: bool
+
+
+def _rollouts(data: Any, policy: Any, n: int, seed: int) -> list:
+    """``n`` recorded rollouts of ``policy`` per group of ``data``, actions sampled (group ``i``'s streams seeded by
+    ``SeedSequence([seed, ROLLOUT_TAG, i])``), from reset seeds ``ROLLOUT_SEED_BASE`` upward that no demonstration
+    of the group starts from (so that they replay neither a demonstration nor ``dataset-bc``'s evaluation, which
+    counts up from 0). The one function that knows how rollouts are made.
+
+    Raises:
+        ValueError: data without an environment for every group, or without a codec (one line).
+    """
+    from curteach_teaching.rollouts import evaluate_policy
+
+    specs = getattr(data, "env_specs", None) or {}
+    order = list(dict.fromkeys(data.groups))
+    if data.codec is None or getattr(data, "split", None) is not None or any(specs.get(g) is None for g in order):
+        raise ValueError("score cupid needs the data's environment (an environment spec for every dataset) to roll "
+                         "its policy out")
+    episodes = []
+    for index, group in enumerate(order):
+        taken = {int(s) for s, g in zip(data.seeds, data.groups, strict=True) if g == group and s is not None}
+        seeds = [s for s in range(ROLLOUT_SEED_BASE, ROLLOUT_SEED_BASE + n + len(taken)) if s not in taken][:n]
+        stream = int(np.random.SeedSequence([int(seed), ROLLOUT_TAG, index]).generate_state(1)[0])
+        result = evaluate_policy(policy, lambda g=group: data.codec.wrap_env(data.make_env(g), g), seeds,
+                                 deterministic=False, generator=stream, record=True)
+        episodes += [_Episode(result.observations[e], result.actions[e], float(result.returns[e]),
+                              bool(result.successes[e]), bool(result.reported[e])) for e in range(len(seeds))]
+    return episodes
 
 
 class CupidScore(PolicyScore):
