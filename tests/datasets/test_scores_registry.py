@@ -66,13 +66,13 @@ def test_fields_from_metadata_and_infos(pool):
     # a built-in shadows a field of the same name: the pool's metadata field 'level' is not the ladder's
     assert [m["level"] for m in pool.metadata] == [0, 1, 2, 3]
     assert score_names(pool) == ("length", "return", "level", "ensemble", "deminf", "policy-loss", "action-likelihood",
-                                 "action-variance", "demo-score", "difficulty", "total_steps", "success")
+                                 "action-variance", "demo-score", "cupid", "difficulty", "total_steps", "success")
 
 
 def test_an_unknown_name_lists_the_available_ones(pool):
     with pytest.raises(ValueError, match=r"^no task score 'hardness'; available: length, return, level, ensemble, "
                                          r"deminf, policy-loss, action-likelihood, action-variance, "
-                                         r"demo-score, difficulty, total_steps, success "
+                                         r"demo-score, cupid, difficulty, total_steps, success "
                                          r"\(or not:FIELD, a weighted sum such as "
                                          r"length\+2\*return, or module:attr for your own function\)$"):
         task_difficulty(pool, "hardness")

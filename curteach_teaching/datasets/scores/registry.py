@@ -148,8 +148,15 @@ def _demo_score():
     return DemoScore
 
 
-# the field's scores that need an environment (issue 53): rollouts of a policy trained on all
+def _cupid():
+    from curteach_teaching.datasets.scores.cupid import CupidScore
+
+    return CupidScore
+
+
+# the field's scores that need an environment (issue 53): Demo-SCORE's success classifier, CUPID's influence
 TASK_SCORES.add("demo-score", _demo_score)
+TASK_SCORES.add("cupid", _cupid)
 
 
 def _is_number(value) -> bool:

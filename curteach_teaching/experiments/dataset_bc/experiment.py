@@ -106,6 +106,8 @@ class DatasetBCExperiment:
             (:mod:`~curteach_teaching.datasets.scores.fitted_policy`; ``policy_steps`` ``None``: ``max_batches``);
             demo_score_steps, demo_score_checkpoints, demo_score_rollouts, demo_score_epochs, demo_score_hidden:
             ``demo-score``'s (:mod:`~curteach_teaching.datasets.scores.demo_score`; steps ``None``: ``max_batches``).
+            cupid_rollouts, cupid_projection_dim, cupid_damping: ``cupid``'s
+            (:mod:`~curteach_teaching.datasets.scores.cupid`).
         teacher_seed: the sweep's seed: the ensemble's, and the held-out split's.
         holdout: ``None``: evaluate by rollouts in the environment; else there is none, and this share of each
             group's episodes is held out and scored (:mod:`~curteach_teaching.experiments.dataset_bc.held_out`), in
@@ -161,6 +163,9 @@ class DatasetBCExperiment:
     demo_score_rollouts: int = setting(10, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     demo_score_epochs: int = setting(50, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     demo_score_hidden: int = setting(32, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    cupid_rollouts: int = setting(20, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    cupid_projection_dim: int = setting(512, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    cupid_damping: float = setting(0.01, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     teacher_seed: int = setting(0, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     holdout: float | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)
     holdout_field: str | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)
