@@ -17,11 +17,16 @@ wrote it with ("today's scores"), and compares:
   ``mlp-256``) against the committed cache: a Spearman correlation of at least 0.95 and the same count of noisy
   episodes among the dropped at ``--keep 0.6``, within one. Minutes of CPU (``slow``); ``CURTEACH_METAWORLD_MIXED``
   names a folder of the page's data to skip regenerating it.
+
+Without the data (and fast): each committed cache is the one file of its folder, named by the sequential fit's key of
+the sweep's settings and its data's digest (``CACHED_DATA``, which the slow tests check against the regenerated
+data), that key the closed form every cache before the batched fit was written under; the batched fit's is another.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -50,6 +55,12 @@ RESULTS = ROOT / "docs" / "results"
 KEEP = 0.6  # both pages' --keep
 #: the environment variable naming a folder of the Meta-World page's mixed data (skips regenerating it)
 METAWORLD_DATA = "CURTEACH_METAWORLD_MIXED"
+
+#: each committed sweep's data as its ensemble cache is keyed by (the earlier digest of the encoded trajectories,
+#: ``upgrade_digest.legacy_trajectories_digest``), as the slow tests below find it in the regenerated data
+CACHED_DATA = {"babyai-mixed-0.2": "c29e16b28ebc40b18722e10d67f8f047f7b90b1ebe9c5dc74f1047b1c4df7481",
+               "babyai-mixed-0.4": "e499faca3822190e18730ef14fb0704acae59739a83667ddf2c6c2e51f4c919a",
+               "metaworld-mixed": "79bfc386b4278a85da2f1624caf30f0c795c1b083aa22e9b287034f9de86b148"}
 
 BABYAI_MAKE = ["make-dataset", "babyai", "--levels", "GoToLocal,PickupLoc", "--episodes", "1000", "--noise", "{noise}",
                "--seed", "2"]
@@ -86,8 +97,9 @@ def _committed(folder: str, pool, scratch: Path,
     assert teacher.fit == "sequential"  # dataset-bc's default: the committed sweeps' fit
     trajectories = experiment.data.trajectories
     assert len(trajectories) == len(pool)
+    assert legacy_trajectories_digest(trajectories) == CACHED_DATA[folder]
     cache = RESULTS / folder / "teachers"
-    path = teacher.cache_path(cache, legacy_trajectories_digest(trajectories), f"{experiment.policy}|{recorded}")
+    path = teacher.cache_path(cache, CACHED_DATA[folder], f"{experiment.policy}|{recorded}")
     assert [p.name for p in cache.glob("ensemble-*.npz")] == [path.name]
 
     def refuse(*args, **kwargs):
@@ -98,6 +110,26 @@ def _committed(folder: str, pool, scratch: Path,
     label = experiment.cache_label()
     teacher.cache_file(trajectories, scratch, label).write_bytes(path.read_bytes())
     return experiment, teacher, teacher.scores(trajectories, refuse, cache=scratch, label=label).difficulty
+
+
+@pytest.mark.parametrize("folder, batches, batch_size, policy, episodes", [
+    ("babyai-mixed-0.2", 500, 128, "auto", 2000), ("babyai-mixed-0.4", 500, 128, "auto", 2000),
+    ("metaworld-mixed", 3000, 256, "mlp-256", 300)])
+def test_the_committed_caches_keep_the_sequential_fits_key(folder, batches, batch_size, policy, episodes):
+    teacher = EnsembleTeacher(size=5, batches=batches, batch_size=batch_size, learning_rate=1e-3, seed=0)
+    recorded = json.loads((RESULTS / folder / "sweep.json").read_text())["settings"]["digest"]
+    label = f"{policy}|{recorded}"
+    cache = RESULTS / folder / "teachers"
+    path = teacher.cache_path(cache, CACHED_DATA[folder], label)
+    # the key as every cache before the batched fit was written: the settings, data and label as sorted JSON
+    key = {"size": 5, "batches": batches, "batch_size": batch_size, "learning_rate": 1e-3, "seed": 0,
+           "data": CACHED_DATA[folder], "label": label}
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
+    assert path == cache / f"ensemble-{digest}.npz"
+    assert [p.name for p in cache.glob("ensemble-*.npz")] == [path.name]
+    scores, problem = teacher.read_cache(path, episodes)
+    assert problem == "" and scores.difficulty.shape == (episodes,)
+    assert dataclasses.replace(teacher, fit="batched").cache_path(cache, CACHED_DATA[folder], label) != path
 
 
 def _dropped_noisy(difficulty: np.ndarray, noisy: np.ndarray) -> int:
