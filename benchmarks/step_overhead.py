@@ -24,9 +24,9 @@ It prints steps per wall second and per CPU second of each and their ratios (iss
 about 0.06 from one invocation to the next (issue 56), so it is made ``--runs`` times and the median and the spread
 (lowest, quartiles, highest) of the ratios are printed: the median is what the goal is read against. Asserts nothing.
 
-The default of 9 comparisons (about 11 minutes) is what keeps the median within 0.02 from one invocation to the next
-on an idle machine: there one comparison's per-CPU-second ratio has a standard deviation of about 0.017 (discrete;
-0.018 continuous; the 15 comparisons of three idle invocations at 5 each,
+The default of 9 comparisons (9 x 72 timed seconds: about 12 minutes) is what keeps the median within 0.02 from one
+invocation to the next on an idle machine: there one comparison's per-CPU-second ratio has a standard deviation of
+about 0.017 (discrete; 0.018 continuous; the 15 comparisons of three idle invocations at 5 each,
 docs/results/benchmarks/step_overhead-cpu-cb8972a-runs5-*.json), so the median of ``n`` has one of about
 ``1.25 * 0.017 / sqrt(n)`` (a normal sample's median), and two invocations' medians differ by less than 0.02 in about
 95 % of pairs from ``n = 9`` on (92 % at 7, 86 % at 5). Under load no count does: with five other jobs on the two
