@@ -42,8 +42,10 @@ from curteach_teaching.datasets import read_pool  # noqa: E402
 from curteach_teaching.datasets.curation import rank_episodes  # noqa: E402
 from curteach_teaching.datasets.labels import bad_episodes  # noqa: E402
 from curteach_teaching.datasets.prepare import learner_factory  # noqa: E402
+from curteach_teaching.datasets.prepared import pool_digest  # noqa: E402
 from curteach_teaching.datasets.scores.ensemble import EnsembleTeacher  # noqa: E402
 from curteach_teaching.datasets.scores.registry import trained_score  # noqa: E402
+from curteach_teaching.digests import trajectories_digest  # noqa: E402
 from curteach_teaching.experiments.dataset_bc.experiment import DatasetBCExperiment  # noqa: E402
 from curteach_teaching.experiments.dataset_bc.upgrade_digest import (  # noqa: E402
     legacy_pool_digest,
@@ -56,11 +58,15 @@ KEEP = 0.6  # both pages' --keep
 #: the environment variable naming a folder of the Meta-World page's mixed data (skips regenerating it)
 METAWORLD_DATA = "CURTEACH_METAWORLD_MIXED"
 
-#: each committed sweep's data as its ensemble cache is keyed by (the earlier digest of the encoded trajectories,
-#: ``upgrade_digest.legacy_trajectories_digest``), as the slow tests below find it in the regenerated data
+#: each committed sweep's data as its ensemble cache is keyed by, as the slow tests below find it in the regenerated
+#: data: the BabyAI sweeps still record the earlier digests (their cache keyed by
+#: ``upgrade_digest.legacy_trajectories_digest``); the Meta-World sweep was re-keyed by its page's command to the
+#: current digests (``digests.trajectories_digest``; its sweep.json records ``pool_digest``)
 CACHED_DATA = {"babyai-mixed-0.2": "c29e16b28ebc40b18722e10d67f8f047f7b90b1ebe9c5dc74f1047b1c4df7481",
                "babyai-mixed-0.4": "e499faca3822190e18730ef14fb0704acae59739a83667ddf2c6c2e51f4c919a",
-               "metaworld-mixed": "79bfc386b4278a85da2f1624caf30f0c795c1b083aa22e9b287034f9de86b148"}
+               "metaworld-mixed": "0c1e358a34f357fd7be2d252310ec09a87f0edb310b86fbe84f4c24d36859056"}
+#: the folders whose sweep.json records the current digest (the others: the earlier one)
+CURRENT = {"metaworld-mixed"}
 
 BABYAI_MAKE = ["make-dataset", "babyai", "--levels", "GoToLocal,PickupLoc", "--episodes", "1000", "--noise", "{noise}",
                "--seed", "2"]
@@ -86,18 +92,21 @@ def _committed(folder: str, pool, scratch: Path,
     and the difficulty read from its committed cache (copied into ``scratch`` under the key a sweep of this version
     reads it by).
 
-    The committed sweeps recorded the earlier digest of their data (actions and rewards only), under which their
-    cache is named (:mod:`~curteach_teaching.experiments.dataset_bc.upgrade_digest`); the pool read now must have
-    that digest, and the cache is read where that key puts it, by a learner that fails if asked to fit.
+    A committed sweep records the digest of its data, of the earlier form (actions and rewards only) or of the
+    current one, under which its cache is named (:mod:`~curteach_teaching.experiments.dataset_bc.upgrade_digest`);
+    the pool read now must have that digest, and the cache is read where that key puts it, by a learner that fails
+    if asked to fit.
     """
     recorded = json.loads((RESULTS / folder / "sweep.json").read_text())["settings"]["digest"]
-    assert legacy_pool_digest(pool) == recorded  # the regenerated data are the sweep's
+    current = folder in CURRENT
+    # the regenerated data are the sweep's
+    assert (pool_digest(pool) if current else legacy_pool_digest(pool)) == recorded
     experiment = DatasetBCExperiment(task_difficulty="ensemble", **settings).prepare(pool)
     teacher = trained_score("ensemble", experiment.score_options()).teacher(experiment.teacher_seed)
     assert teacher.fit == "sequential"  # dataset-bc's default: the committed sweeps' fit
     trajectories = experiment.data.trajectories
     assert len(trajectories) == len(pool)
-    assert legacy_trajectories_digest(trajectories) == CACHED_DATA[folder]
+    assert (trajectories_digest if current else legacy_trajectories_digest)(trajectories) == CACHED_DATA[folder]
     cache = RESULTS / folder / "teachers"
     path = teacher.cache_path(cache, CACHED_DATA[folder], f"{experiment.policy}|{recorded}")
     assert [p.name for p in cache.glob("ensemble-*.npz")] == [path.name]
