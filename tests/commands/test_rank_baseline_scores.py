@@ -69,6 +69,14 @@ def test_policy_loss_with_a_diffusion_learner(robot_files, tmp_path, episodes):
     scores = _scores(out)
     assert len(scores) == 8 and np.isfinite(scores).all()
     assert len(list((out / "teachers").glob("policy-*.npz"))) == 2  # one policy's log-likelihoods and spread
+    # and a LeRobot folder of the same episodes (issue 54's "done when": a robomimic file and a LeRobot folder)
+    root = robot_files.write_lerobot_v3(tmp_path / "lerobot", episodes)
+    out = tmp_path / "lerobot-out"
+    assert main(["rank", "--dataset", str(root), "--score", "policy-loss", "--policy", "diffusion", "--keep", "0.5",
+                 *TINY, "--out", str(out)]) == 0
+    scores = _scores(out)
+    assert len(scores) == 8 and np.isfinite(scores).all() and len(set(scores)) > 1
+    assert len(json.loads((out / "episodes.json").read_text())) == 4
 
 
 @pytest.mark.parametrize(("flags", "message"), [
