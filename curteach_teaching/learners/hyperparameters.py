@@ -85,6 +85,9 @@ HYPERPARAMETERS = (
                    "bc-rnn: how it acts in an environment: window (the LSTM over the episode's last W observations "
                    "from a zero state at every step, as it trains), carried (its state carried through the episode) "
                    "or horizon (carried, reset every W steps, as robomimic)", ("window", "carried", "horizon")),
+    Hyperparameter("rnn_loss", "bc-rnn", "loss", "sequence",
+                   "bc-rnn: what a training window's loss is on: sequence (the action of every step of the window, "
+                   "as robomimic) or last (the window's last step's only)", ("sequence", "last")),
 )
 _BY_NAME = {h.name: h for h in HYPERPARAMETERS}
 
