@@ -36,7 +36,9 @@ from curteach_teaching.rollouts import evaluate_policy
 SETTINGS = {
     "mlp": ("auto", {}, 1e-3),
     "rnn-64 1e-3": ("bc-rnn", dict(hidden_size=64), 1e-3),
-    "rnn-64-last 1e-3": ("bc-rnn", dict(hidden_size=64, loss="last"), 1e-3),
+    "rnn-64 std-0.05 1e-3": ("bc-rnn", dict(hidden_size=64, min_std=0.05), 1e-3),
+    "rnn-64 std-1e-4 1e-3": ("bc-rnn", dict(hidden_size=64, min_std=1e-4), 1e-3),
+    "rnn-64 last std-1e-4 1e-3": ("bc-rnn", dict(hidden_size=64, loss="last", min_std=1e-4), 1e-3),
     "rnn-128 1e-3": ("bc-rnn", dict(hidden_size=128), 1e-3),
     "rnn-64 3e-3": ("bc-rnn", dict(hidden_size=64), 3e-3),
     "rnn-400 1e-3": ("bc-rnn", dict(hidden_size=400), 1e-3),

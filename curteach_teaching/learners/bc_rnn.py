@@ -8,22 +8,25 @@
   first observation (:mod:`~curteach_teaching.learners.windows`);
 * **the network**: a ``L``-layer LSTM (400 units, 2 layers: robomimic's defaults) from a zero state over the window,
   its last output mapped linearly to the mixture's ``K`` logits (5 modes), ``K x D`` means (``tanh``: robomimic's
-  actions are in ``[-1, 1]``) and ``K x D`` standard deviations (``softplus + min_std``, ``min_std = 1e-4``);
+  actions are in ``[-1, 1]``) and ``K x D`` standard deviations (``softplus + min_std``, ``min_std = 0.1`` in the
+  normalised units, not robomimic's 1e-4: with 1e-4, actions clipped at the bounds (point masses at +-1) drew
+  components of deviation 1e-4 onto the bounds, worth about 8 nats a step whatever the state, and the greedy
+  component became a broad one that ignores the state: the pilot of docs/learners-bc-rnn.md);
 * **actions normalised** to ``[-1, 1]`` by the ``Box``'s bounds; a dimension without finite bounds is not normalised
   and its means take no ``tanh``. The log-density is of the demonstrated action itself (the normalisation's Jacobian
   is added), so it compares with the Gaussian MLP's;
-* **training** (:meth:`BCRNNLearner.train_step`): Adam on the (weighted) mean over the batch of ``-log pi(a_t |
-  window_t)``: each window trains on its own last action only (robomimic trains on all ``W`` actions of a sequence),
-  so a step's loss weight and its difficulty are those of one step, and every demonstrated action is still the last
-  of exactly one window;
+* **training** (:meth:`BCRNNLearner.train_step`, :attr:`loss`): ``sequence`` (the default, robomimic's): the LSTM
+  runs once over each window from a zero state and the loss is the (weighted) mean of ``-log pi(a_j | o_1..o_j)``
+  over every step ``j`` of every window of the batch, each step labelled with its own action and carrying its own
+  weight (:func:`~curteach_teaching.learners.windows.sequence_batch`); ``last``: the window's last step only;
 * **the per-step score** (:meth:`BCRNNLearner.log_likelihood`): ``log pi(a_t | window_t)``, the mixture's
   log-density by a log-sum-exp (``torch.distributions.MixtureSameFamily``);
 * **acting** (:meth:`BCRNNLearner.act_step`, from the state the evaluator carries per environment, reset at each
   episode's start: :mod:`~curteach_teaching.learners.carried_state`) by :attr:`acting` (:data:`ACTING`): ``window``
-  (the default) runs the LSTM from a zero state over the episode's last ``W`` observations, the computation of
+  runs the LSTM from a zero state over the episode's last ``W`` observations, the computation of
   training and scoring, step for step (:meth:`BCRNNLearner.act` on a window); ``carried`` carries ``(h, c)`` through
-  the episode; ``horizon`` resets it every ``W`` steps, as robomimic's rollout (the pilot of
-  docs/learners-bc-rnn.md picks ``window``: the other two act from states training never showed). Greedy: the mean
+  the episode; ``horizon`` (the default) resets it every ``W`` steps, as robomimic's rollout: what the sequence loss
+  trains (at most ``W`` steps from a zero state), and the best of the three in the pilot. Greedy: the mean
   of the most probable component (the first on ties; robomimic's ``low_noise_eval`` samples a component and shrinks
   its deviation to ``1e-4``: nearly the same action when one component dominates, without a draw). Sampled: row
   ``b``'s component by the inverse CDF of one uniform from ``streams[b]``, then ``D`` standard normals from
@@ -127,7 +130,7 @@ class BCRNNLearner:
     def __init__(self, observation_space: gym.Space, action_space: gym.Space, *, seed: int, device: Any = "cpu",
                  batch_size: int = 256, learning_rate: float = 1e-3, rng: np.random.Generator | None = None,
                  window: int = 10, hidden_size: int = 400, layers: int = 2, modes: int = 5,
-                 min_std: float = 1e-4, acting: str = "window", loss: str = "sequence"):
+                 min_std: float = 0.1, acting: str = "horizon", loss: str = "sequence"):
         import torch
 
         self.check(observation_space, action_space)
