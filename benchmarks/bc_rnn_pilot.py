@@ -8,7 +8,8 @@ mean greedy return of 10 Pendulum-v1 episodes through the library's evaluator, o
     python benchmarks/bc_rnn_pilot.py --dataset DIR/pendulum/scripted-v0 --steps 2000
 
 Both learners see the same uniformly drawn batches of 256 steps (a generator seeded by 0), each window of the
-recurrent learner ending at the step the MLP trains on.
+recurrent learner ending at the step the MLP trains on (its loss on that step's action, or, with
+``loss="sequence"``, on the action of every step of the window).
 """
 
 from __future__ import annotations
@@ -22,13 +23,22 @@ import numpy as np
 
 from curteach_teaching.datasets import read_pool
 from curteach_teaching.learners.dataset_learner import make_learner
-from curteach_teaching.learners.windows import episode_windows, learner_window, windowed
+from curteach_teaching.learners.windows import (
+    episode_windows,
+    learner_sequences,
+    learner_window,
+    sequence_batch,
+    windowed,
+)
 from curteach_teaching.rollouts import evaluate_policy
 
 #: name -> (--policy, the learner's keyword arguments beyond the kind's, Adam's rate)
 SETTINGS = {
     "mlp": ("auto", {}, 1e-3),
     "rnn-64 1e-3": ("bc-rnn", dict(hidden_size=64), 1e-3),
+    "rnn-64 std-0.05 1e-3": ("bc-rnn", dict(hidden_size=64, min_std=0.05), 1e-3),
+    "rnn-64 std-1e-4 1e-3": ("bc-rnn", dict(hidden_size=64, min_std=1e-4), 1e-3),
+    "rnn-64 last std-1e-4 1e-3": ("bc-rnn", dict(hidden_size=64, loss="last", min_std=1e-4), 1e-3),
     "rnn-128 1e-3": ("bc-rnn", dict(hidden_size=128), 1e-3),
     "rnn-64 3e-3": ("bc-rnn", dict(hidden_size=64), 3e-3),
     "rnn-400 1e-3": ("bc-rnn", dict(hidden_size=400), 1e-3),
@@ -75,7 +85,8 @@ def main() -> None:
         start = time.perf_counter()
         for _ in range(args.steps):
             batch = rng.integers(0, len(acts), 256)
-            learner.train_step(steps(obs, batch, rows), acts[batch], None)
+            targets = sequence_batch(acts, None, rows[batch])[0] if learner_sequences(learner) else acts[batch]
+            learner.train_step(steps(obs, batch, rows), targets, None)
         seconds = time.perf_counter() - start
         held_index = np.arange(len(held_acts))
         returns = {}

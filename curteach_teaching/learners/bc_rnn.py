@@ -8,22 +8,25 @@
   first observation (:mod:`~curteach_teaching.learners.windows`);
 * **the network**: a ``L``-layer LSTM (400 units, 2 layers: robomimic's defaults) from a zero state over the window,
   its last output mapped linearly to the mixture's ``K`` logits (5 modes), ``K x D`` means (``tanh``: robomimic's
-  actions are in ``[-1, 1]``) and ``K x D`` standard deviations (``softplus + min_std``, ``min_std = 1e-4``);
+  actions are in ``[-1, 1]``) and ``K x D`` standard deviations (``softplus + min_std``, ``min_std = 0.1`` in the
+  normalised units, not robomimic's 1e-4: with 1e-4, actions clipped at the bounds (point masses at +-1) drew
+  components of deviation 1e-4 onto the bounds, worth about 8 nats a step whatever the state, and the greedy
+  component became a broad one that ignores the state: the pilot of docs/learners-bc-rnn.md);
 * **actions normalised** to ``[-1, 1]`` by the ``Box``'s bounds; a dimension without finite bounds is not normalised
   and its means take no ``tanh``. The log-density is of the demonstrated action itself (the normalisation's Jacobian
   is added), so it compares with the Gaussian MLP's;
-* **training** (:meth:`BCRNNLearner.train_step`): Adam on the (weighted) mean over the batch of ``-log pi(a_t |
-  window_t)``: each window trains on its own last action only (robomimic trains on all ``W`` actions of a sequence),
-  so a step's loss weight and its difficulty are those of one step, and every demonstrated action is still the last
-  of exactly one window;
+* **training** (:meth:`BCRNNLearner.train_step`, :attr:`loss`): ``sequence`` (the default, robomimic's): the LSTM
+  runs once over each window from a zero state and the loss is the (weighted) mean of ``-log pi(a_j | o_1..o_j)``
+  over every step ``j`` of every window of the batch, each step labelled with its own action and carrying its own
+  weight (:func:`~curteach_teaching.learners.windows.sequence_batch`); ``last``: the window's last step only;
 * **the per-step score** (:meth:`BCRNNLearner.log_likelihood`): ``log pi(a_t | window_t)``, the mixture's
   log-density by a log-sum-exp (``torch.distributions.MixtureSameFamily``);
 * **acting** (:meth:`BCRNNLearner.act_step`, from the state the evaluator carries per environment, reset at each
   episode's start: :mod:`~curteach_teaching.learners.carried_state`) by :attr:`acting` (:data:`ACTING`): ``window``
-  (the default) runs the LSTM from a zero state over the episode's last ``W`` observations, the computation of
+  runs the LSTM from a zero state over the episode's last ``W`` observations, the computation of
   training and scoring, step for step (:meth:`BCRNNLearner.act` on a window); ``carried`` carries ``(h, c)`` through
-  the episode; ``horizon`` resets it every ``W`` steps, as robomimic's rollout (the pilot of
-  docs/learners-bc-rnn.md picks ``window``: the other two act from states training never showed). Greedy: the mean
+  the episode; ``horizon`` (the default) resets it every ``W`` steps, as robomimic's rollout: what the sequence loss
+  trains (at most ``W`` steps from a zero state), and the best of the three in the pilot. Greedy: the mean
   of the most probable component (the first on ties; robomimic's ``low_noise_eval`` samples a component and shrinks
   its deviation to ``1e-4``: nearly the same action when one component dominates, without a draw). Sampled: row
   ``b``'s component by the inverse CDF of one uniform from ``streams[b]``, then ``D`` standard normals from
@@ -43,13 +46,17 @@ import numpy as np
 
 from curteach_teaching.learners.divergence import LearnerDiverged
 
-__all__ = ["ACTING", "BCRNNLearner", "mixture_log_density"]
+__all__ = ["ACTING", "LOSSES", "BCRNNLearner", "mixture_log_density"]
 
 #: how the learner acts in the evaluator, from the state it carries per episode (:meth:`BCRNNLearner.act_step`):
 #: ``window``: the LSTM run from a zero state over the episode's last ``W`` observations at every step (training's
 #: computation); ``carried``: one LSTM step per environment step, its ``(h, c)`` carried through the whole episode;
 #: ``horizon``: carried, and reset to zero every ``W`` steps of the episode (robomimic's ``BC_RNN.get_action``)
 ACTING = ("window", "carried", "horizon")
+
+#: what a training window's loss is on (:meth:`BCRNNLearner.train_step`): ``sequence``: every step of the window,
+#: each with its own demonstrated action (robomimic's ``BC_RNN``); ``last``: the window's last step only
+LOSSES = ("sequence", "last")
 
 
 def mixture_log_density(logits: Any, means: Any, stds: Any, actions: Any) -> Any:
@@ -85,11 +92,17 @@ class _Network:
                 """``(B, W, S)`` -> logits ``(B, K)``, raw means and raw deviations ``(B, K, D)``."""
                 return self.heads(self.lstm(windows)[0][:, -1])
 
-            def heads(self, last: Any) -> tuple[Any, Any, Any]:
-                """The LSTM's output ``(B, H)`` -> logits ``(B, K)``, raw means and deviations ``(B, K, D)``."""
-                rows = len(last)
-                return (self.logits(last), self.means(last).view(rows, modes, action_dim),
-                        self.stds(last).view(rows, modes, action_dim))
+            def sequence(self, windows: Any) -> tuple[Any, Any, Any]:
+                """``(B, W, S)`` -> the heads at every step of the window: logits ``(B, W, K)``, raw means and
+                raw deviations ``(B, W, K, D)``."""
+                return self.heads(self.lstm(windows)[0])
+
+            def heads(self, outputs: Any) -> tuple[Any, Any, Any]:
+                """The LSTM's outputs ``(..., H)`` -> logits ``(..., K)``, raw means and deviations
+                ``(..., K, D)``."""
+                lead = tuple(outputs.shape[:-1])
+                return (self.logits(outputs), self.means(outputs).view(*lead, modes, action_dim),
+                        self.stds(outputs).view(*lead, modes, action_dim))
 
         return RNNGMM()
 
@@ -117,7 +130,7 @@ class BCRNNLearner:
     def __init__(self, observation_space: gym.Space, action_space: gym.Space, *, seed: int, device: Any = "cpu",
                  batch_size: int = 256, learning_rate: float = 1e-3, rng: np.random.Generator | None = None,
                  window: int = 10, hidden_size: int = 400, layers: int = 2, modes: int = 5,
-                 min_std: float = 1e-4, acting: str = "window"):
+                 min_std: float = 0.1, acting: str = "horizon", loss: str = "sequence"):
         import torch
 
         self.check(observation_space, action_space)
@@ -126,6 +139,11 @@ class BCRNNLearner:
                              f"{window}, {hidden_size}, {layers}, {modes}, {min_std}")
         if acting not in ACTING:
             raise ValueError(f"bc-rnn acts by one of {', '.join(ACTING)}; got {acting!r}")
+        if loss not in LOSSES:
+            raise ValueError(f"bc-rnn's loss is on one of {', '.join(LOSSES)}; got {loss!r}")
+        self.loss = loss
+        # read by the curriculum adapter (learners.windows.learner_sequences): hand each window's W actions
+        self.sequence_targets = loss == "sequence"
         self.observation_space, self.action_space = observation_space, action_space
         self.window, self.modes, self.min_std = int(window), int(modes), float(min_std)
         self.acting, self.layers, self.hidden_size = acting, int(layers), int(hidden_size)
@@ -199,22 +217,50 @@ class BCRNNLearner:
         return mixture_log_density(logits, means, stds, (actions - self._center_t) / self._scale_t) \
             - self._log_jacobian
 
+    def _sequence_log_density(self, obs: Any, acts: Any) -> Any:
+        """``(B, W)`` ``log pi(a_{b,j} | o_{b,1..j})``: the mixture at step ``j`` of each window, the LSTM run from
+        a zero state over the window's first ``j`` observations, of that step's action ``acts`` ``(B, W, D)``."""
+        import torch
+
+        acts = np.require(np.asarray(acts, dtype=np.float32), requirements="W")
+        if acts.shape != (len(acts), self.window, self.action_dim):
+            raise ValueError(f"bc-rnn's sequence loss reads the actions of every step of a window (B, {self.window}, "
+                             f"{self.action_dim}); got {acts.shape}")
+        actions = torch.as_tensor(acts, device=self.device)
+        logits, means, stds = self._squashed(*self.network.sequence(self._windows(obs)))
+        return mixture_log_density(logits, means, stds, (actions - self._center_t) / self._scale_t) \
+            - self._log_jacobian
+
     def train_step(self, obs: Any, acts: Any, weights: Any | None) -> Any:
-        """One Adam step on ``mean_b w_b (-log pi(a_b | window_b))`` (``w_b = 1`` when ``weights`` is ``None``).
+        """One Adam step on the (weighted) mean negative log-likelihood of the demonstrated actions.
+
+        With ``acts`` ``(B, D)`` (each window's last action): ``mean_b w_b (-log pi(a_b | window_b))``. With
+        ``acts`` ``(B, W, D)`` (every step's action, what the adapter hands a learner with
+        :attr:`sequence_targets`): ``mean_{b,j} w_{b,j} (-log pi(a_{b,j} | o_{b,1..j}))`` over the ``B x W``
+        steps, the LSTM run once over each window from a zero state (robomimic's ``BC_RNN``). ``w = 1`` when
+        ``weights`` is ``None``.
 
         Args:
-            obs: ``(B, W, S)`` windows; acts: ``(B, D)`` each window's last action; weights: ``(B,)`` or ``None``.
+            obs: ``(B, W, S)`` windows; acts: ``(B, D)`` or ``(B, W, D)``; weights: ``(B,)`` or ``(B, W)`` as
+                ``acts``' leading axes, or ``None``.
 
         Returns:
             the loss, a 0-d tensor on the device.
         """
         import torch
 
-        nll = -self._step_log_density(obs, acts)
+        if np.ndim(acts) == 3:
+            nll = -self._sequence_log_density(obs, acts)
+        else:
+            nll = -self._step_log_density(obs, acts)
         if weights is None:
             loss = nll.mean()
         else:
-            loss = (torch.as_tensor(np.asarray(weights, dtype=np.float32), device=self.device) * nll).mean()
+            weights = np.asarray(weights, dtype=np.float32)
+            if weights.shape != tuple(nll.shape):  # a (B,) weight would broadcast along a window's steps
+                raise ValueError(f"bc-rnn's loss weights must be one per step of the loss {tuple(nll.shape)}; got "
+                                 f"{weights.shape}")
+            loss = (torch.as_tensor(weights, device=self.device) * nll).mean()
         self.optimizer.zero_grad()
         loss.backward()
         self.optimizer.step()

@@ -81,10 +81,13 @@ HYPERPARAMETERS = (
     Hyperparameter("rnn_hidden", "bc-rnn", "hidden_size", 400, "bc-rnn: the LSTM's units"),
     Hyperparameter("rnn_layers", "bc-rnn", "layers", 2, "bc-rnn: the LSTM's layers"),
     Hyperparameter("rnn_components", "bc-rnn", "modes", 5, "bc-rnn: the Gaussian mixture's components"),
-    Hyperparameter("rnn_acting", "bc-rnn", "acting", "window",
+    Hyperparameter("rnn_acting", "bc-rnn", "acting", "horizon",
                    "bc-rnn: how it acts in an environment: window (the LSTM over the episode's last W observations "
                    "from a zero state at every step, as it trains), carried (its state carried through the episode) "
                    "or horizon (carried, reset every W steps, as robomimic)", ("window", "carried", "horizon")),
+    Hyperparameter("rnn_loss", "bc-rnn", "loss", "sequence",
+                   "bc-rnn: what a training window's loss is on: sequence (the action of every step of the window, "
+                   "as robomimic) or last (the window's last step's only)", ("sequence", "last")),
 )
 _BY_NAME = {h.name: h for h in HYPERPARAMETERS}
 

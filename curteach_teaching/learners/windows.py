@@ -13,6 +13,11 @@ array, and the learner sees at an episode's start what it sees in training).
   shifted by one at each step: the recurrent state an episode carries.
 
 A learner with ``window == 1`` is never handed a window: it gets ``(B, *obs_shape)`` as before.
+
+A windowed learner may also declare ``sequence_targets = True`` (:func:`learner_sequences`): then it trains on the
+action of every step of a window, not the last one only (robomimic's BC-RNN): the curriculum adapter hands it the
+windows' actions ``(B, W, *act_shape)`` and per-step loss weights ``(B, W)`` (:func:`sequence_batch`). Its per-step
+score stays ``log pi(a_t | window_t)`` of a step's own window, and acting is unchanged.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["WindowRows", "episode_windows", "learner_window", "windowed"]
+__all__ = ["WindowRows", "episode_windows", "learner_sequences", "learner_window", "sequence_batch",
+           "step_log_likelihoods", "windowed"]
 
 
 def learner_window(learner: Any) -> int:
@@ -35,6 +41,25 @@ def learner_window(learner: Any) -> int:
     if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
         raise ValueError(f"a learner's window must be an integer >= 1; got {window!r}")
     return int(window)
+
+
+def learner_sequences(learner: Any) -> bool:
+    """Whether ``learner`` trains on every step's action of its windows (a ``window`` > 1 and
+    ``sequence_targets`` true)."""
+    return learner_window(learner) > 1 and bool(getattr(learner, "sequence_targets", False))
+
+
+def sequence_batch(acts: Any, weights: np.ndarray | None, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The actions ``(B, W, *act_shape)`` and loss weights ``(B, W)`` (``None`` when ``weights`` is) of the windows
+    ``rows`` ``(B, W)`` (flat step indices, :func:`episode_windows`) for a learner trained on every step of a window.
+
+    Step ``j`` of a window is labelled with flat step ``rows[b, j]``'s own action and carries that step's own weight
+    ``weights[rows[b, j]]`` (``weights``: ``(T,)`` per flat step). A window never crosses its episode, so under
+    per-demonstration weights every step of a window carries the weight of the step it ends at. The padding before an
+    episode's start repeats the first step's observation, action and weight (counted, as robomimic's frame padding
+    is).
+    """
+    return np.asarray(acts)[rows], (None if weights is None else np.asarray(weights)[rows])
 
 
 def episode_windows(lengths: Sequence[int], window: int) -> np.ndarray:

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 
 from curteach_teaching.learners.bc_rnn import BCRNNLearner, mixture_log_density  # noqa: E402
 from curteach_teaching.learners.dataset_learner import DatasetLearner, check_learner, learner_kind  # noqa: E402
-from curteach_teaching.learners.windows import learner_window  # noqa: E402
+from curteach_teaching.learners.windows import learner_sequences, learner_window  # noqa: E402
 
 OBS = gym.spaces.Box(-8.0, 8.0, (3,), np.float32)
 ACTS = gym.spaces.Box(-2.0, 2.0, (2,), np.float32)
@@ -57,7 +57,7 @@ def test_the_log_likelihood_is_of_the_action_itself_the_jacobian_added():
         expected = mixture_log_density(logits, means, stds, normalised).double().numpy() - 2 * math.log(2.0)
     np.testing.assert_allclose(learner.log_likelihood(obs, acts), expected, rtol=1e-6)
     # tanh keeps every mean inside the bounds; softplus + min_std keeps every deviation above the floor
-    assert float(means.abs().max()) < 1.0 and float(stds.min()) >= 1e-4
+    assert float(means.abs().max()) < 1.0 and float(stds.min()) >= 0.1
 
 
 def test_it_is_a_learner_kind_with_a_window_and_reads_only_windows():
@@ -133,3 +133,39 @@ def test_check_refuses_what_it_cannot_learn_in_one_line(observation_space, actio
     with pytest.raises(ValueError) as error:
         check_learner("bc-rnn", observation_space, action_space)
     assert str(error.value).startswith(message) and "\n" not in str(error.value)
+
+
+def test_one_component_is_the_gaussian_nll_by_hand():
+    means, stds = torch.tensor([[[0.3, -0.5]]]), torch.tensor([[[0.4, 1.5]]])
+    a = torch.tensor([[-0.1, 0.7]])
+    by_hand = sum(-0.5 * ((x - m) / s) ** 2 - math.log(s * math.sqrt(2 * math.pi))
+                  for x, m, s in ((-0.1, 0.3, 0.4), (0.7, -0.5, 1.5)))
+    for logit in (0.0, 5.0):  # one component's weight is 1 whatever its logit
+        assert float(mixture_log_density(torch.tensor([[logit]]), means, stds, a)[0]) == pytest.approx(by_hand,
+                                                                                                       rel=1e-6)
+
+
+def test_the_sequence_loss_is_every_steps_nll_from_a_zero_state():
+    learner, check = small(), small()
+    assert learner.loss == "sequence" and learner_sequences(learner)
+    assert not learner_sequences(small(loss="last"))
+    obs = windows()
+    acts = np.random.default_rng(2).uniform(-2, 2, size=(6, 4, 2))
+    weights = np.random.default_rng(3).uniform(0, 2, size=(6, 4))
+    # step j of a window by hand: the LSTM over the window's first j + 1 observations from a zero state, its last
+    # output through the heads, the log-density of step j's normalised action minus the Jacobian (2 dims x log 2)
+    nll = np.empty((6, 4))
+    with torch.no_grad():
+        for j in range(4):
+            out = check.network.lstm(torch.as_tensor(obs[:, :j + 1]))[0][:, -1]
+            logits, means, stds = check._squashed(*check.network.heads(out))
+            normalised = torch.as_tensor(acts[:, j] / 2.0, dtype=torch.float32)
+            nll[:, j] = -(mixture_log_density(logits, means, stds, normalised).double().numpy() - 2 * math.log(2.0))
+    # the last step of the sequence is the per-step score of the whole window
+    np.testing.assert_allclose(-nll[:, -1], check.log_likelihood(obs, acts[:, -1]), rtol=1e-5)
+    assert float(learner.train_step(obs, acts, weights)) == pytest.approx(float((weights * nll).mean()), rel=1e-5)
+    assert float(small().train_step(obs, acts, None)) == pytest.approx(float(nll.mean()), rel=1e-5)
+    with pytest.raises(ValueError, match=r"one per step of the loss \(6, 4\); got \(6,\)"):
+        small().train_step(obs, acts, np.ones(6))
+    with pytest.raises(ValueError, match="bc-rnn's loss is on one of sequence, last"):
+        small(loss="all")

@@ -76,8 +76,8 @@ def test_each_way_of_acting_is_the_lstm_over_the_steps_it_names(acting):
 
 
 def test_the_window_way_is_act_on_the_window():
-    learner = BCRNNLearner(OBS, ACTS, seed=1, hidden_size=8, window=4)
-    assert learner.acting == "window"
+    learner = BCRNNLearner(OBS, ACTS, seed=1, hidden_size=8, window=4, acting="window")
+    assert learner.acting == "window" and BCRNNLearner(OBS, ACTS, seed=1, hidden_size=8).acting == "horizon"
     obs = np.random.default_rng(2).normal(size=(2, 5, 3)).astype(np.float32)  # two rows, five steps
     state = learner.initial_state(2)
     for t in range(5):

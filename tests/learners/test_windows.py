@@ -17,7 +17,9 @@ from curteach_teaching.curriculum.index import DemonstrationIndex  # noqa: E402
 from curteach_teaching.learners.windows import (  # noqa: E402
     WindowRows,
     episode_windows,
+    learner_sequences,
     learner_window,
+    sequence_batch,
     windowed,
 )
 from curteach_teaching.rollouts import evaluate_policy, evaluate_policy_serial  # noqa: E402
@@ -83,6 +85,7 @@ class Recorder:
 
     def train_step(self, obs, acts, weights):
         self.trained = (np.asarray(obs).copy(), np.asarray(acts).copy())
+        self.weights = None if weights is None else np.asarray(weights).copy()
         return 0.0
 
     def log_likelihood(self, obs, acts):
@@ -132,3 +135,38 @@ def test_the_curriculum_adapter_hands_a_windowed_learner_each_steps_window():
     assert acts[:, 0].tolist() == [2, 1, 0]
     # the difficulty sums the windows' scores per demonstration: -(last + 0.001 first) of every step's window
     np.testing.assert_allclose(steps.learner_difficulty(), [(0 + 0) + (1 + 0), (100.1 + 101.1 + 102.1)])
+
+
+def test_a_sequence_batch_labels_each_step_with_its_own_action_and_weight_by_hand():
+    rows = episode_windows([2, 3], 3)[[4, 1]]  # [[2, 3, 4], [0, 0, 1]]
+    acts = np.array([[10.0], [11.0], [20.0], [21.0], [22.0]])
+    weights = np.array([0.5, 0.5, 2.0, 2.0, 2.0])  # per demonstration, repeated over its steps
+    actions, per_step = sequence_batch(acts, weights, rows)
+    assert actions[..., 0].tolist() == [[20, 21, 22], [10, 10, 11]]  # the padding repeats the first step's action
+    assert per_step.tolist() == [[2, 2, 2], [0.5, 0.5, 0.5]]  # a window's steps: the weight of the step it ends at
+    assert sequence_batch(acts, None, rows)[1] is None
+    # per-step weights that differ within a demonstration: each step of a window keeps its own
+    assert sequence_batch(acts, np.arange(5.0), rows)[1].tolist() == [[2, 3, 4], [0, 0, 1]]
+
+
+class SequenceRecorder(Recorder):
+    sequence_targets = True
+
+
+def test_the_curriculum_adapter_hands_a_sequence_learner_every_steps_action_and_weight():
+    from imitation.data import rollout
+
+    trajectories = [types.Trajectory(obs=np.arange(n + 1, dtype=np.float64)[:, None] + 100 * i,
+                                     acts=np.arange(n, dtype=np.float64)[:, None] + 10 * i, infos=None,
+                                     terminal=True) for i, n in enumerate((2, 3))]
+    learner = SequenceRecorder()
+    assert learner_sequences(learner) and not learner_sequences(Recorder())
+    steps = LearnerSteps(learner, rollout.flatten_trajectories(trajectories),
+                         DemonstrationIndex.from_trajectories(trajectories), min_log_prob=-1e9)
+    steps.train_batches([np.array([4, 1])], lambda: None)
+    obs, acts = learner.trained
+    assert obs[..., 0].tolist() == [[100, 101, 102], [0, 0, 1]] and learner.weights is None
+    assert acts[..., 0].tolist() == [[10, 11, 12], [0, 0, 1]]
+    steps.set_transition_weights(np.array([1.0, 2.0, 3.0, 4.0, 5.0]))
+    steps.train_batches([np.array([2, 4])], lambda: None)
+    assert learner.weights.tolist() == [[3, 3, 3], [3, 4, 5]]

@@ -11,7 +11,9 @@ each epoch trains on and in which batches, the learner takes the steps.
   actions (and their loss weights, under ``use="weight"``), and the learner's difficulty (Cur, Cur-L) sums its
   per-step log-likelihoods per demonstration, each floored at ``min_log_prob`` as a policy's are. A learner that
   declares a ``window`` of ``W > 1`` steps (a recurrent policy) is handed each step's window ``(B, W, *obs_shape)``
-  in both (:mod:`~curteach_teaching.learners.windows`), and its log-likelihoods are asked in chunks of windows.
+  in both (:mod:`~curteach_teaching.learners.windows`), and its log-likelihoods are asked in chunks of windows; one
+  that also declares ``sequence_targets`` trains on the actions of every step of each window, each step with its own
+  loss weight (:func:`~curteach_teaching.learners.windows.sequence_batch`).
 
 Batches are transitions: ``batch_size`` shuffled steps, or exactly ``steps_per_epoch`` such batches per epoch.
 """
@@ -32,7 +34,14 @@ from curteach_teaching.curriculum.options import CurriculumOptions, check_demons
 from curteach_teaching.curriculum.scores import teacher_difficulty
 from curteach_teaching.curriculum.selection import CurriculumSelection
 from curteach_teaching.difficulty import index_observations, sum_per_demonstration
-from curteach_teaching.learners.windows import episode_windows, learner_window, step_log_likelihoods, windowed
+from curteach_teaching.learners.windows import (
+    episode_windows,
+    learner_sequences,
+    learner_window,
+    sequence_batch,
+    step_log_likelihoods,
+    windowed,
+)
 
 __all__ = ["LearnerSteps", "learner_curriculum"]
 
@@ -55,6 +64,7 @@ class LearnerSteps:
         window = learner_window(learner)
         # (T, W) each step's window of flat step indices; None: the learner reads one observation per step
         self._windows = episode_windows(index.lengths, window) if window > 1 else None
+        self._sequences = learner_sequences(learner)  # the actions of every step of a window, not the last only
 
     def learner_difficulty(self) -> np.ndarray:
         """``(N,)`` ``-sum_t log pi(a_t | s_t)`` of every demonstration under the learner now (NaN steps count as
@@ -75,8 +85,11 @@ class LearnerSteps:
                 obs = types.maybe_unwrap_dictobs(index_observations(self.transitions.obs, batch))
             else:
                 obs = windowed(types.maybe_unwrap_dictobs(self.transitions.obs), self._windows[batch])
-            weights = None if self._weights is None else self._weights[batch]
-            self._loss = self.learner.train_step(obs, self.transitions.acts[batch], weights)
+            if self._sequences:
+                acts, weights = sequence_batch(self.transitions.acts, self._weights, self._windows[batch])
+            else:
+                acts, weights = self.transitions.acts[batch], None if self._weights is None else self._weights[batch]
+            self._loss = self.learner.train_step(obs, acts, weights)
             after_step()
 
     def step_metrics(self) -> dict:

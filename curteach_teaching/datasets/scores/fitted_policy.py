@@ -17,6 +17,11 @@ trains it once and computes, per step ``t`` of the pool:
   ``batch_kde_log_likelihood``, ``log (1/M) sum_m N(a_t; x_m, h^2 I)``; for discrete actions the add-one smoothed
   share of samples equal to ``a_t``: ``log ((c_t + 1) / (M + n))`` over ``n`` actions).
 
+A learner that reads windows (``bc-rnn``: :mod:`~curteach_teaching.learners.windows`) is asked both at each step's
+window ``(W, *obs_shape)`` within its demonstration, never at the bare observation: its log-likelihoods by
+:func:`~curteach_teaching.learners.windows.step_log_likelihoods` (the chunked call the ensemble makes), its samples
+from its ``act`` on the windows.
+
 The policy: a fresh learner from the factory (``learner(net_seed, rng=..., batch_size=..., learning_rate=...)``),
 trained by the curricula's adapter (Agn, ``steps`` optimizer steps over all demonstrations), its seeds from
 ``SeedSequence([seed, POLICY_TAG])``. Each output is cached in the caller's folder: ``policy-<key>.npz`` (the
@@ -40,6 +45,7 @@ import numpy as np
 from curteach_envs._util import check_int
 from curteach_teaching.datasets.scores.npz_cache import cache_path, read_arrays, write_arrays
 from curteach_teaching.datasets.scores.trained import ScoreOption, TrainedScore
+from curteach_teaching.learners.windows import episode_windows, learner_window, step_log_likelihoods, windowed
 
 __all__ = ["ACTION_SAMPLES", "BANDWIDTH", "DEFAULT_STEPS", "POLICY_STEPS", "FittedPolicy", "PolicyScore",
            "kde_log_density", "per_demonstration_mean", "sample_statistics"]
@@ -196,11 +202,13 @@ class FittedPolicy:
                     say(f"policy: the cached outputs {path} are damaged ({problem}); computing them again")
             policy = self._policy(memory, demonstrations, learner, seed, say)
             if name == "log_likelihood":
-                values = np.asarray(policy.log_likelihood(transitions.obs, transitions.acts), dtype=np.float64)
+                values = step_log_likelihoods(policy, transitions.obs, transitions.acts,
+                                              [len(d.acts) for d in demonstrations])
             else:
                 if not drawn:  # the samples once, for both statistics
-                    drawn.update(zip(("spread", "log_density"), self._sampled(policy, transitions, learner, seed),
-                                     strict=True))
+                    drawn.update(zip(("spread", "log_density"),
+                                     self._sampled(policy, transitions, learner, seed,
+                                                   lengths=[len(d.acts) for d in demonstrations]), strict=True))
                 values = drawn[name]
             if values.shape != (t,) or not np.isfinite(values).all():
                 raise ValueError(f"the policy's {name.replace('_', ' ')} is not one finite number per step (did it "
@@ -212,15 +220,19 @@ class FittedPolicy:
             say(f"policy outputs ready ({time.perf_counter() - started:.0f} s)")
         return found
 
-    def _sampled(self, policy: Any, transitions: Any, learner: Any, seed: int,
-                 chunk: int = 8192) -> tuple[np.ndarray, np.ndarray]:
+    def _sampled(self, policy: Any, transitions: Any, learner: Any, seed: int, chunk: int = 8192, *,
+                 lengths: Any = ()) -> tuple[np.ndarray, np.ndarray]:
         """``(spread, log_density)`` from :attr:`samples` actions per step, row ``t`` drawing from the generator of
-        ``SeedSequence([seed, SAMPLE_TAG, t])`` only (its draws in the samples' order)."""
+        ``SeedSequence([seed, SAMPLE_TAG, t])`` only (its draws in the samples' order); a learner reading windows
+        acts on each step's window within its demonstration (``lengths``: ``(N,)`` the demonstrations' steps)."""
         t = len(transitions.acts)
+        window = learner_window(policy)
+        windows = episode_windows(lengths, window) if window > 1 else None
         streams = [np.random.default_rng(np.random.SeedSequence([int(seed), SAMPLE_TAG, row])) for row in range(t)]
         draws = []
         for _ in range(self.samples):
-            parts = [np.asarray(policy.act(_obs_rows(transitions.obs, slice(start, start + chunk)),
+            parts = [np.asarray(policy.act(_obs_rows(transitions.obs, slice(start, start + chunk)) if windows is None
+                                           else windowed(transitions.obs, windows[start:start + chunk]),
                                            streams[start:start + chunk]))
                      for start in range(0, t, chunk)]
             draws.append(np.concatenate(parts))
