@@ -91,9 +91,9 @@ def _all_pairs(x, y, k):
 
 @pytest.mark.parametrize("k", [1, 4])
 def test_the_trees_count_what_every_pair_counts(k):
-    # More samples than a marginal leaf holds, so the trees have inner nodes that are pruned and counted whole; values
-    # on a grid of 0.25 (exact in binary): ties at the radius occur, and 30 samples coincide in groups of 5; a chunk below the sample
-    # count, so the queries run in several chunks of the joint tree's order.
+    # More samples than a marginal leaf holds, so the trees have inner nodes that are pruned and counted whole;
+    # values on a grid of 0.25 (exact in binary), so ties at the radius occur; 30 samples coincide in groups of 5;
+    # a chunk below the sample count, so the queries run in several chunks of the joint tree's order.
     rng = np.random.default_rng(5)
     n = 5 * MARGINAL_LEAF + 3
     x = np.round(4 * rng.normal(size=(n, 3))) / 4
