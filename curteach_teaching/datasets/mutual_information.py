@@ -23,7 +23,15 @@ which are at least ``k_i``, so ``c_i = psi(k_i) + psi(n) - psi(n_x(i) + 1) - psi
 
 Cost: two k-d trees (``scipy.spatial.cKDTree``, ``p=inf``) for the marginals and one for the joint space, one
 ``k + 1``-nearest query and two counting queries per sample, done in chunks of samples so that the memory held at
-once is ``O(chunk * k)`` beyond the trees, with no Python loop over samples.
+once is ``O(chunk * k)`` beyond the trees, with no Python loop over samples. The counting queries dominate (on the
+Meta-World mixed pool's 56,000 steps a step's action box holds about 2,600 others, and the tree checks every point
+of the leaves its box's faces cut), so the trees are built for them: sliding-midpoint splits (``balanced_tree=False``)
+and leaves of :data:`MARGINAL_LEAF` points for the marginals (fewer, larger leaves: fewer nodes visited per box), and
+:data:`JOINT_LEAF` for the joint space; and the samples are queried in the joint tree's order, so that consecutive
+queries walk the same nodes (cache locality). None of this changes a number: a k-d tree's nearest-neighbour
+distances and its counts within a radius are exact whatever its leaves and splits (a node is pruned or counted whole
+only when its bounding box, which holds its points, lies wholly outside or inside the ball, and a floating-point
+distance is monotone in each coordinate), and each sample's queries do not depend on the order they are asked in.
 """
 
 from __future__ import annotations
@@ -38,6 +46,10 @@ __all__ = ["KSGEstimate", "ksg_mutual_information"]
 
 #: Samples queried at once: bounds the neighbour arrays held at once (a few MB) at any pool size.
 DEFAULT_CHUNK = 8192
+#: Points per leaf of the joint space's tree (its ``k + 1``-nearest queries; scipy's default is 16).
+JOINT_LEAF = 32
+#: Points per leaf of the marginals' trees (the counting queries, whose boxes hold hundreds to thousands of points).
+MARGINAL_LEAF = 128
 
 
 @dataclass(frozen=True)
@@ -105,14 +117,17 @@ def ksg_mutual_information(x: np.ndarray, y: np.ndarray, k: int = 3, *,
         raise ValueError(f"chunk must be a positive integer; got {chunk!r}")
     k = int(k)
     joint = np.concatenate([x, y], axis=1)
-    joint_tree, x_tree, y_tree = cKDTree(joint), cKDTree(x), cKDTree(y)
+    joint_tree = cKDTree(joint, leafsize=JOINT_LEAF, balanced_tree=False)
+    x_tree = cKDTree(x, leafsize=MARGINAL_LEAF, balanced_tree=False)
+    y_tree = cKDTree(y, leafsize=MARGINAL_LEAF, balanced_tree=False)
 
     radius = np.empty(n, dtype=np.float64)
     n_x = np.empty(n, dtype=np.int64)
     n_y = np.empty(n, dtype=np.int64)
     k_used = np.full(n, k, dtype=np.int64)
+    order = joint_tree.indices  # the samples in the joint tree's leaf order: neighbours in space queried together
     for start in range(0, n, chunk):  # a loop over chunks of samples, each chunk vectorised
-        rows = slice(start, min(n, start + chunk))
+        rows = order[start:start + chunk]
         # The k + 1 nearest, the sample itself (distance 0) among them: column k is the k-th nearest other sample's
         # distance, whichever of several tied samples the tree returned.
         distances, _ = joint_tree.query(joint[rows], k=k + 1, p=np.inf)
@@ -126,7 +141,7 @@ def ksg_mutual_information(x: np.ndarray, y: np.ndarray, k: int = 3, *,
         n_x[rows] = _count_within(x_tree, x[rows], below) - 1
         n_y[rows] = _count_within(y_tree, y[rows], below) - 1
         if coincide.any():
-            where = np.flatnonzero(coincide)
-            k_used[start + where] = _count_within(joint_tree, joint[rows][where], np.zeros(where.size)) - 1
+            where = rows[coincide]
+            k_used[where] = _count_within(joint_tree, joint[where], np.zeros(where.size)) - 1
     contributions = digamma(k_used) + digamma(n) - digamma(n_x + 1) - digamma(n_y + 1)
     return KSGEstimate(float(contributions.mean()), contributions, radius, n_x, n_y, k_used)

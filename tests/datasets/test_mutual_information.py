@@ -1,5 +1,6 @@
 """KSG's mutual information estimator (datasets.mutual_information): the Gaussian closed form, a hand count of the
-neighbours, the per-sample shares, the duplicate rule and invariance to the samples' order."""
+neighbours, the per-sample shares, the duplicate rule, invariance to the samples' order, and the trees' answers
+equal to an all-pairs count."""
 
 import math
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.special import digamma
 
-from curteach_teaching.datasets.mutual_information import ksg_mutual_information
+from curteach_teaching.datasets.mutual_information import MARGINAL_LEAF, ksg_mutual_information
 
 
 @pytest.mark.parametrize("rho", [0.0, 0.5, 0.9])
@@ -72,6 +73,41 @@ def test_the_samples_order_and_the_chunk_size_change_nothing():
     np.testing.assert_array_equal(shuffled.contributions, whole.contributions[order])
     np.testing.assert_array_equal(shuffled.n_x, whole.n_x[order])
     assert shuffled.total == pytest.approx(whole.total, abs=1e-12)
+
+
+def _all_pairs(x, y, k):
+    """KSG's quantities by the definition, from every pair's max-norm distances (no tree): ``(eps, n_x, n_y, k_i)``."""
+    dx = np.abs(x[:, None, :] - x[None, :, :]).max(axis=2)
+    dy = np.abs(y[:, None, :] - y[None, :, :]).max(axis=2)
+    joint = np.maximum(dx, dy)
+    others = ~np.eye(len(x), dtype=bool)
+    eps = np.sort(np.where(others, joint, np.inf), axis=1)[:, k - 1]  # the k-th nearest other sample
+    zero = eps == 0.0
+    n_x = np.where(zero, ((dx <= 0) & others).sum(axis=1), ((dx < eps[:, None]) & others).sum(axis=1))
+    n_y = np.where(zero, ((dy <= 0) & others).sum(axis=1), ((dy < eps[:, None]) & others).sum(axis=1))
+    k_i = np.where(zero, ((joint <= 0) & others).sum(axis=1), k)
+    return eps, n_x, n_y, k_i
+
+
+@pytest.mark.parametrize("k", [1, 4])
+def test_the_trees_count_what_every_pair_counts(k):
+    # More samples than a marginal leaf holds, so the trees have inner nodes that are pruned and counted whole;
+    # values on a grid of 0.25 (exact in binary), so ties at the radius occur; 30 samples coincide in groups of 5;
+    # a chunk below the sample count, so the queries run in several chunks of the joint tree's order.
+    rng = np.random.default_rng(5)
+    n = 5 * MARGINAL_LEAF + 3
+    x = np.round(4 * rng.normal(size=(n, 3))) / 4
+    y = np.round(4 * (x[:, :2] + rng.normal(size=(n, 2)))) / 4
+    x[:30], y[:30] = np.repeat(x[:6], 5, axis=0), np.repeat(y[:6], 5, axis=0)  # 6 samples, each 5 times
+    estimate = ksg_mutual_information(x, y, k=k, chunk=97)
+    eps, n_x, n_y, k_i = _all_pairs(x, y, k)
+    assert (eps == 0).any() and (eps > 0).any()  # both of the rules are exercised
+    np.testing.assert_array_equal(estimate.radius, eps)
+    np.testing.assert_array_equal(estimate.n_x, n_x)
+    np.testing.assert_array_equal(estimate.n_y, n_y)
+    np.testing.assert_array_equal(estimate.k_used, k_i)
+    expected = digamma(k_i) + digamma(n) - digamma(n_x + 1) - digamma(n_y + 1)
+    np.testing.assert_array_equal(estimate.contributions, expected)
 
 
 @pytest.mark.parametrize(("x", "y", "k", "message"), [

@@ -27,10 +27,12 @@ trained by the curricula's adapter (Agn, ``steps`` optimizer steps over all demo
 ``SeedSequence([seed, POLICY_TAG])``. Each output is cached in the caller's folder: ``policy-<key>.npz`` (the
 log-likelihoods) keyed by the steps, batch size, learning rate, seed, data digest and label; ``policy-spread-<key>``
 keyed also by ``M``, and
-``policy-density-<key>`` by ``M`` and ``h`` (the samples are drawn once for both). The last trained learner is kept
-in memory under its key, so a second score of the same fit call (``rank --score policy-loss+action-variance``, a
-sweep with several cells) reads the same policy without training it again; where it is not in memory and its
-outputs are not cached, it is trained again, to the same weights (the training is seeded).
+``policy-density-<key>`` by ``M`` and ``h``. The last trained learner is kept in memory under its key, with the
+samples drawn from it (by :mod:`~curteach_teaching.datasets.scores.policy_samples`, one forward pass per chunk where
+the learner acts through the action seam), so a second score of the same fit call (``rank --score
+policy-loss+action-variance``, ``rank --compare``, a sweep with several cells) reads the same policy and the same
+samples without training or sampling again; where they are not in memory and its outputs are not cached, it is
+trained again, to the same weights (the training is seeded), and the samples are drawn again, to the same numbers.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ import numpy as np
 from curteach_envs._util import check_int
 from curteach_teaching.datasets.scores.npz_cache import cache_path, read_arrays, write_arrays
 from curteach_teaching.datasets.scores.trained import ScoreOption, TrainedScore
-from curteach_teaching.learners.windows import episode_windows, learner_window, step_log_likelihoods, windowed
+from curteach_teaching.learners.windows import episode_windows, learner_window, step_log_likelihoods
 
 __all__ = ["ACTION_SAMPLES", "BANDWIDTH", "DEFAULT_STEPS", "POLICY_STEPS", "FittedPolicy", "PolicyScore",
            "kde_log_density", "per_demonstration_mean", "sample_statistics"]
@@ -54,8 +56,6 @@ __all__ = ["ACTION_SAMPLES", "BANDWIDTH", "DEFAULT_STEPS", "POLICY_STEPS", "Fitt
 DEFAULT_STEPS = 500
 #: what seeds the policy's weights and batches, apart from the ensemble's members (``[seed, k, 1]``)
 POLICY_TAG = 0x706F6C
-#: what seeds the per-step sampling streams
-SAMPLE_TAG = 0x736D70
 
 POLICY_STEPS = ScoreOption("policy_steps", int, None, "scores policy-loss, action-likelihood, action-variance: "
                            "optimizer steps of their one policy trained on every demonstration (default: "
@@ -65,7 +65,9 @@ ACTION_SAMPLES = ScoreOption("action_samples", int, 16, "scores action-likelihoo
 BANDWIDTH = ScoreOption("likelihood_bandwidth", float, 1.0, "score action-likelihood: the Gaussian kernel's "
                         "bandwidth over the sampled actions, in the actions' units (default 1.0, CUPID's)")
 
-_TRAINED: dict = {}  # the last trained learner, by its cache key: a second score of the same fit does not retrain
+# The last trained learner by its cache key, as (learner, {M: its (M, T, ...) samples}): a second score of the same
+# fit neither trains nor samples again.
+_TRAINED: dict = {}
 
 
 def kde_log_density(samples: np.ndarray, target: np.ndarray, bandwidth: float) -> np.ndarray:
@@ -104,12 +106,6 @@ def per_demonstration_mean(per_step: np.ndarray, lengths: np.ndarray) -> np.ndar
     """``(N,)`` the mean of ``per_step`` ``(T,)`` over each demonstration's ``lengths[i]`` consecutive steps."""
     episodes = np.repeat(np.arange(len(lengths)), lengths)
     return np.bincount(episodes, weights=per_step, minlength=len(lengths)) / lengths
-
-
-def _obs_rows(obs: Any, rows: slice) -> Any:
-    """Rows ``rows`` of the flattened observations (an array, or a ``DictObs`` as a dict of arrays)."""
-    part = obs[rows]
-    return {key: np.asarray(value) for key, value in part.items()} if hasattr(part, "items") else part
 
 
 @dataclass(frozen=True)
@@ -159,7 +155,7 @@ class FittedPolicy:
                     "demonstration")
             trained = self.train(demonstrations, learner, seed)
             _TRAINED.clear()  # one policy at a time in memory
-            _TRAINED[key] = trained
+            _TRAINED[key] = (trained, {})
         return _TRAINED[key]
 
     def outputs(self, demonstrations: list, learner: Callable[..., Any], *, seed: int = 0, cache: Any = None,
@@ -200,15 +196,16 @@ class FittedPolicy:
                     continue
                 if problem != "missing" and say is not None:
                     say(f"policy: the cached outputs {path} are damaged ({problem}); computing them again")
-            policy = self._policy(memory, demonstrations, learner, seed, say)
+            policy, drawn_samples = self._policy(memory, demonstrations, learner, seed, say)
             if name == "log_likelihood":
                 values = step_log_likelihoods(policy, transitions.obs, transitions.acts,
                                               [len(d.acts) for d in demonstrations])
             else:
                 if not drawn:  # the samples once, for both statistics
                     drawn.update(zip(("spread", "log_density"),
-                                     self._sampled(policy, transitions, learner, seed,
-                                                   lengths=[len(d.acts) for d in demonstrations]), strict=True))
+                                     self._sampled(policy, drawn_samples, transitions, learner, seed,
+                                                   lengths=[len(d.acts) for d in demonstrations]),
+                                     strict=True))
                 values = drawn[name]
             if values.shape != (t,) or not np.isfinite(values).all():
                 raise ValueError(f"the policy's {name.replace('_', ' ')} is not one finite number per step (did it "
@@ -220,25 +217,25 @@ class FittedPolicy:
             say(f"policy outputs ready ({time.perf_counter() - started:.0f} s)")
         return found
 
-    def _sampled(self, policy: Any, transitions: Any, learner: Any, seed: int, chunk: int = 8192, *,
+    def _sampled(self, policy: Any, drawn: dict, transitions: Any, learner: Any, seed: int, *,
                  lengths: Any = ()) -> tuple[np.ndarray, np.ndarray]:
-        """``(spread, log_density)`` from :attr:`samples` actions per step, row ``t`` drawing from the generator of
-        ``SeedSequence([seed, SAMPLE_TAG, t])`` only (its draws in the samples' order); a learner reading windows
-        acts on each step's window within its demonstration (``lengths``: ``(N,)`` the demonstrations' steps)."""
-        t = len(transitions.acts)
-        window = learner_window(policy)
-        windows = episode_windows(lengths, window) if window > 1 else None
-        streams = [np.random.default_rng(np.random.SeedSequence([int(seed), SAMPLE_TAG, row])) for row in range(t)]
-        draws = []
-        for _ in range(self.samples):
-            parts = [np.asarray(policy.act(_obs_rows(transitions.obs, slice(start, start + chunk)) if windows is None
-                                           else windowed(transitions.obs, windows[start:start + chunk]),
-                                           streams[start:start + chunk]))
-                     for start in range(0, t, chunk)]
-            draws.append(np.concatenate(parts))
+        """``(spread, log_density)`` from :attr:`samples` actions per step
+        (:func:`~curteach_teaching.datasets.scores.policy_samples.sampled_actions`: row ``t`` drawing from the
+        generator of ``SeedSequence([seed, SAMPLE_TAG, t])`` only, its draws in the samples' order), the samples
+        read from ``drawn`` (the policy's in memory, by ``M``) where drawn before, else drawn and kept there; a
+        learner reading windows acts on each step's window within its demonstration (``lengths``: ``(N,)`` the
+        demonstrations' steps)."""
+        from curteach_teaching.datasets.scores.policy_samples import sampled_actions
+
+        if self.samples not in drawn:
+            drawn.clear()  # one set of samples at a time in memory
+            window = learner_window(policy)
+            windows = episode_windows(lengths, window) if window > 1 else None
+            drawn[self.samples] = sampled_actions(policy, transitions.obs, len(transitions.acts), self.samples,
+                                                  seed, windows=windows)
         space = getattr(learner, "action_space", None)
         space = policy.action_space if space is None else space
-        return sample_statistics(np.stack(draws), transitions.acts, space, self.bandwidth)
+        return sample_statistics(drawn[self.samples], transitions.acts, space, self.bandwidth)
 
 
 class PolicyScore(TrainedScore):
