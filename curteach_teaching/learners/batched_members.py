@@ -23,8 +23,8 @@ runs all ``K`` members at once:
 
 For the default policy (SB3's MLP with ``tanh`` or ``ReLU`` units and a diagonal Gaussian head, bounded or not) the
 step is written out instead (:mod:`~curteach_teaching.learners.batched_gaussian_step`: the same loss and Adam, the
-gradients by hand into buffers allocated once, no autograd graph), which took about two thirds of the autograd
-step's time here.
+gradients by hand into buffers allocated once, no autograd graph), which took about half the autograd step's time
+here.
 
 So member ``k`` is the network, loss, optimizer and batch sequence of the sequential fit; only the kernels differ
 (a batched product sums in another order), so its numbers agree with the sequential fit's to float rounding, not to
