@@ -21,6 +21,11 @@ runs all ``K`` members at once:
   ``CurriculumBC``'s fixed-step scheme (:func:`plan_batches`: its half's transitions shuffled by a NumPy generator
   seeded with the batch seed, laid end to end, shuffled anew when they run out). Each member keeps its own stream.
 
+For the default policy (SB3's MLP with ``tanh`` or ``ReLU`` units and a diagonal Gaussian head, bounded or not) the
+step is written out instead (:mod:`~curteach_teaching.learners.batched_gaussian_step`: the same loss and Adam, the
+gradients by hand into buffers allocated once, no autograd graph), which took about half the autograd step's time
+here.
+
 So member ``k`` is the network, loss, optimizer and batch sequence of the sequential fit; only the kernels differ
 (a batched product sums in another order), so its numbers agree with the sequential fit's to float rounding, not to
 the bit. On a given device and thread count the fit is deterministic: it draws from no global generator.
@@ -327,6 +332,10 @@ def fit_members(demonstrations: Sequence[Any], in_bag: np.ndarray, make_policy: 
     # than a few copies of it (not for images, whose floats take four times their bytes), per batch otherwise
     prepared = not members.is_image
     features = members.preprocess(pool.obs) if prepared else pool.obs
+    from curteach_teaching.learners.batched_gaussian_step import step_reason
+
+    if prepared and step_reason(members) is None:  # the default MLP Gaussian: the step written out
+        return members, _written_out(members, features, pool.acts, index, batch_size, learning_rate, ent_weight)
     # fused: one kernel per tensor for the whole update; the same elementwise rule as the for-loop Adam of BC
     optimizer = th.optim.Adam(list(members.params.values()), lr=learning_rate, fused=True)
     losses = th.empty((batches, K), dtype=th.float64, device=members.device)
@@ -347,6 +356,32 @@ def fit_members(demonstrations: Sequence[Any], in_bag: np.ndarray, make_policy: 
         optimizer.zero_grad()
         losses[step] = loss.detach()  # stays on the device: no synchronisation per step
     return members, losses.cpu().numpy()
+
+
+def _written_out(members: BatchedMembers, features: Any, actions: Any, index: Any, batch_size: int,
+                 learning_rate: float, ent_weight: float) -> np.ndarray:
+    """:func:`fit_members`'s loop for stacked MLP Gaussian members with the step written out
+    (:class:`~curteach_teaching.learners.batched_gaussian_step.GaussianMLPStep`): each step's rows gathered into
+    buffers allocated once (``index`` ``(batches, K, batch_size)``); returns the ``(batches, K)`` float64 losses."""
+    import torch as th
+
+    from curteach_teaching.learners.batched_gaussian_step import GaussianMLPStep
+
+    batches, K = index.shape[0], index.shape[1]
+    step = GaussianMLPStep(members, batch_size=batch_size, steps=batches, learning_rate=learning_rate,
+                           ent_weight=ent_weight)
+    dtype = step.flat.dtype
+    # the step takes flat rows in the parameters' dtype: converted once for the pool, not per batch
+    features = features.flatten(1).to(dtype).contiguous()
+    actions = actions.reshape(actions.shape[0], -1).to(dtype).contiguous()
+    x = th.empty((K * batch_size, features.shape[1]), dtype=dtype, device=features.device)
+    a = th.empty((K * batch_size, actions.shape[1]), dtype=dtype, device=features.device)
+    for i in range(batches):
+        rows = index[i].view(-1)
+        th.index_select(features, 0, rows, out=x)
+        th.index_select(actions, 0, rows, out=a)
+        step.step(i, x.view(K, batch_size, -1), a.view(K, batch_size, -1))
+    return step.losses()
 
 
 def member_log_likelihoods(members: BatchedMembers, demonstrations: Sequence[Any], *, chunk_size: int = 4096,

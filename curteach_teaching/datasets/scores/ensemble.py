@@ -213,6 +213,10 @@ class EnsembleTeacher:
         fields = asdict(self)
         if fields["fit"] == "sequential":
             del fields["fit"]  # the key of every cache written before the batched fit
+        else:
+            # the written-out step (learners.batched_gaussian_step) rounds otherwise than the first batched fit did
+            # (about 1e-7): its caches are not the earlier batched fit's
+            fields["batched_step"] = 2
         key = {**fields, "data": data, "label": label}
         return Path(cache) / f"ensemble-{hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]}.npz"
 
