@@ -51,7 +51,7 @@ def _flat(grads: dict, names: Sequence[str], rows: int) -> Any:
     return torch.cat([grads[name].reshape(rows, -1).to(torch.float64) for name in names], dim=1)
 
 
-def _vmapped(module: Any, loss: Callable, obs_t: Any, acts_t: Any) -> Any:
+def _vmapped(module: Any, loss: Callable, obs_t: Any, acts_t: Any, only: Sequence[str] | None = None) -> Any:
     import torch
     from torch.func import functional_call, grad, vmap
     from torch.utils._pytree import tree_map
@@ -66,6 +66,8 @@ def _vmapped(module: Any, loss: Callable, obs_t: Any, acts_t: Any) -> Any:
 
     wrapped = Wrapped()
     params, buffers = _parameters(module)
+    if only is not None:  # the others stay the module's own (functional_call swaps only those it is given)
+        params = {name: params[name] for name in only}
     names = list(params)
     inner = {f"inner.{name}": p for name, p in params.items()}
     inner_buffers = {f"inner.{name}": b for name, b in buffers.items()}
@@ -79,11 +81,12 @@ def _vmapped(module: Any, loss: Callable, obs_t: Any, acts_t: Any) -> Any:
     return _flat({name: grads[f"inner.{name}"] for name in names}, names, rows)
 
 
-def _looped(module: Any, loss: Callable, obs_t: Any, acts_t: Any) -> Any:
+def _looped(module: Any, loss: Callable, obs_t: Any, acts_t: Any, only: Sequence[str] | None = None) -> Any:
     import torch
     from torch.utils._pytree import tree_map
 
-    params = [p for p in module.parameters() if p.requires_grad]
+    named = dict(module.named_parameters())
+    params = ([p for p in named.values() if p.requires_grad] if only is None else [named[name] for name in only])
     rows = acts_t.shape[0]
     out = []
     for b in range(rows):
@@ -95,9 +98,11 @@ def _looped(module: Any, loss: Callable, obs_t: Any, acts_t: Any) -> Any:
     return torch.stack(out)
 
 
-def per_sample_gradients(step: Any, obs: Any, acts: Any, *, method: str = "auto") -> tuple[Any, str]:
+def per_sample_gradients(step: Any, obs: Any, acts: Any, *, method: str = "auto",
+                         only: Sequence[str] | None = None) -> tuple[Any, str]:
     """``((B, P) float64, method used)``: the gradient of every step's loss with respect to ``step.module``'s
-    parameters (in ``named_parameters`` order, flattened), at its current weights.
+    parameters (in ``named_parameters`` order, flattened; those named in ``only``, in its order, where given), at
+    its current weights.
 
     Args:
         step: a :class:`~curteach_teaching.learners.step_loss.StepLoss` (``module``, ``tensors``, ``loss``).
@@ -114,11 +119,11 @@ def per_sample_gradients(step: Any, obs: Any, acts: Any, *, method: str = "auto"
     try:
         if method in ("auto", "vmap"):
             try:
-                return _vmapped(step.module, step.loss, obs_t, acts_t), "vmap"
+                return _vmapped(step.module, step.loss, obs_t, acts_t, only), "vmap"
             except Exception:
                 if method == "vmap":
                     raise
-        return _looped(step.module, step.loss, obs_t, acts_t), "loop"
+        return _looped(step.module, step.loss, obs_t, acts_t, only), "loop"
     finally:
         step.module.train(was_training)
 

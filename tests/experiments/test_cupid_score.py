@@ -29,6 +29,8 @@ def test_rank_by_cupid_is_cached_and_deterministic(pendulum_root, tmp_path, monk
     assert main(["rank", "--dataset", PENDULUM, "--score", "cupid", "--keep", "0.5", *TINY, "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "rollouts weighted by centred return" in printed  # Pendulum reports no success
+    # the MLP's 3 linear layers factored (64 x 4, 64 x 65, 1 x 65 at side 3: 9 + 9 + 3) beside its log_std
+    assert "gradients by hooks, projection kronecker (3 linear layers, 1 other parameters, k 22)" in printed
     scores = _scores(out)
     assert len(scores) == 12 and np.isfinite(scores).all() and len(set(scores)) == 12
     report = json.loads((out / "rank.json").read_text())
@@ -46,6 +48,19 @@ def test_rank_by_cupid_is_cached_and_deterministic(pendulum_root, tmp_path, monk
     assert main(["rank", "--dataset", PENDULUM, "--score", "cupid", *TINY, "--cupid-projection-dim", "16",
                  "--out", str(other)]) == 0
     assert _scores(other) != scores
+
+
+def test_the_dense_projection_is_the_fallback_and_deterministic(pendulum_root, tmp_path, monkeypatch, capsys):
+    from curteach_teaching.datasets import layer_gradients
+
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(pendulum_root))
+    monkeypatch.setattr(layer_gradients, "REST_LIMIT", 0)  # the policy's log_std is then one parameter too many
+    runs = []
+    for name in ("a", "b"):
+        assert main(["rank", "--dataset", PENDULUM, "--score", "cupid", *TINY, "--out", str(tmp_path / name)]) == 0
+        assert "projection dense (1 parameters outside linear layers (more than 0), k 32)" in capsys.readouterr().out
+        runs.append(_scores(tmp_path / name))
+    assert runs[0] == runs[1] and np.isfinite(runs[0]).all() and len(set(runs[0])) == 12
 
 
 def test_rank_compare_cupid_with_length(pendulum_root, tmp_path, monkeypatch):

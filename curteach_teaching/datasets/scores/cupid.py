@@ -11,10 +11,14 @@ estimated change in a policy's closed-loop success when a demonstration is up-we
    weighted by its outcome: ``+1`` success, ``-1`` failure where every rollout's environment reports success, else
    its return minus the rollouts' mean return (:func:`~curteach_teaching.datasets.influence.rollout_weights`).
 3. **The influence** (:mod:`~curteach_teaching.datasets.influence`): every step's loss gradient (the learner's
-   :mod:`~curteach_teaching.learners.step_loss`), projected to ``cupid_projection_dim`` numbers by a seeded
-   Rademacher matrix, ``psi_t = phi_t^T (Phi^T Phi + lambda I)^{-1} g`` for each demonstrated step with ``Phi`` the
-   demonstrated steps' projected gradients and ``g`` the outcome-weighted sum of the rollouts' projected gradients
-   over the rollouts' count, ``lambda = cupid_damping * trace(Phi^T Phi) / k``.
+   :mod:`~curteach_teaching.learners.step_loss`), projected to at most ``cupid_projection_dim`` numbers by seeded
+   Rademacher matrices: where the learner's network is linear layers (BC's MLPs, diffusion's denoiser), layer by
+   layer by a Kronecker-factored projection of each layer's inputs and output gradients, never forming a gradient
+   (:mod:`~curteach_teaching.datasets.layer_gradients`, LoGra's); else the whole gradient by one dense matrix
+   (:func:`~curteach_teaching.datasets.influence.projected_gradients`);
+   ``psi_t = phi_t^T (Phi^T Phi + lambda I)^{-1} g`` for each demonstrated step with ``Phi`` the demonstrated
+   steps' projected gradients and ``g`` the outcome-weighted sum of the rollouts' projected gradients over the
+   rollouts' count, ``lambda = cupid_damping * trace(Phi^T Phi) / k`` (``k`` the features' count).
 4. **Per demonstration**: the mean of ``psi`` over its steps (CUPID's trajectory loss is the mean over its steps);
    the registered score is **minus** that mean, as curteach's scores drop the larger first and a larger influence
    is a better demonstration.
@@ -42,8 +46,11 @@ __all__ = ["CupidScore", "demonstration_influence"]
 #: what seeds the rollouts' action streams and the projection, apart from the policy's weights and batches
 ROLLOUT_TAG = 0x637570
 PROJECTION_TAG = 0x70726A
-#: bytes of per-sample gradients held at once (chunks of steps are sized to it)
+#: bytes of per-sample gradients held at once on the dense path (chunks of steps are sized to it)
 GRADIENT_BYTES = 64 * 2**20
+#: how the gradients are projected, as describe() records it: Kronecker-factored where the learner's network is linear
+#: layers (and passes the check of datasets.layer_gradients), densely otherwise; which one a fit took, it says
+PROJECTION = "kronecker where linear layers, else dense"
 
 ROLLOUTS = ScoreOption("cupid_rollouts", int, 20, "score cupid: rollouts of the policy trained on all, per dataset, "
                        "whose outcomes weight the influence (default 20)")
@@ -71,8 +78,8 @@ def demonstration_influence(policy: Any, demonstrations: list, episodes: list, *
         projection_dim: ``k``; damping: the relative regularisation; seed: the projection's seed.
 
     Returns:
-        the influences and ``facts`` (``weights``: what weighted the rollouts; ``gradients``: ``vmap`` or ``loop``;
-        ``parameters``: ``P``).
+        the influences and ``facts`` (``weights``: what weighted the rollouts; ``gradients``: ``hooks`` (the
+        factored path), ``vmap`` or ``loop``; ``parameters``: ``P``; ``projection``: which, and why).
     """
     from imitation.data import rollout
 
@@ -83,26 +90,34 @@ def demonstration_influence(policy: Any, demonstrations: list, episodes: list, *
         target_gradient,
         trak_inverse,
     )
+    from curteach_teaching.datasets.layer_gradients import kronecker_gradients
     from curteach_teaching.datasets.projection import RandomProjection
     from curteach_teaching.learners.step_loss import step_loss
 
     step = step_loss(policy)
     p = sum(int(w.numel()) for w in step.module.parameters() if w.requires_grad)
-    chunk = max(1, min(256, GRADIENT_BYTES // (8 * p)))
-    projection = RandomProjection(p, projection_dim, seed=seed)
     transitions = rollout.flatten_trajectories(demonstrations)
-    train, method = projected_gradients(step, transitions.obs, transitions.acts, projection, chunk=chunk)
+    rollout_obs = _concatenated([e.observations for e in episodes])
+    rollout_acts = _concatenated([e.actions for e in episodes])
+    factored, why = kronecker_gradients(step, transitions.obs, transitions.acts, projection_dim, seed=seed)
+    if factored is not None:
+        train, test = factored(transitions.obs, transitions.acts), factored(rollout_obs, rollout_acts)
+        method, projected = "hooks", f"kronecker ({why}, k {factored.projection.dim})"
+    else:
+        chunk = max(1, min(256, GRADIENT_BYTES // (8 * p)))
+        projection = RandomProjection(p, projection_dim, seed=seed)
+        train, method = projected_gradients(step, transitions.obs, transitions.acts, projection, chunk=chunk)
+        test, _ = projected_gradients(step, rollout_obs, rollout_acts, projection, chunk=chunk, method=method)
+        projected = f"dense ({why}, k {projection_dim})"
     lengths = np.asarray([len(e.actions) for e in episodes], dtype=np.int64)
-    test, _ = projected_gradients(step, _concatenated([e.observations for e in episodes]),
-                                  _concatenated([e.actions for e in episodes]), projection, chunk=chunk,
-                                  method=method)
     reported = all(bool(e.reported) for e in episodes)
     weights, which = rollout_weights([e.success for e in episodes] if reported else None,
                                      [e.episode_return for e in episodes])
     target = target_gradient(test, np.repeat(np.arange(len(episodes)), lengths), weights)
     per_step = performance_influence(train, target, trak_inverse(train, damping))
     demo_lengths = np.asarray([len(t.acts) for t in demonstrations], dtype=np.int64)
-    return per_demonstration_mean(per_step, demo_lengths), {"weights": which, "gradients": method, "parameters": p}
+    return per_demonstration_mean(per_step, demo_lengths), {"weights": which, "gradients": method, "parameters": p,
+                                                            "projection": projected}
 
 
 def _rollouts(data: Any, policy: Any, n: int, seed: int) -> list:
@@ -139,6 +154,11 @@ class CupidScore(PolicyScore):
         if isinstance(damping, bool) or not isinstance(damping, (int, float)) or not (np.isfinite(damping)
                                                                                        and damping >= 0):
             raise ValueError(f"cupid_damping must be a finite number >= 0; got {damping!r}")
+
+    def describe(self) -> dict:
+        """The policy's settings and options (:meth:`PolicyScore.describe`) and the projection's rule
+        (:data:`PROJECTION`), which also keys the cache: scores of the dense-only projection are not read back."""
+        return {**super().describe(), "projection": PROJECTION}
 
     def fit(self, data, learner, *, device="cpu", seed=0, cache=None, label="", progress=False, say=None):
         """``(N,)`` minus each demonstration's mean performance influence (read from ``cache`` where fitted before
@@ -177,5 +197,6 @@ class CupidScore(PolicyScore):
             write_arrays(path, difficulty=difficulty)
         if say is not None:
             say(f"cupid ready (rollouts weighted by {facts['weights']}, {facts['parameters']} parameters, gradients by "
-                f"{facts['gradients']}; fitted in {time.perf_counter() - started:.0f} s)")
+                f"{facts['gradients']}, projection {facts['projection']}; fitted in "
+                f"{time.perf_counter() - started:.0f} s)")
         return difficulty
