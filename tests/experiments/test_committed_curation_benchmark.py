@@ -32,7 +32,8 @@ def _tables(text: str) -> dict[str, list[list[str]]]:
     tables = {}
     for match in HEADING.finditer(text):
         rows = []
-        for line in text[match.end():].lstrip("\n").splitlines():
+        after = text[match.end():].split("\n", 1)[1]  # the table starts below the heading's line
+        for line in after.lstrip("\n").splitlines():
             if not line.startswith("|"):
                 break
             cells = [c.strip() for c in line.split("|")[1:-1]]
