@@ -33,8 +33,9 @@ episode starts (:class:`~curteach_teaching.learners.carried_state.StateRows`), w
 Recording (``record=True``, off by default, when the numbers above are all a caller wants): the results also hold,
 per episode, the observations the policy acted on, ``(T_e, *obs_shape)`` (a dict of such arrays for a ``Dict``
 space; the newest observation of a recurrent policy's window, the row the window adds at that step) and the actions
-the env received, ``(T_e, *act_shape)`` (after the action seam's clip to a ``Box``'s bounds; a ``Discrete`` action is
-an int64 scalar per step). Recording copies what it keeps and changes neither the actions nor the outcomes.
+the policy chose, ``(T_e, *act_shape)`` (before the action seam's clip to a ``Box``'s bounds, so that a REINFORCE
+gradient scores the action the policy drew; a ``Discrete`` action is an int64 scalar per step). Recording copies
+what it keeps and changes neither the actions nor the outcomes.
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ class RolloutResults:
             (else its success was read off the reward).
         observations: with ``record``, ``E`` arrays ``(T_e, *obs_shape)`` (dicts of them for a ``Dict`` space), the
             observation each action was chosen on; else ``None``.
-        actions: with ``record``, ``E`` arrays ``(T_e, *act_shape)``, the actions the env received; else ``None``.
+        actions: with ``record``, ``E`` arrays ``(T_e, *act_shape)``, the actions the policy chose, before the
+            action seam's clip to a ``Box``'s bounds (what its log-likelihood scores); else ``None``.
     """
 
     seeds: np.ndarray
@@ -170,10 +172,11 @@ def _state_rows(policy: Any, slots: int) -> Any:
 
 
 def _actor(policy: Any, action_space: gym.spaces.Space, n: int, deterministic: bool,
-           generator: Any, states: Any = None) -> Callable[[Any, list[int], list[int]], list]:
-    """``(stacked observations, their episodes, their slots) -> env actions``, greedy or from each episode's
-    stream: the learner's own :meth:`act` (its ``act_step`` from the slots' ``states`` where it carries one), or
-    the action seam's for a policy."""
+           generator: Any, states: Any = None) -> Callable[[Any, list[int], list[int]], tuple[list, Any]]:
+    """``(stacked observations, their episodes, their slots) -> (env actions, the rows chosen)``, greedy or from
+    each episode's stream: the learner's own :meth:`act` (its ``act_step`` from the slots' ``states`` where it carries
+    one), or the action seam's for a policy; the env's are the chosen rows as the env takes them (a ``Box``'s
+    clipped to its bounds)."""
     from curteach_teaching.learners import actions
     from curteach_teaching.learners.dataset_learner import DatasetLearner
     from curteach_teaching.learners.seeding import episode_streams
@@ -189,7 +192,7 @@ def _actor(policy: Any, action_space: gym.spaces.Space, n: int, deterministic: b
     def act(observations: Any, episodes: list[int], slots: list[int]) -> list:
         mine = None if streams is None else [streams[e] for e in episodes]
         chosen = choose(observations, mine) if states is None else states.act(observations, slots, mine)
-        return [actions.env_action(action, action_space) for action in chosen]
+        return [actions.env_action(action, action_space) for action in chosen], chosen
 
     return act
 
@@ -255,9 +258,9 @@ def evaluate_policy(
             if not live:
                 break
             batch = _stack([observation_of[slot] for slot in live]) if windows is None else windows.stack(live)
-            chosen = act(batch, [episode_of[slot] for slot in live], live)
-            for slot, action in zip(live, chosen):
-                outcomes.keep(episode_of[slot], observation_of[slot], action)
+            chosen, rows = act(batch, [episode_of[slot] for slot in live], live)
+            for slot, action, row in zip(live, chosen, rows):
+                outcomes.keep(episode_of[slot], observation_of[slot], row)
                 observation, reward, terminated, truncated, info = envs[slot].step(action)
                 outcomes.step(episode_of[slot], reward, terminated, info)
                 observation_of[slot] = observation
@@ -296,8 +299,9 @@ def evaluate_policy_serial(
             if states is not None:
                 states.start(0)
             while True:
-                action = act(_stack([observation]) if windows is None else windows.stack([0]), [episode], [0])[0]
-                outcomes.keep(episode, observation, action)
+                chosen, rows = act(_stack([observation]) if windows is None else windows.stack([0]), [episode], [0])
+                action = chosen[0]
+                outcomes.keep(episode, observation, rows[0])
                 observation, reward, terminated, truncated, info = env.step(action)
                 outcomes.step(episode, reward, terminated, info)
                 if terminated or truncated:

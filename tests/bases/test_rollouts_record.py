@@ -77,7 +77,7 @@ def test_dict_observations_are_recorded_per_key():
     np.testing.assert_array_equal(result.actions[1], [(1 + t) % 2 for t in range(3)])
 
 
-def test_box_actions_are_recorded_as_the_env_received_them_clipped():
+def test_box_actions_are_recorded_as_the_policy_drew_them_before_the_clip():
     th = pytest.importorskip("torch")
     pytest.importorskip("stable_baselines3")
     from curteach_teaching.learners.factory import make_policy
@@ -97,5 +97,12 @@ def test_box_actions_are_recorded_as_the_env_received_them_clipped():
         np.testing.assert_allclose(c, d, rtol=1e-5)
         assert a.shape == (6, 3) and c.shape == (6, 1)
     acts = np.concatenate(batched.actions)
-    assert np.abs(acts).max() == pytest.approx(2.0) and (np.abs(acts) <= 2.0).all()
+    assert np.abs(acts).max() > 2.0  # the draws beyond the bounds are kept as drawn: the env got them clipped
+    # the env received the clip: the same episodes from the clipped actions replayed step by step
+    for seed, taken in zip([0, 1, 2], batched.actions, strict=True):
+        env, returns = pendulum(), 0.0
+        env.reset(seed=seed)
+        for action in taken:
+            returns += env.step(np.clip(action, -2.0, 2.0).astype(np.float32))[1]
+        assert returns == pytest.approx(batched.returns[[0, 1, 2].index(seed)], rel=1e-5)
     np.testing.assert_allclose(batched.observations[0][0], pendulum().reset(seed=0)[0])

@@ -5,8 +5,9 @@ environment (``demo-score``, ``cupid``) learn from.
 :func:`~curteach_teaching.rollouts.evaluate_policy`, in each group's environment, ``gym.make`` of the data's
 ``env_specs[group]`` wrapped by the codec's ``wrap_env`` so that the learner observes as it was trained), with
 ``record=True``, and returns one :class:`RecordedEpisode` per rollout: its group and reset seed, the observations the
-learner acted on (the codec's encoding), the actions the env received, the return and the success (the evaluator's:
-the env's ``success``/``is_success`` info at any step, else a positive reward on the terminating step).
+learner acted on (the codec's encoding), the actions it chose (before a ``Box``'s clip), the return and the success
+(the evaluator's: the env's ``success``/``is_success`` info at any step, else a positive reward on the terminating
+step).
 
 Reset seeds (:func:`fresh_seeds`): per group, the integers from :data:`ROLLOUT_SEED_BASE` (``10**9``) upward that are
 not the reset seed of any of the group's demonstrations. ``dataset-bc`` evaluates on the first ``eval_episodes``
@@ -37,7 +38,8 @@ class RecordedEpisode:
         group: the data's group (dataset) whose environment it ran in; seed: its reset seed.
         observations: ``(T, *obs_shape)`` the codec's observations the learner acted on (a dict of such arrays for a
             ``Dict`` space).
-        actions: ``(T, *act_shape)`` the actions the env received.
+        actions: ``(T, *act_shape)`` the actions the learner chose (the env received them clipped to a ``Box``'s
+            bounds).
         episode_return: the undiscounted return; success: the evaluator's success (see the module docstring);
         reported: whether the env reported success in its infos (else it was read off the reward).
     """
