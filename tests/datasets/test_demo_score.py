@@ -113,7 +113,8 @@ def test_rollout_seeds_skip_the_data_and_the_evaluation():
 
 @pytest.mark.parametrize(("option", "value", "message"), [
     ("demo_score_checkpoints", 1, "demo_score_checkpoints must be"), ("demo_score_rollouts", 0, "must be"),
-    ("demo_score_hidden", 0, "demo_score_hidden must be"), ("demo_score_steps", 0, "demo_score_steps must be")])
+    ("demo_score_hidden", 0, "demo_score_hidden must be"), ("demo_score_steps", 0, "demo_score_steps must be"),
+    ("demo_score_actions", "mean", "demo_score_actions must be one of greedy, sampled; got 'mean'")])
 def test_bad_options_are_refused(option, value, message):
     with pytest.raises(ValueError, match=message):
         DemoScore(**{option: value})
@@ -134,3 +135,12 @@ def test_the_registry_says_which_scores_need_an_environment():
     with pytest.raises(ValueError, match=r"^task score length\+demo-score rolls policies out in the data's "
                                          r"environment, and there is none; the scores that need none: length, "):
         refuse_without_environment(["length", "length+demo-score"], "there is none")
+
+
+def test_the_actions_key_the_settings_only_where_greedy():
+    greedy, sampled = DemoScore(), DemoScore(demo_score_actions="sampled")
+    assert greedy.settings()["demo_score_actions"] == "greedy"
+    # sampled: the settings (and so the cache keys) the score had before the option existed
+    assert sampled.settings() == {"demo_score_steps": None, "demo_score_checkpoints": 3, "demo_score_rollouts": 10,
+                                  "demo_score_epochs": 50, "demo_score_hidden": 32}
+    assert sampled.describe()["demo_score_actions"] == "sampled"  # rank.json says it either way

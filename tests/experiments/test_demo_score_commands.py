@@ -50,6 +50,33 @@ def test_roll_out_records_what_the_evaluator_runs(pendulum_root, monkeypatch):
         roll_out(data, learner, {PENDULUM: [int(data.seeds[0])]})
 
 
+def test_greedy_rollouts_are_the_deployed_policy_and_sampled_ones_differ(pendulum_root, monkeypatch):
+    from curteach_teaching.datasets.scores.demo_score import DemoScore
+
+    data, factory = _prepared(pendulum_root, monkeypatch)
+    made = []
+
+    def learner(*args, **kwargs):
+        made.append(factory(*args, **kwargs))
+        return made[-1]
+
+    def run(actions):
+        score = DemoScore(demo_score_steps=30, demo_score_checkpoints=2, demo_score_rollouts=3,
+                          demo_score_actions=actions)
+        return score.rollouts(data, learner, seed=4)
+
+    greedy = run("greedy")
+    # the last checkpoint's rollouts act by the trained policy's greedy actions (its mean), step by step
+    for e in greedy[-1]:
+        np.testing.assert_allclose(e.actions, np.clip(made[-1].act(e.observations), -2, 2), rtol=1e-5)
+    again = run("greedy")
+    for mine, other in zip((e for k in greedy for e in k), (e for k in again for e in k), strict=True):
+        np.testing.assert_array_equal(mine.actions, other.actions)  # greedy: no random numbers, the same rollouts
+    sampled = run("sampled")
+    assert [e.seed for k in sampled for e in k] == [e.seed for k in greedy for e in k]  # the same reset seeds
+    assert all(not np.allclose(s.actions, g.actions) for s, g in zip(sampled[-1], greedy[-1], strict=True))
+
+
 def _scores(out):
     return [float(row["score"]) for row in csv.DictReader(open(out / "scores.csv"))]
 
@@ -64,9 +91,15 @@ def test_rank_and_compare(pendulum_root, tmp_path, monkeypatch):
     assert len(set(scores)) > 1
     report = json.loads((out / "rank.json").read_text())
     assert report["demo-score"]["demo_score_rollouts"] == 3 and report["demo-score"]["steps"] == 30
+    assert report["demo-score"]["demo_score_actions"] == "greedy"
     assert len(list((out / "teachers").glob("demo-score-*.npz"))) == 1
     assert main(["rank", "--dataset", PENDULUM, "--score", "demo-score", *TINY, "--out", str(out)]) == 0
     assert _scores(out) == scores  # read from the cache
+    assert main(["rank", "--dataset", PENDULUM, "--score", "demo-score", "--demo-score-actions", "sampled", *TINY,
+                 "--out", str(out)]) == 0
+    assert json.loads((out / "rank.json").read_text())["demo-score"]["demo_score_actions"] == "sampled"
+    assert len(list((out / "teachers").glob("demo-score-*.npz"))) == 2  # its own cache: other rollouts, other scores
+    assert _scores(out) != scores
 
     compare = tmp_path / "compare"
     assert main(["rank", "--dataset", PENDULUM, "--compare", "demo-score", "--label", "noisy", *TINY,
@@ -77,18 +110,22 @@ def test_rank_and_compare(pendulum_root, tmp_path, monkeypatch):
     assert 0 <= rows["demo-score"]["auroc"] <= 1
 
 
-def test_dataset_bc(pendulum_root, tmp_path, monkeypatch):
+def test_dataset_bc(pendulum_root, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(pendulum_root))
     out = tmp_path / "out"
     assert main(["dataset-bc", "--dataset", PENDULUM, "--curricula", "Agn,Cur-T@select", "--task-difficulty",
                  "demo-score", "--runs", "1", "--max-batches", "4", "--eval-every", "2", "--eval-episodes", "2",
-                 "--backend", "serial", "--no-figures", *TINY, "--out", str(out)]) == 0
+                 "--backend", "serial", "--no-figures", "--demo-score-actions", "sampled", *TINY,
+                 "--out", str(out)]) == 0
     assert len(list((out / "teachers").glob("demo-score-*.npz"))) == 1
     sweep = json.loads((out / "sweep.json").read_text())
     cell = sweep["cells"]["Cur-T+select"]
     assert cell["task"] == "demo-score" and cell["demo_score_rollouts"] == 3 and cell["demo_score_steps"] == 30
+    assert "3 checkpoints x 3 sampled rollouts" in capsys.readouterr().out  # the option reached the fit
+    # sampled: the cell's settings (its fingerprint) as before the option existed, when every rollout was sampled
+    assert "demo_score_actions" not in cell
     # the options are the cell's own: the shared settings name none of them
-    assert not {"demo_score_rollouts", "demo_score_steps"} & set(sweep["settings"])
+    assert not {"demo_score_rollouts", "demo_score_steps", "demo_score_actions"} & set(sweep["settings"])
 
 
 def test_refused_without_an_environment(pendulum_root, robot_files, tmp_path, monkeypatch, capsys):

@@ -7,9 +7,12 @@ The fit:
 1. a fresh learner of ``--policy`` (the factory the fit receives) trained on every demonstration (Agn) for
    ``demo_score_steps`` optimizer steps (``None``: ``dataset-bc``'s ``--max-batches``, ``rank``: 500), in
    ``C = demo_score_checkpoints`` equal stretches of ``ceil(steps / C)`` steps; after each stretch (a checkpoint) it is
-   rolled out ``demo_score_rollouts`` episodes in each group's environment, with sampled actions
+   rolled out ``demo_score_rollouts`` episodes in each group's environment
    (:func:`~curteach_teaching.datasets.scores.env_rollouts.roll_out`; reset seeds from ``10**9`` up, disjoint from the
-   data's and from ``dataset-bc``'s evaluation: :func:`~curteach_teaching.datasets.scores.env_rollouts.fresh_seeds`);
+   data's and from ``dataset-bc``'s evaluation: :func:`~curteach_teaching.datasets.scores.env_rollouts.fresh_seeds`),
+   acting as ``demo_score_actions`` says: ``greedy`` (the default) as ``dataset-bc``'s evaluator deploys the policy
+   (the Gaussian's mean, the diffusion policy's DDIM sample from zero noise; no random numbers drawn), ``sampled``
+   with actions drawn from per-episode streams (the behaviour before the option existed);
 2. each rollout's outcome: its success where the environment reports one (every rollout of the group had
    ``success``/``is_success`` in its infos: Meta-World, robosuite, Gymnasium-Robotics); elsewhere (CartPole,
    Pendulum, BabyAI) a return strictly above the median return of the group's rollouts (all checkpoints together);
@@ -20,8 +23,9 @@ The fit:
 
 When the training checkpoints' rollouts are all successes or all failures there is nothing to tell apart: a one-line
 error naming the counts (no fallback, since any ranking would then be noise). The values are cached in the caller's
-folder as ``demo-score-<key>.npz``, keyed by the options, the policy's steps, batch size and learning rate, the seed,
-the data's digest, the environments' ids and the caller's label.
+folder as ``demo-score-<key>.npz``, keyed by the options (``demo_score_actions`` only where ``greedy``, so the
+caches of sampled rollouts written before the option existed still serve ``sampled``), the policy's steps, batch
+size and learning rate, the seed, the data's digest, the environments' ids and the caller's label.
 """
 
 from __future__ import annotations
@@ -39,6 +43,9 @@ from curteach_teaching.datasets.scores.npz_cache import cache_path, read_arrays,
 from curteach_teaching.datasets.scores.trained import ScoreOption, TrainedScore
 
 __all__ = ["DemoScore", "rollout_outcomes"]
+
+#: how the rollouts act (``demo_score_actions``)
+ACTIONS = ("greedy", "sampled")
 
 #: what seeds the policy's weights, batches and rollouts, apart from the other scores' policies
 DEMO_TAG = 0x64656D6F
@@ -80,7 +87,10 @@ class DemoScore(TrainedScore):
                ScoreOption("demo_score_epochs", int, 50, "score demo-score: the classifier's training epochs, the "
                            "best on the held-out checkpoint kept (default 50)"),
                ScoreOption("demo_score_hidden", int, 32, "score demo-score: the classifier's hidden units (one "
-                           "layer, default 32)"))
+                           "layer, default 32)"),
+               ScoreOption("demo_score_actions", str, "greedy", "score demo-score: how its rollouts act: greedy (as "
+                           "the evaluator deploys the policy: the Gaussian's mean, the diffusion policy's sample from "
+                           "zero noise) or sampled (default greedy)"))
 
     def __init__(self, *, batch_size: int = 64, learning_rate: float = 1e-3, max_batches: int | None = None,
                  **values: Any):
@@ -91,6 +101,9 @@ class DemoScore(TrainedScore):
         check_int("demo_score_checkpoints", v["demo_score_checkpoints"], 2)
         for name in ("demo_score_rollouts", "demo_score_epochs", "demo_score_hidden"):
             check_int(name, v[name], 1)
+        if v["demo_score_actions"] not in ACTIONS:
+            raise ValueError(f"demo_score_actions must be one of {', '.join(ACTIONS)}; got "
+                             f"{v['demo_score_actions']!r}")
         self.steps = v["demo_score_steps"] if v["demo_score_steps"] is not None else (max_batches or DEFAULT_STEPS)
         self.batch_size, self.learning_rate = batch_size, learning_rate
 
@@ -101,9 +114,19 @@ class DemoScore(TrainedScore):
         known = (*(option.name for option in cls.options), "batch_size", "learning_rate", "max_batches")
         return cls(**{name: options[name] for name in known if name in options})
 
+    def settings(self) -> dict:
+        """The options as given, ``demo_score_actions`` left out where ``sampled``: the rollouts as they were before
+        the option existed, whose caches keep their keys (``greedy``, the default, changes the scores, so it keys
+        them)."""
+        values = dict(self.values)
+        if values["demo_score_actions"] == "sampled":
+            del values["demo_score_actions"]
+        return values
+
     def describe(self) -> dict:
-        """The options as given and the policy's ``steps``, ``batch_size`` and ``learning_rate`` (``rank.json``)."""
-        return {**self.settings(), "steps": self.steps, "batch_size": self.batch_size,
+        """The options (``demo_score_actions`` always) and the policy's ``steps``, ``batch_size`` and
+        ``learning_rate`` (``rank.json``)."""
+        return {**self.values, "steps": self.steps, "batch_size": self.batch_size,
                 "learning_rate": self.learning_rate}
 
     def rollouts(self, data: Any, learner: Any, seed: int, say=None) -> list[list]:
@@ -113,6 +136,7 @@ class DemoScore(TrainedScore):
         from curteach_teaching.datasets.scores.env_rollouts import fresh_seeds, roll_out
 
         checkpoints, per = self.values["demo_score_checkpoints"], self.values["demo_score_rollouts"]
+        greedy = self.values["demo_score_actions"] == "greedy"  # greedy: sample_seed is drawn but never read
         net_seed, batch_seed, sample_seed = (int(s.generate_state(1)[0])
                                              for s in np.random.SeedSequence([int(seed), DEMO_TAG]).spawn(3))
         seeds = fresh_seeds(data, checkpoints * per)
@@ -124,7 +148,7 @@ class DemoScore(TrainedScore):
             def on_epoch_end(self, record: Any) -> None:
                 k = len(found)
                 mine = {group: chosen[k * per:(k + 1) * per] for group, chosen in seeds.items()}
-                found.append(roll_out(data, policy, mine, greedy=False, generator=sample_seed + k))
+                found.append(roll_out(data, policy, mine, greedy=greedy, generator=sample_seed + k))
                 if say is not None:
                     done = found[-1]
                     reported = all(e.reported for e in done)
@@ -198,7 +222,8 @@ class DemoScore(TrainedScore):
         if say is not None:
             v = self.values
             say(f"demo-score: one {getattr(learner, 'policy', 'learner')} policy x {self.steps} steps, "
-                f"{v['demo_score_checkpoints']} checkpoints x {v['demo_score_rollouts']} rollouts per dataset")
+                f"{v['demo_score_checkpoints']} checkpoints x {v['demo_score_rollouts']} {v['demo_score_actions']} "
+                "rollouts per dataset")
         checkpoints = self.rollouts(data, learner, int(seed), say)
         difficulty, classifier = self.scores(data, checkpoints, int(seed))
         if path is not None:

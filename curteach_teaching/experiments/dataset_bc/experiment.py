@@ -104,8 +104,9 @@ class DatasetBCExperiment:
             (:mod:`~curteach_teaching.datasets.scores.deminf`); policy_steps, action_samples, likelihood_bandwidth:
             those of ``policy-loss``, ``action-likelihood`` and ``action-variance``
             (:mod:`~curteach_teaching.datasets.scores.fitted_policy`; ``policy_steps`` ``None``: ``max_batches``);
-            demo_score_steps, demo_score_checkpoints, demo_score_rollouts, demo_score_epochs, demo_score_hidden:
-            ``demo-score``'s (:mod:`~curteach_teaching.datasets.scores.demo_score`; steps ``None``: ``max_batches``).
+            demo_score_steps, demo_score_checkpoints, demo_score_rollouts, demo_score_epochs, demo_score_hidden,
+            demo_score_actions: ``demo-score``'s (:mod:`~curteach_teaching.datasets.scores.demo_score`; steps
+            ``None``: ``max_batches``).
             cupid_rollouts, cupid_projection_dim, cupid_damping: ``cupid``'s
             (:mod:`~curteach_teaching.datasets.scores.cupid`).
         teacher_seed: the sweep's seed: the ensemble's, and the held-out split's.
@@ -163,6 +164,7 @@ class DatasetBCExperiment:
     demo_score_rollouts: int = setting(10, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     demo_score_epochs: int = setting(50, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     demo_score_hidden: int = setting(32, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    demo_score_actions: str = setting("greedy", fingerprint=WHEN_NOT_DEFAULT, cell=True)
     cupid_rollouts: int = setting(20, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     cupid_projection_dim: int = setting(512, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     cupid_damping: float = setting(0.01, fingerprint=WHEN_NOT_DEFAULT, cell=True)
