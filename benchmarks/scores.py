@@ -1,9 +1,11 @@
 """Every curation score's fit time beside the ensemble's, on one pool, in one run (issue 53, deliverable 5).
 
-It runs ``curteach rank --compare`` once on the pool with every registered score (the ensemble, ``length`` and each
-trained score of issue 53), in a fresh output folder so that no cached fit is read, and prints each score's
-``seconds`` from ``compare.json`` (the fit and scoring of that score alone, timed by ``rank --compare``; reading the
-pool and torch's first optimizer are outside every score's time) with its ratio to the ensemble's. Goals: a score that
+For every registered trained score (the ensemble first), it runs ``curteach rank --compare SCORE`` on the pool in a
+fresh output folder, so that no cached fit is read and each score pays for its own policy (``action-likelihood`` and
+``action-variance`` share ``policy-loss``'s policy within one ``rank --compare``; here each trains it), and prints
+the score's ``seconds`` from ``compare.json`` (its fit and scoring alone, timed by ``rank --compare``; reading the
+pool and torch's first optimizer are outside it) with its ratio to the ensemble's. A score that cannot be fitted on
+the pool (``demo-score`` when no rollout succeeds) is reported with its one-line error and no time. Goals: a score that
 needs no environment within 2x the ensemble's fit; one that rolls out its policy in the environment (``demo-score``,
 ``cupid``) within 10x.
 
@@ -23,9 +25,8 @@ ensemble (``-- --ensemble-batches 3000 --batch-size 256``) is the second referen
 the rows and the one policy 4 times (the batch size is shared, its steps are not), and ``deminf`` not at all, so a
 score far within 2x of it may not be within 2x of the default. Report both where their verdicts differ.
 
-The three scores of the one policy share its fit: in one run the first of them to need the policy trains it and
-the first to need its samples draws them (``policy-loss`` before ``action-likelihood`` before ``action-variance`` in
-the registry's order), and the others read them from memory; the last line adds the three, their cost together.
+Each score is fitted in its own ``rank --compare`` (a failing score cannot stop the others), so the three scores of
+one policy each pay for it here, though one ``rank --compare`` naming all three trains it once.
 
     python benchmarks/scores.py [--dataset PATHS] [--scores a,b,...] [--threads 1] [--json] [-- extra rank flags]
 """
@@ -105,30 +106,36 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="curteach-bench-scores-") as tmp:
         folder = Path(tmp)
         dataset, what = (args.dataset, args.dataset) if args.dataset else default_pool(folder, env)
-        done = curteach("rank", "--dataset", dataset, "--compare", ",".join(names), "--out", str(folder / "rank"),
-                        "--no-progress", *extra, env=env)
-        if done.returncode:
-            raise SystemExit(f"rank --compare failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
-        report = json.loads((folder / "rank" / "compare.json").read_text())
-    rows = report["scores"]
-    base = rows["ensemble"]["seconds"]
-    results = {name: {"seconds": rows[name]["seconds"], "over_ensemble": rows[name]["seconds"] / base,
-                      "goal": GOALS[name in needs_env]} for name in names if name in rows}
+        results, episodes = {}, None
+        for name in names:
+            out = folder / f"rank-{name}"
+            done = curteach("rank", "--dataset", dataset, "--compare", name, "--out", str(out), "--no-progress",
+                            *extra, env=env)
+            if done.returncode:
+                lines = done.stderr.strip().splitlines() or [f"exit {done.returncode}"]
+                results[name] = {"seconds": None, "error": lines[-1], "goal": GOALS[name in needs_env]}
+                continue
+            report = json.loads((out / "compare.json").read_text())
+            episodes = report["episodes"]
+            results[name] = {"seconds": report["scores"][name]["seconds"], "goal": GOALS[name in needs_env]}
+    base = results["ensemble"]["seconds"]
+    if base is None:
+        raise SystemExit(f"the ensemble could not be fitted: {results['ensemble']['error']}")
+    for row in results.values():
+        row["over_ensemble"] = None if row["seconds"] is None else row["seconds"] / base
     if args.json:
-        print(json.dumps({"pool": what, "episodes": report["episodes"], "threads": args.threads,
-                          "extra_flags": extra, "scores": results}))
+        print(json.dumps({"pool": what, "episodes": episodes, "threads": args.threads, "extra_flags": extra,
+                          "scores": results}))
         return
-    print(f"each score's fit on {what} ({report['episodes']} episodes), {args.threads} math thread(s), in one "
-          f"rank --compare{' ' + ' '.join(extra) if extra else ''}")
+    print(f"each score's fit on {what} ({episodes} episodes), {args.threads} math thread(s), one rank --compare "
+          f"per score{' with ' + ' '.join(extra) if extra else ''}")
     print(f"{'score':<20} {'seconds':>9} {'x ensemble':>11} {'goal':>6}")
     for name, row in results.items():
+        if row["seconds"] is None:
+            print(f"{name:<20} {'-':>9} {'-':>11} {row['goal']:5.0f}x  not fitted: {row['error']}")
+            continue
         met = "" if name == "ensemble" else ("  met" if row["over_ensemble"] <= row["goal"] else "  NOT met")
         print(f"{name:<20} {row['seconds']:9.2f} {row['over_ensemble']:10.2f}x {row['goal']:5.0f}x{met}")
-    shared = [name for name in POLICY_SCORES if name in results]
-    if len(shared) > 1:
-        total = sum(results[name]["seconds"] for name in shared)
-        print(f"{'the one policy:':<20} {total:9.2f} {total / base:10.2f}x  ({' + '.join(shared)}: trained once, "
-              "sampled once)")
 
 
 if __name__ == "__main__":
