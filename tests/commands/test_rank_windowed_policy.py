@@ -41,7 +41,8 @@ def test_rank_with_a_windowed_and_a_diffusion_policy(score, policy, robot_files,
 
 def test_the_fitted_bc_rnn_scores_and_samples_each_steps_window(robot_files, tmp_path):
     from curteach_teaching.datasets import read_robomimic
-    from curteach_teaching.datasets.scores.fitted_policy import SAMPLE_TAG, FittedPolicy, sample_statistics
+    from curteach_teaching.datasets.scores.fitted_policy import FittedPolicy, sample_statistics
+    from curteach_teaching.datasets.scores.policy_samples import SAMPLE_TAG
     from curteach_teaching.learners.bc_rnn import BCRNNLearner
     from curteach_teaching.learners.windows import episode_windows, windowed
 

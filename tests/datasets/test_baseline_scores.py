@@ -168,7 +168,7 @@ def test_bad_options_are_refused_when_built(options, message):
 
 def test_registered_with_their_options():
     assert trained_names() == ("ensemble", "deminf", "policy-loss", "action-likelihood", "action-variance",
-                               "demo-score")
+                               "demo-score", "cupid")
     assert TASK_SCORES.load("policy-loss")[1] is PolicyLossScore
     assert [o.name for o in ActionLikelihoodScore.options] == ["policy_steps", "action_samples",
                                                                "likelihood_bandwidth"]

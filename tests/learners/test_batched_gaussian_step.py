@@ -69,7 +69,9 @@ def test_the_written_out_gradients_are_autograds(kind):
     atol = 1e-7 if kind == "sb3-relu" else 1e-6  # gradients of about 1e-3
     for name, expected in grads.items():
         got = step.g[name].transpose(1, 2) if name.removesuffix(".weight") in step.flipped else step.g[name]
-        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=atol, err_msg=name)
+        # rtol 1e-4: a large entry (the head's weight gradients reach about 70) sums 256 rows' products of hidden
+        # units that differ from torch's tanh by up to 2.4e-7, in another order (and thread split) than autograd's
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-4, atol=atol, err_msg=name)
         assert np.abs(expected.numpy()).max() > 100 * atol  # the tolerance is small against what is checked
     clamped = (grads["policy.log_std"] == 0).numpy()
     assert clamped[1, 0] == clamped[2, 2] == (kind == "bounded-tanh")
