@@ -26,7 +26,11 @@ and prints the wall times and the ratios ``bare / batched fit`` (issue 52's goal
 seconds, the steadier figure on a shared machine) and ``sequential / batched``. One torch thread unless
 ``--threads``; ``--device cuda`` times all three on a GPU. Asserts nothing.
 
-    python benchmarks/rank.py [--pools small,large] [--threads 1] [--device cpu] [--json]
+It also times, on the CPU, ``curteach rank`` itself with the committed sweep's ensemble on the Meta-World mixed pool
+(the page's ``make-dataset`` command, run here in a temporary folder unless ``--metaworld DIR`` names it; skipped
+without Meta-World): its wall time in all, reading and writing included (issue 52's goal: within 60 s).
+
+    python benchmarks/rank.py [--pools small,large] [--threads 1] [--device cpu] [--metaworld DIR|none] [--json]
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ from pathlib import Path
 
 #: issue 52's goal for bare sequential / batched fit time
 GOAL = 2.5
+#: issue 52's goal for `rank` on the Meta-World mixed pool, wall seconds in all
+RANK_GOAL_S = 60.0
 #: pool -> (batches, batch_size) of the ensemble
 SETTINGS = {"small": (500, 64), "large": (3000, 256)}
 
@@ -50,6 +56,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     parser.add_argument("--device", default="cpu", help="where the members train (default cpu)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (and nothing else)")
+    parser.add_argument("--metaworld", default=None, metavar="DIR",
+                        help="time `curteach rank` itself on the Meta-World mixed pool in DIR (the page's three "
+                             "datasets; default: made here in a temporary folder where Meta-World is installed, "
+                             "skipped elsewhere); `--metaworld none` skips it")
     args = parser.parse_args()
     pools = args.pools.split(",")
     if args.threads < 1 or not pools or any(p not in SETTINGS for p in pools):
@@ -190,6 +200,45 @@ def measure(pool: str, device: str) -> dict:
             "bare_over_batched_fit_cpu": bare_cpu / fitted_cpu, "sequential_over_batched": sequential / batched}
 
 
+#: the Meta-World page's mixed pool (docs/experiments/metaworld.md)
+MIXED = ["--tasks", "push,pick-place,peg-insert-side", "--episodes", "100", "--seed", "1", "--noise", "1.0",
+         "--noise-share", "0.4", "--workers", "1"]
+#: the committed mixed sweep's ensemble, as `rank` is asked for it
+SWEEP_ENSEMBLE = ["--score", "ensemble", "--policy", "mlp-256", "--batch-size", "256", "--ensemble-batches", "3000",
+                  "--keep", "0.6"]
+
+
+def rank_command(folder: str | None, threads: int) -> dict | None:
+    """The wall time of ``curteach rank`` with the sweep's ensemble on the Meta-World mixed pool (reading the three
+    datasets, the batched fit, writing the curated datasets, scores and figure), in a subprocess with ``threads``
+    math threads; ``None`` where the pool cannot be had (``folder`` ``"none"``, or no Meta-World to make it)."""
+    import importlib.util
+    import subprocess
+    import tempfile
+
+    if folder == "none" or (folder is None and importlib.util.find_spec("metaworld") is None):
+        return None
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
+           "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    cli = [sys.executable, "-m", "curteach_teaching.cli"]
+    with tempfile.TemporaryDirectory(prefix="curteach-bench-rank-") as tmp:
+        data = Path(folder) if folder else Path(tmp) / "mixed"
+        if folder is None:
+            made = subprocess.run([*cli, "make-dataset", "metaworld", *MIXED, "--out", str(data)], env=env, cwd=root,
+                                  capture_output=True, text=True)
+            if made.returncode:
+                raise SystemExit(f"make-dataset failed: {made.stderr.strip().splitlines()[-1:]}")
+        paths = ",".join(str(data / f"metaworld-{task}-v0") for task in ("push", "pick-place", "peg-insert-side"))
+        started = time.perf_counter()
+        done = subprocess.run([*cli, "rank", "--dataset", paths, *SWEEP_ENSEMBLE, "--no-progress",
+                               "--out", str(Path(tmp) / "rank")], env=env, cwd=root, capture_output=True, text=True)
+        wall = time.perf_counter() - started
+    if done.returncode:
+        raise SystemExit(f"rank failed ({done.returncode}): {done.stderr.strip()[-1000:]}")
+    return {"command": "curteach rank " + " ".join(SWEEP_ENSEMBLE), "wall_s": wall, "goal_s": RANK_GOAL_S}
+
+
 def main() -> None:
     args = parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
@@ -197,8 +246,10 @@ def main() -> None:
 
     th.set_num_threads(args.threads)
     results = [measure(pool, args.device) for pool in args.pools]
+    command = rank_command(args.metaworld, args.threads) if args.device == "cpu" else None
     if args.json:
-        print(json.dumps({"device": args.device, "threads": args.threads, "goal": GOAL, "pools": results}))
+        print(json.dumps({"device": args.device, "threads": args.threads, "goal": GOAL, "pools": results,
+                          "rank_metaworld_mixed": command}))
         return
     print(f"the ensemble teacher's fit on {args.device}, {args.threads} torch thread(s); goal: bare / batched fit "
           f">= {GOAL}")
@@ -213,6 +264,9 @@ def main() -> None:
         print(f"  bare / batched fit: {r['bare_over_batched_fit']:.2f}x of wall time, "
               f"{r['bare_over_batched_fit_cpu']:.2f}x of CPU time; sequential / batched: "
               f"{r['sequential_over_batched']:.2f}x")
+    if command is not None:
+        print(f"{command['command']} on the Meta-World mixed pool (300 episodes): {command['wall_s']:.1f} s of wall "
+              f"time in all (goal: within {command['goal_s']:.0f} s)")
 
 
 if __name__ == "__main__":
