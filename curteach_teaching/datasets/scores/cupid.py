@@ -38,7 +38,7 @@ import numpy as np
 
 from curteach_envs._util import check_int
 from curteach_teaching.datasets.scores.fitted_policy import POLICY_STEPS, PolicyScore, per_demonstration_mean
-from curteach_teaching.datasets.scores.npz_cache import cache_path, read_arrays, write_arrays
+from curteach_teaching.datasets.scores.npz_cache import cached_difficulty, write_arrays
 from curteach_teaching.datasets.scores.trained import ScoreOption
 
 __all__ = ["CupidScore", "demonstration_influence"]
@@ -167,17 +167,10 @@ class CupidScore(PolicyScore):
 
         trajectories = list(data.trajectories)
         n = len(trajectories)
-        path = None
-        if cache is not None:
-            key = {**self.describe(), "seed": int(seed), "data": trajectories_digest(trajectories), "label": label}
-            path = cache_path(cache, "cupid", key)
-            found, problem = read_arrays(path, {"difficulty": (n,)})
-            if found is not None:
-                if say is not None:
-                    say("cupid ready (read from the cache)")
-                return found["difficulty"]
-            if problem != "missing" and say is not None:
-                say(f"cupid: the cached scores {path} are damaged ({problem}); fitting them again")
+        path, found = cached_difficulty(cache, "cupid", lambda: {
+            **self.describe(), "seed": int(seed), "data": trajectories_digest(trajectories), "label": label}, n, say)
+        if found is not None:
+            return found
         started = time.perf_counter()
         v = self.values
         if say is not None:

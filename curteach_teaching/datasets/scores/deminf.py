@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from curteach_envs._util import check_int
-from curteach_teaching.datasets.scores.npz_cache import cache_path, read_arrays, write_arrays
+from curteach_teaching.datasets.scores.npz_cache import cached_difficulty, write_arrays
 from curteach_teaching.datasets.scores.trained import ScoreOption, TrainedScore
 
 __all__ = ["DemInfScore", "flat_steps"]
@@ -94,17 +94,10 @@ class DemInfScore(TrainedScore):
             say(f"deminf: KSG (k {self.values['deminf_k']}) on {self.values['deminf_encoder']} codes of {len(obs)} "
                 "steps" + ("" if cache is None else f" (cached in {cache})"))
         started = time.perf_counter()
-        path = None
-        if cache is not None:
-            key = {**self.settings(), "seed": int(seed), "data": trajectories_digest(trajectories), "label": label}
-            path = cache_path(cache, "deminf", key)
-            found, problem = read_arrays(path, {"difficulty": (n,)})
-            if found is not None:
-                if say is not None:
-                    say("deminf ready (read from the cache)")
-                return found["difficulty"]
-            if problem != "missing" and say is not None:
-                say(f"deminf: the cached scores {path} are damaged ({problem}); fitting them again")
+        path, found = cached_difficulty(cache, "deminf", lambda: {
+            **self.settings(), "seed": int(seed), "data": trajectories_digest(trajectories), "label": label}, n, say)
+        if found is not None:
+            return found
         difficulty = deminf_scores(obs, acts, episodes, seed=int(seed), device=str(device), **self.keywords())
         if path is not None:
             write_arrays(path, difficulty=difficulty)

@@ -39,7 +39,7 @@ import numpy as np
 
 from curteach_envs._util import check_int
 from curteach_teaching.datasets.scores.fitted_policy import DEFAULT_STEPS, per_demonstration_mean
-from curteach_teaching.datasets.scores.npz_cache import cache_path, read_arrays, write_arrays
+from curteach_teaching.datasets.scores.npz_cache import cached_difficulty, write_arrays
 from curteach_teaching.datasets.scores.trained import ScoreOption, TrainedScore
 
 __all__ = ["DemoScore", "rollout_outcomes"]
@@ -205,20 +205,12 @@ class DemoScore(TrainedScore):
             raise ValueError("demo-score rolls a policy out in the data's environment, and the data has none")
         n = len(data)
         started = time.perf_counter()
-        path = None
-        if cache is not None:
-            envs = {str(g): str(getattr(spec, "id", spec)) for g, spec in data.env_specs.items()}
-            key = {**self.settings(), "steps": self.steps, "batch_size": self.batch_size,
-                   "learning_rate": self.learning_rate, "seed": int(seed), "envs": envs,
-                   "data": trajectories_digest(list(data.trajectories)), "label": label}
-            path = cache_path(cache, "demo-score", key)
-            found, problem = read_arrays(path, {"difficulty": (n,)})
-            if found is not None:
-                if say is not None:
-                    say("demo-score ready (read from the cache)")
-                return found["difficulty"]
-            if problem != "missing" and say is not None:
-                say(f"demo-score: the cached scores {path} are damaged ({problem}); fitting them again")
+        path, found = cached_difficulty(cache, "demo-score", lambda: {
+            **self.settings(), "steps": self.steps, "batch_size": self.batch_size, "learning_rate": self.learning_rate,
+            "seed": int(seed), "envs": {str(g): str(getattr(spec, "id", spec)) for g, spec in data.env_specs.items()},
+            "data": trajectories_digest(list(data.trajectories)), "label": label}, n, say)
+        if found is not None:
+            return found
         if say is not None:
             v = self.values
             say(f"demo-score: one {getattr(learner, 'policy', 'learner')} policy x {self.steps} steps, "

@@ -14,12 +14,12 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["cache_path", "read_arrays", "write_arrays"]
+__all__ = ["cache_path", "cached_difficulty", "read_arrays", "write_arrays"]
 
 
 def cache_path(cache: str | os.PathLike, prefix: str, key: Mapping) -> Path:
@@ -69,3 +69,31 @@ def write_arrays(path: str | os.PathLike, **arrays: np.ndarray) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def cached_difficulty(cache: str | os.PathLike | None, name: str, key: Callable[[], Mapping], n: int,
+                      say: Callable[[str], None] | None) -> tuple[Path | None, np.ndarray | None]:
+    """A score's ``(N,)`` difficulties from its file in ``cache``, for the scores that cache that one array.
+
+    Args:
+        cache: the folder (``None``: no cache; nothing is read or written).
+        name: the score's name, the file's prefix and the messages' subject.
+        key: makes the file's key (called only with a cache: a key may need the data's digest).
+        n: the demonstrations, the array's length.
+        say: where the messages go (``None``: nowhere): read from the cache, or the file damaged and fitted again.
+
+    Returns:
+        ``(path, difficulty)``: ``path`` the file to :func:`write_arrays` ``difficulty=`` to once fitted (``None``
+        without a cache), ``difficulty`` the cached array or ``None`` where it is to be fitted.
+    """
+    if cache is None:
+        return None, None
+    path = cache_path(cache, name, key())
+    found, problem = read_arrays(path, {"difficulty": (n,)})
+    if found is not None:
+        if say is not None:
+            say(f"{name} ready (read from the cache)")
+        return path, found["difficulty"]
+    if problem != "missing" and say is not None:
+        say(f"{name}: the cached scores {path} are damaged ({problem}); fitting them again")
+    return path, None
