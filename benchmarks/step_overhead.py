@@ -11,7 +11,10 @@ times, on one torch thread:
   Agn, an equal budget of steps per epoch, its selection, batching and metrics), on SB3's ``ActorCriticPolicy`` with
   ``net_arch=dict(pi=[64, 64], vf=[])``;
 * ``bare``: the same policy's own layers (features, actor MLP, action head), the cross-entropy or Gaussian negative
-  log-likelihood, ``backward`` and Adam's step, on batches drawn by ``torch.randint`` from tensors made once;
+  log-likelihood, ``backward`` and the step of ``torch.optim.Adam`` as a user makes it (torch's default form on CPU
+  tensors, a Python loop over the parameters), on batches drawn by ``torch.randint`` from tensors made once. The
+  library's BC steps Adam in its ``foreach`` form (the same arithmetic, the same bits; torch's default on CUDA);
+  ``--foreach-bare`` also times the bare loop with that form, the library's ratio to it printed beside;
 * ``bare, BC's loss``: the same loop with imitation's own BC loss calculator (SB3's ``evaluate_actions``: the
   distribution, its entropy, the value head; the L2 norm), which splits the gap into BC's loss and the library's;
 * ``bare, the same arithmetic``: the same loop with the arithmetic of the library's step, written out (torch's
@@ -32,7 +35,7 @@ docs/results/benchmarks/step_overhead-cpu-cb8972a-runs5-*.json), so the median o
 95 % of pairs from ``n = 9`` on (92 % at 7, 86 % at 5). Under load no count does: with five other jobs on the two
 cores the discrete comparison's ratio had a standard deviation of 0.045 over 5 comparisons, which would need about 60.
 
-    python benchmarks/step_overhead.py [--runs 9] [--seconds 3] [--repeats 3] [--json]
+    python benchmarks/step_overhead.py [--runs 9] [--seconds 3] [--repeats 3] [--foreach-bare] [--json]
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=9,
                         help="comparisons made, their ratios' median and spread printed (default 9: the median "
                              "steady to 0.02 on an idle machine)")
+    parser.add_argument("--foreach-bare", action="store_true",
+                        help="also time the bare loop with Adam's foreach form, as the library's BC steps it")
     parser.add_argument("--json", action="store_true", help="print one JSON object (and nothing else)")
     args = parser.parse_args()
     if args.seconds <= 0 or args.repeats < 1 or args.runs < 1:
@@ -124,11 +129,13 @@ def library(discrete: bool, seconds: float) -> tuple[float, float]:
     return steps / (time.perf_counter() - began), steps / (time.process_time() - cpu)
 
 
-def bare(discrete: bool, seconds: float, bc_loss: bool = False, same_ops: bool = False) -> tuple[float, float]:
+def bare(discrete: bool, seconds: float, bc_loss: bool = False, same_ops: bool = False,
+         foreach: bool = False) -> tuple[float, float]:
     """Steps per wall second and per CPU second of a bare loop of the same network and optimizer, data in
     tensors; with ``bc_loss`` its loss is imitation's own BC loss calculator (SB3's distribution, entropy, value
     head, L2 norm), with ``same_ops`` the library's arithmetic (see the module docstring), instead of the
-    cross-entropy or Gaussian negative log-likelihood."""
+    cross-entropy or Gaussian negative log-likelihood; with ``foreach`` Adam in its foreach form, as the library's
+    BC steps it (else torch's default)."""
     import numpy as np
     import torch as th
     import torch.nn.functional as F
@@ -138,7 +145,7 @@ def bare(discrete: bool, seconds: float, bc_loss: bool = False, same_ops: bool =
     policy = make_policy(discrete)
     flat = rollout.flatten_trajectories(make_pool(discrete))
     obs, acts = th.as_tensor(np.array(flat.obs)), th.as_tensor(np.array(flat.acts))  # writable copies
-    optimizer = th.optim.Adam(policy.parameters(), lr=1e-3)
+    optimizer = th.optim.Adam(policy.parameters(), lr=1e-3, foreach=True if foreach else None)
     generator = th.Generator().manual_seed(0)
 
     calculator = BehaviorCloningLossCalculator(ent_weight=0.0, l2_weight=0.0)
@@ -180,20 +187,26 @@ def bare(discrete: bool, seconds: float, bc_loss: bool = False, same_ops: bool =
     return steps / (time.perf_counter() - began), steps / (time.process_time() - cpu)
 
 
-def compare(discrete: bool, seconds: float, repeats: int) -> dict:
+def compare(discrete: bool, seconds: float, repeats: int, foreach_bare: bool = False) -> dict:
     """One comparison of the library's step with the bare loops: the best of ``repeats`` interleaved timings of each,
-    and their ratios."""
-    libs, raws, bcs, sames = [], [], [], []
+    and their ratios (with ``foreach_bare`` also the bare loop with Adam's foreach form)."""
+    libs, raws, bcs, sames, foreachs = [], [], [], [], []
     for _ in range(repeats):  # interleaved, so that a change in the machine's load touches all alike
         libs.append(library(discrete, seconds))
         raws.append(bare(discrete, seconds))
         bcs.append(bare(discrete, seconds, bc_loss=True))
         sames.append(bare(discrete, seconds, same_ops=True))
+        if foreach_bare:
+            foreachs.append(bare(discrete, seconds, foreach=True))
     bc_cpu = max(c for _, c in bcs)
     same_cpu = max(c for _, c in sames)
     lib, raw = max(w for w, _ in libs), max(w for w, _ in raws)
     lib_cpu, raw_cpu = max(c for _, c in libs), max(c for _, c in raws)
-    return {"library_steps_per_s": lib, "bare_steps_per_s": raw, "ratio": lib / raw,
+    found = {}
+    if foreach_bare:
+        foreach_cpu = max(c for _, c in foreachs)
+        found = {"bare_foreach_steps_per_cpu_s": foreach_cpu, "foreach_cpu_ratio": lib_cpu / foreach_cpu}
+    return found | {"library_steps_per_s": lib, "bare_steps_per_s": raw, "ratio": lib / raw,
             "library_steps_per_cpu_s": lib_cpu, "bare_steps_per_cpu_s": raw_cpu,
             "cpu_ratio": lib_cpu / raw_cpu, "bare_bc_loss_steps_per_cpu_s": bc_cpu,
             "bc_loss_cpu_ratio": bc_cpu / raw_cpu, "adapter_cpu_ratio": lib_cpu / bc_cpu,
@@ -214,11 +227,15 @@ def _line(name: str, r: dict) -> str:
     lib, raw, lib_cpu, raw_cpu = (r["library_steps_per_s"], r["bare_steps_per_s"], r["library_steps_per_cpu_s"],
                                   r["bare_steps_per_cpu_s"])
     bc_cpu, same_cpu = r["bare_bc_loss_steps_per_cpu_s"], r["bare_same_ops_steps_per_cpu_s"]
-    return (f"{name:10s} library {lib:8,.0f} steps/s, bare {raw:8,.0f} steps/s: ratio {lib / raw:.2f}; per CPU "
+    line = (f"{name:10s} library {lib:8,.0f} steps/s, bare {raw:8,.0f} steps/s: ratio {lib / raw:.2f}; per CPU "
             f"second {lib_cpu:,.0f} and {raw_cpu:,.0f}: ratio {lib_cpu / raw_cpu:.2f} (goal >= {GOAL}); the "
             f"bare loop with imitation's BC loss {bc_cpu:,.0f} per CPU second ({bc_cpu / raw_cpu:.2f} of bare; "
             f"the library {lib_cpu / bc_cpu:.2f} of it); with the library's arithmetic {same_cpu:,.0f} "
             f"({same_cpu / raw_cpu:.2f} of bare; the library {lib_cpu / same_cpu:.2f} of it)")
+    if "foreach_cpu_ratio" in r:
+        line += (f"; with foreach Adam {r['bare_foreach_steps_per_cpu_s']:,.0f} (the library "
+                 f"{r['foreach_cpu_ratio']:.2f} of it)")
+    return line
 
 
 def main() -> None:
@@ -236,18 +253,24 @@ def main() -> None:
     runs: dict = {name: [] for name, _ in names}
     for run in range(args.runs):
         for name, discrete in names:
-            runs[name].append(compare(discrete, args.seconds, args.repeats))
+            runs[name].append(compare(discrete, args.seconds, args.repeats, args.foreach_bare))
             if not args.json:
                 print(f"run {run + 1}/{args.runs} " + _line(name, runs[name][-1]), flush=True)
     for name, _ in names:
         out[name] = {"runs": runs[name], "cpu_ratio": spread([r["cpu_ratio"] for r in runs[name]]),
                      "ratio": spread([r["ratio"] for r in runs[name]])}
+        if args.foreach_bare:
+            out[name]["foreach_cpu_ratio"] = spread([r["foreach_cpu_ratio"] for r in runs[name]])
         if not args.json:
             cpu, wall = out[name]["cpu_ratio"], out[name]["ratio"]
             print(f"{name:10s} library / bare per CPU second over {args.runs} runs: median {cpu['median']:.3f} "
                   f"(quartiles {cpu['q1']:.3f}-{cpu['q3']:.3f}, range {cpu['min']:.3f}-{cpu['max']:.3f}; goal >= "
                   f"{GOAL}); per wall second: median {wall['median']:.3f} (range {wall['min']:.3f}-{wall['max']:.3f})",
                   flush=True)
+            if args.foreach_bare:
+                fe = out[name]["foreach_cpu_ratio"]
+                print(f"{name:10s} library / bare with foreach Adam per CPU second: median {fe['median']:.3f} "
+                      f"(range {fe['min']:.3f}-{fe['max']:.3f})", flush=True)
     out["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     if args.json:
         print(json.dumps(out))
