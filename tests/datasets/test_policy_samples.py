@@ -47,6 +47,9 @@ def test_the_seam_path_equals_acting_sample_by_sample(action_space):
     assert from_seam.shape == by_acting.shape == ((5, 11, 2) if action_space.shape else (5, 11))
     assert from_seam.dtype == by_acting.dtype
     np.testing.assert_array_equal(from_seam, by_acting)
+    # and laid out as the stacked draws were: sums over the samples' axes (the likelihood's kernel density) follow the
+    # layout, and another would move them by an ulp
+    assert from_seam.flags.c_contiguous
     assert len(np.unique(by_acting, axis=0)) > 1  # the samples differ: it is not the greedy action five times
     np.testing.assert_array_equal(sampled_actions(learner, obs, 11, 5, seed=4, chunk=4), by_acting)
 

@@ -15,7 +15,9 @@ the samples' order, so a step's samples never depend on the other steps. What a 
   ``standard_normal((M, D))`` (``random(M)``, ``random((M, D))``): NumPy's ``Generator`` fills an array by
   consecutive draws and keeps no state besides its bit generator's. So the samples are bit for bit those of acting,
   for one forward pass instead of ``M`` and one Python call per row instead of ``M`` (a Gaussian's
-  ``mean + std * z`` is the same floating-point operation on the same numbers).
+  ``mean + std * z`` is the same floating-point operation on the same numbers). A Gaussian's normals come from
+  :func:`~curteach_teaching.datasets.scores.row_normals.row_standard_normals`, the same generators' numbers without
+  making a generator per row.
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ SAMPLE_TAG = 0x736D70
 CHUNK = 8192
 
 
-def row_streams(seed: int, rows: int) -> list[np.random.Generator]:
-    """``rows`` generators, row ``t``'s seeded by ``SeedSequence([seed, SAMPLE_TAG, t])``."""
-    return [np.random.default_rng(np.random.SeedSequence([int(seed), SAMPLE_TAG, row])) for row in range(rows)]
+def row_streams(seed: int, rows: int, start: int = 0) -> list[np.random.Generator]:
+    """The generators of rows ``start`` to ``start + rows - 1``, row ``t``'s seeded by
+    ``SeedSequence([seed, SAMPLE_TAG, t])``."""
+    return [np.random.default_rng(np.random.SeedSequence([int(seed), SAMPLE_TAG, row]))
+            for row in range(start, start + rows)]
 
 
 def _obs_rows(obs: Any, rows: slice) -> Any:
@@ -69,16 +73,23 @@ def _acts_through_seam(policy: Any) -> bool:
     return isinstance(policy, BCLearner) and type(policy).act is BCLearner.act
 
 
-def _draw_many(distribution: Any, streams: list, samples: int) -> np.ndarray:
+def _draw_many(distribution: Any, seed: int, start: int, samples: int) -> np.ndarray:
     """``(M, B, ...)``: ``samples`` draws of :func:`~curteach_teaching.learners.actions.sampled_actions` from one
-    distribution of ``B`` rows, row ``b``'s from ``streams[b]`` (the module docstring says why they are equal)."""
+    distribution of the ``B`` rows from ``start`` on, row ``t``'s from its stream (the module docstring says why
+    they are equal)."""
+    from curteach_teaching.datasets.scores.row_normals import row_standard_normals
     from curteach_teaching.learners import actions
 
+    rows = len(distribution)
     if distribution.kind == "gaussian":
         width = distribution.mean.shape[1]
-        normals = np.stack([stream.standard_normal((samples, width)) for stream in streams], axis=1)  # (M, B, D)
+        # (M, B, D) in C order: the samples' layout decides the order of later sums over their axes, so it stays
+        # the layout of the per-row draws stacked along axis 1 (a transposed view moves a log-density by an ulp)
+        normals = np.ascontiguousarray(row_standard_normals((int(seed), SAMPLE_TAG), np.arange(start, start + rows),
+                                                            (samples, width)).transpose(1, 0, 2))
         return distribution.mean[None] + distribution.std[None] * normals
     # the discrete kinds are rare on robot data: per sample through the seam itself, one forward pass all the same
+    streams = row_streams(seed, rows, start)
     return np.stack([actions.sampled_actions(distribution, streams) for _ in range(samples)])
 
 
@@ -92,7 +103,6 @@ def sampled_from_seam(policy: Any, obs: Any, rows: int, samples: int, seed: int,
     from curteach_teaching.learners import actions
     from curteach_teaching.learners.divergence import LearnerDiverged
 
-    streams = row_streams(seed, rows)
     parts = []
     for start in range(0, rows, chunk):
         try:
@@ -101,7 +111,7 @@ def sampled_from_seam(policy: Any, obs: Any, rows: int, samples: int, seed: int,
             if "Expected parameter" not in str(error):
                 raise
             raise LearnerDiverged(str(error).splitlines()[0]) from error
-        parts.append(_draw_many(distribution, streams[start:start + chunk], samples))
+        parts.append(_draw_many(distribution, seed, start, samples))
     return np.concatenate(parts, axis=1)
 
 
