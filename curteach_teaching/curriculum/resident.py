@@ -7,16 +7,27 @@ index arrays planned by the curriculum) go to the device in one copy per epoch, 
 (``tensor[index]``). On the CPU the tensors share the arrays' memory (``torch.as_tensor``): nothing is copied, and
 a batch holds the same values, of the same dtype, as the array's rows (``array[index]``), so every number computed
 from it is the same.
+
+:meth:`ResidentPool.gathered` gathers consecutive batches of an epoch in blocks (up to :data:`BLOCK_BYTES` of rows),
+two ``index_select`` calls per block instead of two per batch, and hands each batch out as a view of its block: on a
+small network those calls cost about as much as a layer. A batch joins a block only where its rows start on a
+:data:`ALIGNMENT`-byte boundary of the block, the alignment of a fresh allocation, so every kernel reads it at the
+alignment it would read a batch gathered alone (a BLAS may choose its code path by the data's alignment).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["ResidentPool"]
+__all__ = ["ALIGNMENT", "BLOCK_BYTES", "ResidentPool"]
+
+#: the most bytes of rows :meth:`ResidentPool.gathered` gathers in one block (a batch larger than this is one block)
+BLOCK_BYTES = 1 << 22
+#: the byte alignment of torch's CPU allocations (c10's ``gAlignment``), which a batch's offset in a block keeps
+ALIGNMENT = 64
 
 
 def _to_device(array: Any, device: Any) -> Any:
@@ -64,6 +75,37 @@ class ResidentPool:
             return []
         flat = _to_device(np.concatenate([np.asarray(b, dtype=np.int64) for b in batches]), self.device)
         return list(th.split(flat, [len(b) for b in batches]))
+
+    def gathered(self, batches: Sequence[np.ndarray]) -> Iterator[tuple[Any, Any, Any]]:
+        """``(index, obs, acts)`` of each of the batches' host index arrays in turn, as :meth:`indices` and
+        :meth:`batch` give them, the same values, gathered a block of consecutive batches at a time (see the module
+        docstring); lazily, so that one block is held at a time."""
+        import torch as th
+
+        if not batches:
+            return
+        sizes = [len(b) for b in batches]
+        flat = _to_device(np.concatenate([np.asarray(b, dtype=np.int64) for b in batches]), self.device)
+        tensors = [*(self.obs.values() if isinstance(self.obs, dict) else [self.obs]), self.acts]
+        row_bytes = [t[0].numel() * t.element_size() if len(t) else 0 for t in tensors]
+        cap = max(1, BLOCK_BYTES // max(1, sum(row_bytes)))
+        first = start = 0
+        while first < len(sizes):
+            last, rows = first + 1, sizes[first]
+            # the next batch joins while the block stays under the cap and its rows start aligned in every tensor
+            while (last < len(sizes) and rows + sizes[last] <= cap
+                   and all(rows * width % ALIGNMENT == 0 for width in row_bytes)):
+                rows += sizes[last]
+                last += 1
+            index = flat[start:start + rows]
+            parts = [th.split(th.index_select(t, 0, index), sizes[first:last]) for t in tensors]
+            for k, batch_index in enumerate(th.split(index, sizes[first:last])):
+                if isinstance(self.obs, dict):
+                    obs = {key: parts[i][k] for i, key in enumerate(self.obs)}
+                else:
+                    obs = parts[0][k]
+                yield batch_index, obs, parts[-1][k]
+            first, start = last, start + rows
 
     def batch(self, index: Any) -> tuple[Any, Any]:
         """``(obs (b, ...), acts (b, ...))`` of the rows ``index`` (an int64 tensor on the device)."""

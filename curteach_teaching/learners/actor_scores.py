@@ -44,6 +44,7 @@ import math
 from typing import Any
 
 from curteach_teaching.learners.actions import log_prob_and_entropy
+from curteach_teaching.learners.lean_step import actor_outputs
 
 __all__ = ["actor_log_prob"]
 
@@ -207,7 +208,6 @@ def actor_log_prob(policy: Any, obs: Any, actions: Any, *, entropy: bool = True)
         entropy: also compute the entropy of every state's distribution (``None`` in its place otherwise).
     """
     import torch as th
-    from stable_baselines3.common.policies import ActorCriticPolicy
 
     validate = th.distributions.Distribution._validate_args
     on_cpu = actions.device.type == "cpu"
@@ -227,8 +227,7 @@ def actor_log_prob(policy: Any, obs: Any, actions: Any, *, entropy: bool = True)
         return log_prob, ent if entropy else None
     kind, log_std = head
     # ActorCriticPolicy.get_distribution's path up to the distribution's parameters
-    features = super(ActorCriticPolicy, policy).extract_features(obs, policy.pi_features_extractor)
-    out = policy.action_net(policy.mlp_extractor.forward_actor(features))
+    out = actor_outputs(policy, obs)
     if not _scores_as_given(kind, out, actions, policy):
         return _distribution_scores(policy, kind, out, log_std, actions, entropy)
     try:

@@ -57,6 +57,7 @@ from curteach_teaching.curriculum.scores import teacher_difficulty
 from curteach_teaching.curriculum.selection import CurriculumSelection
 from curteach_teaching.curriculum.selection_logger import SelectionLogger
 from curteach_teaching.difficulty import MIN_LOG_PROB
+from curteach_teaching.learners.lean_step import optimizer_step
 
 __all__ = ["LOSSES", "BCPool", "BCStepTrainer", "CurriculumBC", "check_bc_settings"]
 
@@ -148,7 +149,7 @@ class BCStepTrainer(PolicyStepTrainer):
             warnings.filterwarnings("ignore", message="trying to unwrap object of type")
             trainer.optimizer.zero_grad()
             if self.full_batch_size is None:
-                for group, index in zip(batches, pool.indices(batches)):
+                for group, (index, obs, acts) in zip(batches, pool.gathered(batches), strict=True):
                     loss = None
                     if self.loss == "original":
                         loss = StepMeanLoss(self.index.time_step[group], ent_weight=base.ent_weight,
@@ -156,7 +157,8 @@ class BCStepTrainer(PolicyStepTrainer):
                                             read=self._read)
                     else:
                         loss = self._weighted(pool, [index])
-                    self._step(pool, [index], group.size, after_step, loss if loss is not None else bc_loss)
+                    self._step(pool, [index], group.size, after_step, loss if loss is not None else bc_loss,
+                               rows=[(obs, acts)])
                     if loss is not None and loss.calls != 1:
                         raise RuntimeError(f"the loss of a batch was computed {loss.calls} times instead of once")
                 return
@@ -180,11 +182,13 @@ class BCStepTrainer(PolicyStepTrainer):
                             l2_weight=getattr(base, "l2_weight", 0.0), read=self._read)
 
     def _step(self, pool: ResidentPool, pieces: list, batch_size: int, after_step: Callable[[], None],
-              loss: Any) -> None:
+              loss: Any, rows: list | None = None) -> None:
         """One optimizer step of BC on the minibatches ``pieces`` (device index tensors) of a batch of
         ``batch_size`` transitions with the loss calculator ``loss``, as imitation's ``BC.train`` takes it: each
         minibatch's ``loss * b_k / batch_size`` backpropagated, then the optimizer's step and ``zero_grad``, then
-        ``after_step()``. Nothing here waits for the device (the metrics stay there: :meth:`step_metrics`)."""
+        ``after_step()``; ``rows``: each minibatch's ``(obs, acts)`` where already gathered
+        (:meth:`~curteach_teaching.curriculum.resident.ResidentPool.gathered`; ``None``: gathered here). Nothing here
+        waits for the device (the metrics stay there: :meth:`step_metrics`)."""
         import torch as th
 
         trainer = self.trainer
@@ -198,8 +202,8 @@ class BCStepTrainer(PolicyStepTrainer):
                 validate = th.distributions.Distribution._validate_args
                 th.distributions.Distribution.set_default_validate_args(False)
             try:
-                for index in pieces:
-                    obs, acts = pool.batch(index)
+                for k, index in enumerate(pieces):
+                    obs, acts = pool.batch(index) if rows is None else rows[k]
                     metrics = self._recorder(policy, obs, acts)
                     size = len(index)
                     if size == batch_size and batch_size & (batch_size - 1) == 0:
@@ -210,7 +214,7 @@ class BCStepTrainer(PolicyStepTrainer):
             finally:
                 if off_cpu:
                     th.distributions.Distribution.set_default_validate_args(validate)
-            trainer.optimizer.step()
+            optimizer_step(trainer.optimizer)
             trainer.optimizer.zero_grad()
             after_step()
         finally:
