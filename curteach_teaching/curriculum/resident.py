@@ -73,8 +73,11 @@ class ResidentPool:
 
         if not batches:
             return []
-        flat = _to_device(np.concatenate([np.asarray(b, dtype=np.int64) for b in batches]), self.device)
-        return list(th.split(flat, [len(b) for b in batches]))
+        return list(th.split(self._flat_index(batches), [len(b) for b in batches]))
+
+    def _flat_index(self, batches: Sequence[np.ndarray]) -> Any:
+        """The batches' host index arrays concatenated, as one int64 tensor on the device (one copy)."""
+        return _to_device(np.concatenate([np.asarray(b, dtype=np.int64) for b in batches]), self.device)
 
     def gathered(self, batches: Sequence[np.ndarray]) -> Iterator[tuple[Any, Any, Any]]:
         """``(index, obs, acts)`` of each of the batches' host index arrays in turn, as :meth:`indices` and
@@ -85,7 +88,7 @@ class ResidentPool:
         if not batches:
             return
         sizes = [len(b) for b in batches]
-        flat = _to_device(np.concatenate([np.asarray(b, dtype=np.int64) for b in batches]), self.device)
+        flat = self._flat_index(batches)
         tensors = [*(self.obs.values() if isinstance(self.obs, dict) else [self.obs]), self.acts]
         row_bytes = [t[0].numel() * t.element_size() if len(t) else 0 for t in tensors]
         cap = max(1, BLOCK_BYTES // max(1, sum(row_bytes)))
