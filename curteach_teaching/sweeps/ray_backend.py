@@ -135,7 +135,11 @@ class RayBackend(Backend):
         with Reaper(epitaph=epitaph) if local else contextlib.nullcontext():
             started = self._connect(ray)
             try:
-                yield from self._run(ray, experiment, units)
+                # a local instance we started is shut down below, which ends its workers and their tasks; cancelling
+                # them first races Ray's own bookkeeping (a task that finishes while it is force-cancelled ends the
+                # driver in a failed internal check, 'Tried to complete task that was not pending'), so only the
+                # tasks of an instance that outlives the sweep are cancelled
+                yield from self._run(ray, experiment, units, cancel=not (local and started))
             finally:
                 if started:
                     try:
@@ -143,7 +147,7 @@ class RayBackend(Backend):
                     except Exception:  # it must not replace the error or the Ctrl-C that ended the sweep
                         pass
 
-    def _run(self, ray, experiment, units):
+    def _run(self, ray, experiment, units, cancel: bool = True):
         pending = {}
         try:
             task = ray.remote(_ray_compute).options(
@@ -174,7 +178,7 @@ class RayBackend(Backend):
         finally:
             # best effort: an error while cancelling (a worker already gone) must not replace the exception or the
             # Ctrl-C that stopped the sweep
-            for reference in pending:
+            for reference in pending if cancel else ():
                 try:
                     ray.cancel(reference, force=True)
                 except Exception:
