@@ -57,6 +57,40 @@ def _import_metaworld():
     return ALL_V3_ENVIRONMENTS, ENV_POLICY_MAP
 
 
+# (model file, offscreen width, height) -> the MuJoCo model compiled from it, never simulated: compiling Meta-World's
+# XML is nearly all of an environment's construction (0.12 s of 0.14 s), and the evaluator builds one environment per
+# evaluation episode; a copy of the compiled model is the same model, byte for byte, for about a tenth of that
+_COMPILED_MODELS: dict[tuple, Any] = {}
+
+
+def _raw_environment(env_cls: type) -> Any:
+    """``env_cls()``, its MuJoCo model a copy of the one this process compiled first from the same file (each
+    environment owns its copy: Meta-World writes into its model, e.g. the mocap welds)."""
+    import copy
+
+    import mujoco
+
+    def initialize_simulation():
+        key = (raw.fullpath, raw.width, raw.height)
+        compiled = _COMPILED_MODELS.get(key)
+        if compiled is None:
+            model, data = type(raw)._initialize_simulation(raw)  # Gymnasium's: compile, size the offscreen buffer
+            _COMPILED_MODELS[key] = copy.copy(model)
+            return model, data
+        model = copy.copy(compiled)
+        return model, mujoco.MjData(model)
+
+    raw = env_cls.__new__(env_cls)
+    # Gymnasium's MujocoEnv.__init__ builds the simulation through this method; shadowed for the constructor only,
+    # so the environment is afterwards an ordinary instance of its class (pickled, copied and named as one)
+    raw._initialize_simulation = initialize_simulation
+    try:
+        raw.__init__()
+    finally:
+        del raw._initialize_simulation
+    return raw
+
+
 def metaworld_task_names() -> tuple[str, ...]:
     """The Meta-World v3 tasks that have a scripted expert (all 50 in metaworld 3.1), in Meta-World's order."""
     environments, policies = _import_metaworld()
@@ -102,7 +136,7 @@ class MetaWorldTaskEnv(gym.Env):
         self.task = resolve_task(task)
         self.terminate_on_success = bool(terminate_on_success)
         env_cls = environments[self.task]
-        raw = env_cls()
+        raw = _raw_environment(env_cls)
         # Meta-World's set_task with the multi-task benchmarks' settings (goal observable), then sampling unfrozen
         # and drawn from the env's own generator: what every seeded reset below relies on. These attributes are
         # metaworld 3.1's (the extra pins 3.1.1); tests/envs/test_metaworld_env.py checks what they give.

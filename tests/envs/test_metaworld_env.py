@@ -88,6 +88,25 @@ def test_a_seed_fixes_the_configuration_and_the_episode(task):
     assert not np.array_equal(run[0][-3:], other[0][-3:])
 
 
+def test_environments_copy_one_compiled_model_and_run_as_a_freshly_compiled_one(monkeypatch):
+    from curteach_envs import metaworld as module
+
+    monkeypatch.setattr(module, "_COMPILED_MODELS", {})
+    fresh = MetaWorldTaskEnv("pick-place")  # compiles the XML
+    (cached,) = module._COMPILED_MODELS.values()
+    copied = MetaWorldTaskEnv("pick-place")  # a copy of that model
+    assert len(module._COMPILED_MODELS) == 1 and "_initialize_simulation" not in vars(copied._raw)
+    assert copied._raw.model is not cached and copied._raw.model is not fresh._raw.model
+    actions = np.random.default_rng(1).uniform(-1, 1, size=(60, 4)).astype(np.float32)
+    assert_same(trace(fresh, 3, actions), trace(copied, 3, actions))
+    # each environment owns its model (Meta-World writes into it): a write reaches neither the other nor the cache
+    copied._raw.model.body_pos[1] += 1.0
+    assert not np.array_equal(copied._raw.model.body_pos, fresh._raw.model.body_pos)
+    np.testing.assert_array_equal(cached.body_pos, fresh._raw.model.body_pos)
+    fresh.close()
+    copied.close()
+
+
 def test_unseeded_resets_continue_the_seeded_stream():
     env = gym.make(METAWORLD_ENV_ID, task="reach")
     env.reset(seed=11)
