@@ -41,13 +41,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rank import MIXED  # noqa: E402  (the Meta-World mixed pool's make-dataset flags, spelt once)
+
 ROOT = Path(__file__).resolve().parents[1]
 #: the goals of issue 53: (no environment, with an environment) x the ensemble's fit time
 GOALS = (2.0, 10.0)
 #: the scores that read one fitted policy (datasets.scores.fitted_policy): their seconds add up
 POLICY_SCORES = ("policy-loss", "action-likelihood", "action-variance")
-MIXED = ["--tasks", "push,pick-place,peg-insert-side", "--episodes", "100", "--seed", "1", "--noise", "1.0",
-         "--noise-share", "0.4", "--workers", "1"]
 
 
 def parse_args() -> tuple[argparse.Namespace, list[str]]:
