@@ -24,6 +24,7 @@ module imports it only when an environment is built, so registering the id costs
 from __future__ import annotations
 
 import pickle
+from collections import OrderedDict
 from typing import Any
 
 import gymnasium as gym
@@ -59,8 +60,12 @@ def _import_metaworld():
 
 # (model file, offscreen width, height) -> the MuJoCo model compiled from it, never simulated: compiling Meta-World's
 # XML is nearly all of an environment's construction (0.12 s of 0.14 s), and the evaluator builds one environment per
-# evaluation episode; a copy of the compiled model is the same model, byte for byte, for about a tenth of that
-_COMPILED_MODELS: dict[tuple, Any] = {}
+# evaluation episode; a copy of the compiled model is the same model, byte for byte, for about a tenth of that. A
+# model holds about 21 MB (its textures), so only the last few files are kept: the evaluator builds one task's
+# environments together, so even one kept model compiles each task once per evaluation instead of once per episode
+_COMPILED_MODELS: OrderedDict[tuple, Any] = OrderedDict()
+#: compiled models kept (least recently used dropped first)
+_KEPT_MODELS = 4
 
 
 def _raw_environment(env_cls: type) -> Any:
@@ -76,7 +81,10 @@ def _raw_environment(env_cls: type) -> Any:
         if compiled is None:
             model, data = type(raw)._initialize_simulation(raw)  # Gymnasium's: compile, size the offscreen buffer
             _COMPILED_MODELS[key] = copy.copy(model)
+            while len(_COMPILED_MODELS) > _KEPT_MODELS:
+                _COMPILED_MODELS.popitem(last=False)
             return model, data
+        _COMPILED_MODELS.move_to_end(key)
         model = copy.copy(compiled)
         return model, mujoco.MjData(model)
 

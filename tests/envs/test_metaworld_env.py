@@ -1,6 +1,7 @@
 """MetaWorldTask-v0: registration, check_env, the configuration fixed by the reset seed, how episodes end."""
 
 import warnings
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -91,7 +92,7 @@ def test_a_seed_fixes_the_configuration_and_the_episode(task):
 def test_environments_copy_one_compiled_model_and_run_as_a_freshly_compiled_one(monkeypatch):
     from curteach_envs import metaworld as module
 
-    monkeypatch.setattr(module, "_COMPILED_MODELS", {})
+    monkeypatch.setattr(module, "_COMPILED_MODELS", module.OrderedDict())
     fresh = MetaWorldTaskEnv("pick-place")  # compiles the XML
     (cached,) = module._COMPILED_MODELS.values()
     copied = MetaWorldTaskEnv("pick-place")  # a copy of that model
@@ -105,6 +106,18 @@ def test_environments_copy_one_compiled_model_and_run_as_a_freshly_compiled_one(
     np.testing.assert_array_equal(cached.body_pos, fresh._raw.model.body_pos)
     fresh.close()
     copied.close()
+
+
+def test_only_the_last_few_compiled_models_are_kept(monkeypatch):
+    from curteach_envs import metaworld as module
+
+    monkeypatch.setattr(module, "_COMPILED_MODELS", module.OrderedDict())
+    monkeypatch.setattr(module, "_KEPT_MODELS", 2)
+    for task in ["reach", "push", "reach", "door-open"]:  # reach used again: push is the least recent
+        MetaWorldTaskEnv(task).close()
+    kept = [Path(path).name for path, *_ in module._COMPILED_MODELS]
+    assert len(kept) == 2 and kept[-1] == Path(MetaWorldTaskEnv("door-open")._raw.fullpath).name
+    assert Path(MetaWorldTaskEnv("reach")._raw.fullpath).name in kept
 
 
 def test_unseeded_resets_continue_the_seeded_stream():
