@@ -162,13 +162,20 @@ def trak_inverse(features: np.ndarray, damping: float) -> np.ndarray:
     return np.linalg.pinv(regularised, hermitian=True)
 
 
-def rollout_weights(success: Sequence | None, returns: Sequence[float]) -> tuple[np.ndarray, str]:
+def rollout_weights(success: Sequence | None, returns: Sequence[float], *,
+                    centred: bool = False) -> tuple[np.ndarray, str]:
     """``((E,) R_e, which)``: each rollout's weight in the return's gradient: ``+1`` for a success and ``-1`` for a
     failure where ``success`` is given (``which = "success"``), else the return minus the rollouts' mean return
     (``which = "centred return"``; the mean is REINFORCE's baseline, which leaves the gradient's expectation
-    unchanged and cancels the part every rollout shares)."""
+    unchanged and cancels the part every rollout shares). With ``centred`` the successes are centred too: ``1`` for
+    a success and ``0`` for a failure, minus the rollouts' success rate (``which = "centred success"``): with few
+    successes, ``+1``/``-1`` lets the many failures' gradients, whose expectation at the policy's own draws is 0,
+    outweigh the successes' in ``g``."""
     if success is not None:
         flags = np.asarray(success, dtype=bool)
+        if centred:
+            rate = flags.astype(np.float64)
+            return rate - rate.mean(), "centred success"
         return np.where(flags, 1.0, -1.0), "success"
     values = np.asarray(returns, dtype=np.float64)
     return values - values.mean(), "centred return"

@@ -96,6 +96,11 @@ def test_rollout_weights():
     assert which == "success" and weights.tolist() == [1.0, -1.0, 1.0]
     weights, which = rollout_weights(None, [5.0, 1.0, 0.0])
     assert which == "centred return" and weights.tolist() == [3.0, -1.0, -2.0]
+    # centred successes: 1 or 0 minus the success rate (1 of 4 here, so 0.75 and -0.25); returns unaffected
+    weights, which = rollout_weights([False, True, False, False], [0.0] * 4, centred=True)
+    assert which == "centred success" and weights.tolist() == [-0.25, 0.75, -0.25, -0.25]
+    weights, which = rollout_weights(None, [5.0, 1.0, 0.0], centred=True)
+    assert which == "centred return" and weights.tolist() == [3.0, -1.0, -2.0]
 
 
 def test_target_gradient_weights_each_rollouts_steps_by_its_outcome():

@@ -118,10 +118,39 @@ def test_cupid_refuses_data_without_an_environment(pendulum_root, monkeypatch):
 def test_bad_cupid_options_are_one_line_before_any_fit(pendulum_root, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(pendulum_root))
     for flags, message in ((["--cupid-rollouts", "0"], "cupid_rollouts must be"),
-                           (["--cupid-damping", "-1"], "cupid_damping must be a finite number >= 0")):
+                           (["--cupid-damping", "-1"], "cupid_damping must be a finite number >= 0"),
+                           (["--cupid-weights", "mean"], "cupid_weights must be one of success, centred")):
         out = tmp_path / flags[0].strip("-")
         assert main(["rank", "--dataset", PENDULUM, "--score", "cupid", *flags, "--no-progress",
                      "--out", str(out)]) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and message.replace("_", "-") in err.replace("_", "-"), err
         assert not out.exists()
+
+
+def test_cupid_weights_at_the_default_keep_the_committed_cells_and_caches():
+    """``cupid_weights`` at ``success`` is left out of the score's settings, so the committed operators sweep's
+    cupid cell (recorded before the option existed) is the cell the current code builds, and its caches keep their
+    keys; ``centred`` is a setting of its own."""
+    from pathlib import Path
+
+    from curteach_teaching.datasets.scores.cupid import CupidScore
+
+    recorded = json.loads((Path(__file__).resolve().parents[2] / "docs" / "results" / "metaworld-operators"
+                           / "sweep.json").read_text())["cells"]["Cur-T+select+cupid"]
+    default = CupidScore(policy_steps=None)
+    assert "cupid_weights" not in default.settings() and "cupid_weights" not in default.describe()
+    assert all(recorded[name] == value for name, value in default.settings().items())
+    assert CupidScore(policy_steps=None, cupid_weights="centred").settings()["cupid_weights"] == "centred"
+
+
+def test_centred_weights_reach_the_score(pendulum_root, tmp_path, monkeypatch, capsys):
+    # Pendulum reports no success, so both weightings centre its returns: the same numbers, the settings apart
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(pendulum_root))
+    base, centred = tmp_path / "base", tmp_path / "centred"
+    assert main(["rank", "--dataset", PENDULUM, "--score", "cupid", *TINY, "--out", str(base)]) == 0
+    assert main(["rank", "--dataset", PENDULUM, "--score", "cupid", *TINY, "--cupid-weights", "centred",
+                 "--out", str(centred)]) == 0
+    assert _scores(centred) == _scores(base)
+    assert json.loads((centred / "rank.json").read_text())["cupid"]["cupid_weights"] == "centred"
+    assert "cupid_weights" not in json.loads((base / "rank.json").read_text())["cupid"]

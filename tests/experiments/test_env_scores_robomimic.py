@@ -4,6 +4,7 @@ the environment the rollouts run in (issue 53: every score through a robomimic f
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 
@@ -42,6 +43,19 @@ def test_rank_compares_both_environment_scores_on_the_files_environment(reach_fi
         assert 0 <= row["auroc"] <= 1
     assert len(list((out / "teachers").glob("demo-score-*.npz"))) == 1
     assert len(list((out / "teachers").glob("cupid-*.npz"))) == 1
+
+
+def test_cupid_centred_weights_on_rollouts_that_report_success(reach_file, tmp_path, capsys):
+    scores = {}
+    for weights in ("success", "centred"):
+        out = tmp_path / weights
+        assert main(["rank", "--dataset", str(reach_file), "--score", "cupid", "--cupid-weights", weights, *FLAGS,
+                     "--out", str(out)]) == 0
+        assert f"rollouts weighted by {'centred success' if weights == 'centred' else 'success'}," in \
+            capsys.readouterr().out
+        with open(out / "scores.csv", newline="") as stream:
+            scores[weights] = [float(row["score"]) for row in csv.DictReader(stream)]
+    assert scores["centred"] != scores["success"]
 
 
 @pytest.mark.slow

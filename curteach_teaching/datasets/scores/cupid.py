@@ -9,7 +9,8 @@ estimated change in a policy's closed-loop success when a demonstration is up-we
    log-density's gradient with respect to the mean is zero), their observations and actions recorded
    (:func:`_rollouts`, over :func:`~curteach_teaching.datasets.scores.env_rollouts.roll_out`). Each rollout is
    weighted by its outcome: ``+1`` success, ``-1`` failure where every rollout's environment reports success, else
-   its return minus the rollouts' mean return (:func:`~curteach_teaching.datasets.influence.rollout_weights`).
+   its return minus the rollouts' mean return (:func:`~curteach_teaching.datasets.influence.rollout_weights`);
+   ``cupid_weights="centred"`` weights successes by ``1`` or ``0`` minus the rollouts' success rate instead.
 3. **The influence** (:mod:`~curteach_teaching.datasets.influence`): every step's loss gradient (the learner's
    :mod:`~curteach_teaching.learners.step_loss`), projected to at most ``cupid_projection_dim`` numbers by seeded
    Rademacher matrices: where the learner's network is linear layers (BC's MLPs, diffusion's denoiser), layer by
@@ -58,6 +59,11 @@ PROJECTION_DIM = ScoreOption("cupid_projection_dim", int, 512, "score cupid: the
                              "per-step gradients (default 512; CUPID uses 2048 for its larger networks)")
 DAMPING = ScoreOption("cupid_damping", float, 0.01, "score cupid: the Gram matrix's regularisation, relative to its "
                       "mean eigenvalue (default 0.01)")
+#: how the rollouts' outcomes weight the target gradient (``cupid_weights``)
+WEIGHTS = ("success", "centred")
+WEIGHTING = ScoreOption("cupid_weights", str, "success", "score cupid: how the rollouts' outcomes weight the target "
+                        "gradient: success (+1 a success, -1 a failure, as the paper) or centred (the success minus "
+                        "the rollouts' success rate, REINFORCE's baseline; default success)")
 
 
 def _concatenated(parts: list) -> Any:
@@ -68,14 +74,15 @@ def _concatenated(parts: list) -> Any:
 
 
 def demonstration_influence(policy: Any, demonstrations: list, episodes: list, *, projection_dim: int,
-                            damping: float, seed: int) -> tuple[np.ndarray, dict]:
+                            damping: float, seed: int, centred: bool = False) -> tuple[np.ndarray, dict]:
     """``((N,) psi per demonstration, facts)``: the mean performance influence of each demonstration's steps.
 
     Args:
         policy: the trained dataset learner; demonstrations: ``N`` imitation trajectories (its observations).
         episodes: the rollouts, each with ``observations`` ``(T_e, ...)``, ``actions`` ``(T_e, ...)``, ``success``,
             ``episode_return`` and ``reported`` (whether its environment reports success).
-        projection_dim: ``k``; damping: the relative regularisation; seed: the projection's seed.
+        projection_dim: ``k``; damping: the relative regularisation; seed: the projection's seed; centred: centre
+            the successes' weights (:func:`~curteach_teaching.datasets.influence.rollout_weights`).
 
     Returns:
         the influences and ``facts`` (``weights``: what weighted the rollouts; ``gradients``: ``hooks`` (the
@@ -112,7 +119,7 @@ def demonstration_influence(policy: Any, demonstrations: list, episodes: list, *
     lengths = np.asarray([len(e.actions) for e in episodes], dtype=np.int64)
     reported = all(bool(e.reported) for e in episodes)
     weights, which = rollout_weights([e.success for e in episodes] if reported else None,
-                                     [e.episode_return for e in episodes])
+                                     [e.episode_return for e in episodes], centred=centred)
     target = target_gradient(test, np.repeat(np.arange(len(episodes)), lengths), weights)
     per_step = performance_influence(train, target, trak_inverse(train, damping))
     demo_lengths = np.asarray([len(t.acts) for t in demonstrations], dtype=np.int64)
@@ -143,7 +150,7 @@ class CupidScore(PolicyScore):
 
     summary = ("fitted, needs an environment: CUPID's performance influence, minus a demonstration's estimated effect "
                "on the success of a policy trained on all (per-step gradients, TRAK projection; Agia et al. 2025)")
-    options = (POLICY_STEPS, ROLLOUTS, PROJECTION_DIM, DAMPING)
+    options = (POLICY_STEPS, ROLLOUTS, PROJECTION_DIM, DAMPING, WEIGHTING)
     needs_env = True
 
     def __init__(self, **values: Any):
@@ -154,6 +161,16 @@ class CupidScore(PolicyScore):
         if isinstance(damping, bool) or not isinstance(damping, (int, float)) or not (np.isfinite(damping)
                                                                                        and damping >= 0):
             raise ValueError(f"cupid_damping must be a finite number >= 0; got {damping!r}")
+        if self.values["cupid_weights"] not in WEIGHTS:
+            raise ValueError(f"cupid_weights must be one of {', '.join(WEIGHTS)}; got {self.values['cupid_weights']!r}")
+
+    def settings(self) -> dict:
+        """The options as given, ``cupid_weights`` left out at its default (``success``): the scores as they were
+        before the option existed, whose caches and ``dataset-bc`` cells keep their keys and fingerprints."""
+        values = dict(self.values)
+        if values["cupid_weights"] == "success":
+            del values["cupid_weights"]
+        return values
 
     def describe(self) -> dict:
         """The policy's settings and options (:meth:`PolicyScore.describe`) and the projection's rule
@@ -181,7 +198,8 @@ class CupidScore(PolicyScore):
         projection_seed = int(np.random.SeedSequence([int(seed), PROJECTION_TAG]).generate_state(1)[0])
         influence, facts = demonstration_influence(policy, trajectories, episodes,
                                                    projection_dim=v["cupid_projection_dim"],
-                                                   damping=float(v["cupid_damping"]), seed=projection_seed)
+                                                   damping=float(v["cupid_damping"]), seed=projection_seed,
+                                                   centred=v["cupid_weights"] == "centred")
         difficulty = -influence
         if not np.isfinite(difficulty).all():
             raise ValueError("cupid's influences are not finite (did the policy diverge? try a smaller learning "

@@ -107,7 +107,7 @@ class DatasetBCExperiment:
             demo_score_steps, demo_score_checkpoints, demo_score_rollouts, demo_score_epochs, demo_score_hidden,
             demo_score_actions: ``demo-score``'s (:mod:`~curteach_teaching.datasets.scores.demo_score`; steps
             ``None``: ``max_batches``).
-            cupid_rollouts, cupid_projection_dim, cupid_damping: ``cupid``'s
+            cupid_rollouts, cupid_projection_dim, cupid_damping, cupid_weights: ``cupid``'s
             (:mod:`~curteach_teaching.datasets.scores.cupid`).
         teacher_seed: the sweep's seed: the ensemble's, and the held-out split's.
         holdout: ``None``: evaluate by rollouts in the environment; else there is none, and this share of each
@@ -168,6 +168,7 @@ class DatasetBCExperiment:
     cupid_rollouts: int = setting(20, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     cupid_projection_dim: int = setting(512, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     cupid_damping: float = setting(0.01, fingerprint=WHEN_NOT_DEFAULT, cell=True)
+    cupid_weights: str = setting("success", fingerprint=WHEN_NOT_DEFAULT, cell=True)
     teacher_seed: int = setting(0, fingerprint=WHEN_NOT_DEFAULT, cell=True)
     holdout: float | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)
     holdout_field: str | None = setting(None, fingerprint=WHEN_NOT_DEFAULT)
