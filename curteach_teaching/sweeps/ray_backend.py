@@ -135,11 +135,11 @@ class RayBackend(Backend):
         with Reaper(epitaph=epitaph) if local else contextlib.nullcontext():
             started = self._connect(ray)
             try:
-                # a local instance we started is shut down below, which ends its workers and their tasks; cancelling
-                # them first races Ray's own bookkeeping (a task that finishes while it is force-cancelled ends the
-                # driver in a failed internal check, 'Tried to complete task that was not pending'), so only the
-                # tasks of an instance that outlives the sweep are cancelled
-                yield from self._run(ray, experiment, units, cancel=not (local and started))
+                # a local instance (started by _connect above) is shut down below, which ends its workers and their
+                # tasks; cancelling them first races Ray's own bookkeeping (a task that finishes while it is
+                # force-cancelled ends the driver in a failed internal check, 'Tried to complete task that was not
+                # pending'), so only the tasks of an instance that outlives the sweep are cancelled
+                yield from self._run(ray, experiment, units, cancel=not local)
             finally:
                 if started:
                     try:
