@@ -194,3 +194,21 @@ def test_a_sum_with_the_trained_ensemble(pool):
 def test_a_sum_that_does_not_parse_is_one_line(pool, spec, message):
     with pytest.raises(ValueError, match=message):
         task_difficulty(pool, spec)
+
+
+def test_an_option_at_its_unkeyed_value_is_left_out_of_the_settings():
+    from curteach_teaching.datasets.scores.cupid import CupidScore
+    from curteach_teaching.datasets.scores.ensemble import EnsembleScore
+    from curteach_teaching.datasets.scores.trained import ScoreOption, TrainedScore
+
+    class Scored(TrainedScore):
+        options = (ScoreOption("a", int, 1, "always keyed"), ScoreOption("b", str, "new", "", unkeyed="old"),
+                   ScoreOption("c", int, 3, ""))
+
+    assert Scored().settings() == {"a": 1, "b": "new", "c": 3}  # the default keys where it is not the unkeyed value
+    assert Scored(b="old").settings() == {"a": 1, "c": 3}
+    assert list(Scored(c=4).settings()) == ["a", "b", "c"]  # in the options' order
+    # the built-ins' later options: at the values from before them, absent
+    assert "ensemble_fit" not in EnsembleScore(ensemble_fit="sequential").settings()
+    assert EnsembleScore(ensemble_fit="batched").settings()["ensemble_fit"] == "batched"
+    assert "cupid_weights" not in CupidScore().settings()

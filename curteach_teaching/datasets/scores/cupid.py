@@ -63,7 +63,7 @@ DAMPING = ScoreOption("cupid_damping", float, 0.01, "score cupid: the Gram matri
 WEIGHTS = ("success", "centred")
 WEIGHTING = ScoreOption("cupid_weights", str, "success", "score cupid: how the rollouts' outcomes weight the target "
                         "gradient: success (+1 a success, -1 a failure, as the paper) or centred (the success minus "
-                        "the rollouts' success rate, REINFORCE's baseline; default success)")
+                        "the rollouts' success rate, REINFORCE's baseline; default success)", unkeyed="success")
 
 
 def _concatenated(parts: list) -> Any:
@@ -163,14 +163,6 @@ class CupidScore(PolicyScore):
             raise ValueError(f"cupid_damping must be a finite number >= 0; got {damping!r}")
         if self.values["cupid_weights"] not in WEIGHTS:
             raise ValueError(f"cupid_weights must be one of {', '.join(WEIGHTS)}; got {self.values['cupid_weights']!r}")
-
-    def settings(self) -> dict:
-        """The options as given, ``cupid_weights`` left out at its default (``success``): the scores as they were
-        before the option existed, whose caches and ``dataset-bc`` cells keep their keys and fingerprints."""
-        values = dict(self.values)
-        if values["cupid_weights"] == "success":
-            del values["cupid_weights"]
-        return values
 
     def describe(self) -> dict:
         """The policy's settings and options (:meth:`PolicyScore.describe`) and the projection's rule

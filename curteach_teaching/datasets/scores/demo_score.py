@@ -90,7 +90,7 @@ class DemoScore(TrainedScore):
                            "layer, default 32)"),
                ScoreOption("demo_score_actions", str, "greedy", "score demo-score: how its rollouts act: greedy (as "
                            "the evaluator deploys the policy: the Gaussian's mean, the diffusion policy's sample from "
-                           "zero noise) or sampled (default greedy)"))
+                           "zero noise) or sampled (default greedy)", unkeyed="sampled"))
 
     def __init__(self, *, batch_size: int = 64, learning_rate: float = 1e-3, max_batches: int | None = None,
                  **values: Any):
@@ -113,15 +113,6 @@ class DemoScore(TrainedScore):
         given)."""
         known = (*(option.name for option in cls.options), "batch_size", "learning_rate", "max_batches")
         return cls(**{name: options[name] for name in known if name in options})
-
-    def settings(self) -> dict:
-        """The options as given, ``demo_score_actions`` left out where ``sampled``: the rollouts as they were before
-        the option existed, whose caches keep their keys (``greedy``, the default, changes the scores, so it keys
-        them)."""
-        values = dict(self.values)
-        if values["demo_score_actions"] == "sampled":
-            del values["demo_score_actions"]
-        return values
 
     def describe(self) -> dict:
         """The options (``demo_score_actions`` always) and the policy's ``steps``, ``batch_size`` and

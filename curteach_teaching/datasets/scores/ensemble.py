@@ -329,7 +329,7 @@ class EnsembleScore(TrainedScore):
                ScoreOption("ensemble_fit", str, "sequential", "score ensemble: how its members train: sequential "
                            "(one after another) or batched (as one batched model where the policy is an MLP or a "
                            "CNN trained by BC: the same members to rounding, several times faster; default "
-                           "sequential, rank's batched)"))
+                           "sequential, rank's batched)", unkeyed="sequential"))
 
     def __init__(self, *, batch_size: int = 64, learning_rate: float = 1e-3, max_batches: int | None = None,
                  **values: Any):
@@ -353,14 +353,6 @@ class EnsembleScore(TrainedScore):
         """The :class:`EnsembleTeacher` these settings fit with ``seed`` (its fields key the cache)."""
         return EnsembleTeacher(size=self.values["ensemble_size"], batches=self.batches, batch_size=self.batch_size,
                                learning_rate=self.learning_rate, seed=seed, fit=self.values["ensemble_fit"])
-
-    def settings(self) -> dict:
-        """``ensemble_size`` and ``ensemble_batches`` as given, and ``ensemble_fit`` where it is not
-        ``sequential`` (so the sweeps fitted before the batched fit keep their fingerprints)."""
-        values = dict(self.values)
-        if values["ensemble_fit"] == "sequential":
-            del values["ensemble_fit"]
-        return values
 
     def describe(self) -> dict:
         """``size``, ``batches``, ``batch_size``, ``learning_rate`` and ``fit`` as the members train

@@ -29,7 +29,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["ScoreOption", "TrainedScore", "build_trained", "is_trained_object"]
+__all__ = ["ALWAYS_KEYED", "ScoreOption", "TrainedScore", "build_trained", "is_trained_object"]
+
+#: :attr:`ScoreOption.unkeyed` of an option that every value keys
+ALWAYS_KEYED = object()
 
 
 @dataclass(frozen=True)
@@ -41,12 +44,16 @@ class ScoreOption:
         name: the setting's name (a flag, a field of the sweep's settings, a key of ``settings()``).
         type: ``int``, ``float`` or ``str``; default: its value when not given (``None``: the score decides);
         help: the flag's help text.
+        unkeyed: the value at which :meth:`TrainedScore.settings` leaves the option out: what the score computed
+            before the option existed, so that its caches and ``dataset-bc`` cells keep their keys and fingerprints
+            (default: none; the option is always in the settings).
     """
 
     name: str
     type: type
     default: Any
     help: str
+    unkeyed: Any = ALWAYS_KEYED
 
 
 class TrainedScore:
@@ -78,8 +85,11 @@ class TrainedScore:
         return cls(**{option.name: options[option.name] for option in cls.options if option.name in options})
 
     def settings(self) -> dict:
-        """``{option: value}`` of every option, in :attr:`options`' order."""
-        return dict(self.values)
+        """``{option: value}`` of every option, in :attr:`options`' order, but those at their
+        :attr:`ScoreOption.unkeyed` value."""
+        unkeyed = {option.name: option.unkeyed for option in self.options}
+        return {name: value for name, value in self.values.items()
+                if unkeyed.get(name, ALWAYS_KEYED) is ALWAYS_KEYED or value != unkeyed[name]}
 
     def describe(self) -> dict:
         """What a report records of the score (default: :meth:`settings`)."""
